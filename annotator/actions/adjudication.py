@@ -1,0 +1,67 @@
+"""The adjudicator's decisions on union items."""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from annotator.actions.audit import record
+from annotator.actions.ledgers import check_event
+from annotator.errors import InvalidInput
+from annotator.models import Decision, Ledger, UnionItem
+
+MIN_RATIONALE_CHARS = 3
+
+
+def check_decision(item: UnionItem, *, action: str, final_value, rationale: str):
+    """Validate a decision; return the final value it implies."""
+    if action not in Decision.Action.values:
+        raise InvalidInput(f"action must be one of {', '.join(Decision.Action.values)}", field="action")
+    if len((rationale or "").strip()) < MIN_RATIONALE_CHARS:
+        raise InvalidInput("a rationale is required for every decision", field="rationale")
+    if action == Decision.Action.TAKE_A:
+        if item.a_value is None:
+            raise InvalidInput("annotator A has no event in this item", field="action")
+        return item.a_value
+    if action == Decision.Action.TAKE_B:
+        if item.b_value is None:
+            raise InvalidInput("annotator B has no event in this item", field="action")
+        return item.b_value
+    if action == Decision.Action.EDIT:
+        ledger = Ledger.objects.select_related("packet__task_kind", "packet__video").get(
+            packet=item.union.packet, side="A"
+        )
+        return check_event(ledger, final_value)
+    return None  # drop, unknown: no event in the ground truth
+
+
+@transaction.atomic
+def do_decide_item(item: UnionItem, *, actor, action: str, final_value=None, rationale: str) -> Decision:
+    """Record (or revise) the decision on one union item.
+
+    ``unknown`` means the video cannot settle the item: it is left out of the scored
+    events and listed with both values under ``unresolved`` in the version manifest.
+    Agreed items need no decision but may be overridden (e.g. both annotators wrong).
+    Decisions stay revisable after a publication; publishing again makes a new version.
+    Precondition: caller holds ``select_for_update`` on the packet.
+    """
+    value = check_decision(item, action=action, final_value=final_value, rationale=rationale)
+    decision, _ = Decision.objects.update_or_create(
+        item=item,
+        defaults={"action": action, "final_value": value, "rationale": rationale.strip(), "decided_by": actor},
+    )
+    record(
+        actor,
+        "decide_item",
+        decision,
+        packet=item.union.packet,
+        details={
+            "position": item.position,
+            "status": item.status,
+            "action": action,
+            "a_value": item.a_value,
+            "b_value": item.b_value,
+            "final_value": value,
+            "rationale": rationale.strip(),
+        },
+    )
+    return decision

@@ -1,0 +1,128 @@
+"""Editing and freezing an annotator's own ledger.
+
+Every write takes ``expected_version``: the ledger version the caller last saw.
+A stale version is refused with ``StaleVersion`` and nothing changes, so two tabs
+(or a retried save) can never overwrite each other's work silently.
+Callers hold ``select_for_update`` on the ledger (``access_own_ledger(..., for_update=True)``
+inside ``transaction.atomic``).
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.db import transaction
+from django.utils import timezone
+
+from annotator.actions.audit import record
+from annotator.canonical import canonical_sha256
+from annotator.errors import Conflict, InvalidInput, StaleVersion
+from annotator.models import Ledger, LedgerEvent
+from annotator.taskkinds import EventInvalid, export_event, sort_events, validate_event
+
+MAX_EVENTS_PER_LEDGER = 5000
+MIN_ATTESTATION_CHARS = 20
+
+
+def check_event(ledger: Ledger, data) -> dict:
+    """Validate untrusted event data against the packet's task kind."""
+    packet = ledger.packet
+    try:
+        return validate_event(
+            packet.task_kind.schema, data, frame_count=packet.video.frame_count, duration=packet.video.duration
+        )
+    except EventInvalid as exc:
+        raise InvalidInput(exc.reason, field=exc.field) from None
+
+
+def _check_writable(ledger: Ledger, expected_version) -> None:
+    if ledger.is_frozen:
+        raise Conflict(f"ledger {ledger.side} is frozen (SHA-256 {ledger.sha256}); corrections are new versions")
+    if not isinstance(expected_version, int) or isinstance(expected_version, bool):
+        raise InvalidInput("the ledger version you last saw is required (If-Match or version)", field="version")
+    if expected_version != ledger.version:
+        raise StaleVersion(
+            f"the ledger changed since version {expected_version} (now {ledger.version}); reload and reapply"
+        )
+
+
+def _bump(ledger: Ledger) -> None:
+    ledger.version += 1
+    ledger.save(update_fields=["version", "updated_at"])
+
+
+@transaction.atomic
+def do_add_event(ledger: Ledger, data, *, actor, expected_version) -> LedgerEvent:
+    _check_writable(ledger, expected_version)
+    cleaned = check_event(ledger, data)
+    if ledger.events.count() >= MAX_EVENTS_PER_LEDGER:
+        raise Conflict(f"a ledger holds at most {MAX_EVENTS_PER_LEDGER} events")
+    event = LedgerEvent.objects.create(ledger=ledger, data=cleaned)
+    _bump(ledger)
+    record(actor, "add_event", event, packet=ledger.packet, details={"side": ledger.side, "version": ledger.version})
+    return event
+
+
+def _get_event(ledger: Ledger, event_uid) -> LedgerEvent:
+    try:
+        return ledger.events.get(uid=uuid.UUID(str(event_uid)))
+    except (LedgerEvent.DoesNotExist, ValueError):
+        raise InvalidInput(f"no event {event_uid} in this ledger", field="event") from None
+
+
+@transaction.atomic
+def do_update_event(ledger: Ledger, event_uid, data, *, actor, expected_version) -> LedgerEvent:
+    _check_writable(ledger, expected_version)
+    event = _get_event(ledger, event_uid)
+    event.data = check_event(ledger, data)
+    event.save(update_fields=["data", "updated_at"])
+    _bump(ledger)
+    record(actor, "update_event", event, packet=ledger.packet, details={"side": ledger.side, "version": ledger.version})
+    return event
+
+
+@transaction.atomic
+def do_delete_event(ledger: Ledger, event_uid, *, actor, expected_version) -> None:
+    _check_writable(ledger, expected_version)
+    event = _get_event(ledger, event_uid)
+    record(actor, "delete_event", event, packet=ledger.packet, details={"side": ledger.side, "data": event.data})
+    event.delete()
+    _bump(ledger)
+
+
+def ledger_document(ledger: Ledger) -> dict:
+    """The frozen form of a ledger: what its SHA-256 covers."""
+    schema = ledger.packet.task_kind.schema
+    events = sort_events(schema, [e.data for e in ledger.events.all()])
+    return {
+        "packet_sha256": ledger.packet.sha256,
+        "side": ledger.side,
+        "task_kind": ledger.packet.task_kind.slug,
+        "scorer_id": ledger.packet.task_kind.scorer_id,
+        "events": events,
+    }
+
+
+def ledger_submission(ledger_events: list[dict], schema: dict) -> dict:
+    """A ledger's events in the scorer's submission shape (``{"actions": [...]}``)."""
+    return {schema["root_key"]: [export_event(schema, e) for e in sort_events(schema, ledger_events)]}
+
+
+@transaction.atomic
+def do_freeze_ledger(ledger: Ledger, *, actor, attestation: str, expected_version) -> Ledger:
+    """Freeze with a written attestation; store canonical JSON + SHA-256. Irreversible."""
+    _check_writable(ledger, expected_version)
+    attestation = (attestation or "").strip()
+    if len(attestation) < MIN_ATTESTATION_CHARS:
+        raise InvalidInput(
+            f"an attestation of at least {MIN_ATTESTATION_CHARS} characters is required", field="attestation"
+        )
+    text, digest = canonical_sha256(ledger_document(ledger))
+    ledger.canonical_json = text
+    ledger.sha256 = digest
+    ledger.attestation = attestation
+    ledger.frozen_at = timezone.now()
+    ledger.version += 1
+    ledger.save()
+    record(actor, "freeze_ledger", ledger, packet=ledger.packet, hashes={"ledger": digest}, details={"side": ledger.side})
+    return ledger

@@ -1,0 +1,83 @@
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+
+from annotator.actions.audit import record
+from annotator.canonical import canonical_sha256
+from annotator.errors import InvalidInput
+from annotator.models import Ledger, Packet, TaskKind, Video
+
+
+def packet_content(*, title, video: Video, task_kind: TaskKind, instructions: str, params: dict) -> dict:
+    """What a packet's hash covers: everything an annotator is given."""
+    _, schema_sha = canonical_sha256(task_kind.schema)
+    return {
+        "title": title,
+        "video_sha256": video.sha256,
+        "frame_count": video.frame_count,
+        "frame_rate": [video.frame_rate_num, video.frame_rate_den],
+        "task_kind": task_kind.slug,
+        "schema_sha256": schema_sha,
+        "scorer_id": task_kind.scorer_id,
+        "instructions": instructions,
+        "params": params,
+    }
+
+
+def check_assignment(annotator_a, annotator_b, adjudicator) -> None:
+    people = [annotator_a, annotator_b, adjudicator]
+    if any(p is None for p in people):
+        raise InvalidInput("annotator A, annotator B and the adjudicator are all required", field="assignment")
+    if len({p.pk for p in people}) != 3:
+        raise InvalidInput("annotator A, annotator B and the adjudicator must be three different people", field="assignment")
+    if not all(p.is_active for p in people):
+        raise InvalidInput("every assigned person must be an active user", field="assignment")
+
+
+@transaction.atomic
+def do_create_packet(
+    *,
+    actor,
+    title: str,
+    video: Video,
+    task_kind: TaskKind,
+    annotator_a,
+    annotator_b,
+    adjudicator,
+    instructions: str = "",
+    params: dict | None = None,
+) -> Packet:
+    """Create a packet with two blank ledgers; hash its canonical content."""
+    check_assignment(annotator_a, annotator_b, adjudicator)
+    if video.status != Video.Status.READY:
+        raise InvalidInput(f"video {video.pk} is not ready (status {video.status})", field="video")
+    if not title.strip():
+        raise InvalidInput("title is required", field="title")
+    params = params or {}
+    _, digest = canonical_sha256(
+        packet_content(title=title, video=video, task_kind=task_kind, instructions=instructions, params=params)
+    )
+    packet = Packet.objects.create(
+        title=title,
+        video=video,
+        task_kind=task_kind,
+        instructions=instructions,
+        params=params,
+        annotator_a=annotator_a,
+        annotator_b=annotator_b,
+        adjudicator=adjudicator,
+        sha256=digest,
+        created_by=actor,
+    )
+    Ledger.objects.create(packet=packet, side=Ledger.Side.A, annotator=annotator_a)
+    Ledger.objects.create(packet=packet, side=Ledger.Side.B, annotator=annotator_b)
+    record(actor, "create_packet", packet, packet=packet, hashes={"packet": digest})
+    return packet
+
+
+def user_by_username(username: str):
+    try:
+        return get_user_model().objects.get(username=username)
+    except get_user_model().DoesNotExist:
+        raise InvalidInput(f"no user {username!r}", field="assignment") from None

@@ -1,0 +1,38 @@
+"""One error body for every API failure: ``{"error": {"code", "message", "field"?}}``."""
+
+from __future__ import annotations
+
+from django.http import Http404
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+from annotator.access import Forbidden, NotFound
+from annotator.errors import WorkflowError
+
+
+def error_response(code: str, message: str, http_status: int, field: str | None = None) -> Response:
+    body = {"code": code, "message": message}
+    if field:
+        body["field"] = field
+    return Response({"error": body}, status=http_status)
+
+
+def exception_handler(exc, context):
+    if isinstance(exc, WorkflowError):
+        return error_response(exc.code, exc.message, exc.status, exc.field)
+    if isinstance(exc, (NotFound, Http404)):
+        # The same answer whether the object is missing or hidden from this user.
+        return error_response("not_found", "Not found.", status.HTTP_404_NOT_FOUND)
+    if isinstance(exc, Forbidden):
+        return error_response("forbidden", str(exc), status.HTTP_403_FORBIDDEN)
+    response = drf_exception_handler(exc, context)
+    if response is None:
+        return None
+    if isinstance(exc, exceptions.ValidationError) and isinstance(exc.detail, dict):
+        field, messages = next(iter(exc.detail.items()))
+        message = messages[0] if isinstance(messages, list) and messages else str(messages)
+        return error_response("invalid", f"{field}: {message}", response.status_code, field)
+    detail = getattr(exc, "detail", str(exc))
+    code = getattr(exc, "default_code", "error")
+    return error_response(code, str(detail), response.status_code)

@@ -1,0 +1,58 @@
+"""Websocket consumers. They relay state that lives in the database, so a worker's
+progress reaches the browser with the in-memory channel layer too (the worker and the
+web server are separate processes); with Redis, group messages arrive immediately."""
+
+from __future__ import annotations
+
+import asyncio
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+
+from annotator import access
+from annotator.models import Job
+
+POLL_SECONDS = 0.5
+
+
+def job_state(user, job_id: int) -> dict | None:
+    job = Job.objects.filter(pk=job_id).first()
+    if job is None or not (access.is_maintainer(user) or job.created_by_id == user.pk):
+        return None
+    return {
+        "id": job.pk,
+        "kind": job.kind,
+        "status": job.status,
+        "progress": job.progress,
+        "message": job.message,
+        "result": job.result,
+    }
+
+
+class JobProgressConsumer(AsyncJsonWebsocketConsumer):
+    """``/ws/jobs/<id>/``: sends the job's state whenever it changes, until it ends."""
+
+    async def connect(self):
+        self.job_id = int(self.scope["url_route"]["kwargs"]["job_id"])
+        state = await database_sync_to_async(job_state)(self.scope["user"], self.job_id)
+        if state is None:
+            await self.close(code=4404)
+            return
+        await self.accept()
+        self.relay = asyncio.ensure_future(self.relay_progress(state))
+
+    async def relay_progress(self, state: dict):
+        last = None
+        while True:
+            if state != last:
+                await self.send_json({"type": "job", **state})
+                last = state
+            if state["status"] in {Job.Status.DONE, Job.Status.FAILED}:
+                return
+            await asyncio.sleep(POLL_SECONDS)
+            state = await database_sync_to_async(job_state)(self.scope["user"], self.job_id) or state
+
+    async def disconnect(self, code):
+        relay = getattr(self, "relay", None)
+        if relay is not None:
+            relay.cancel()

@@ -1,0 +1,85 @@
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+
+
+class Packet(models.Model):
+    """A video + task kind + instructions, sent to two annotators and one adjudicator.
+
+    ``sha256`` hashes the packet's canonical content (see ``annotator.canonical``) at
+    creation; it is quoted in every manifest built from this packet.
+    """
+
+    title = models.CharField(max_length=300)
+    video = models.ForeignKey("annotator.Video", on_delete=models.PROTECT, related_name="packets")
+    task_kind = models.ForeignKey("annotator.TaskKind", on_delete=models.PROTECT, related_name="packets")
+    instructions = models.TextField(blank=True)
+    params = models.JSONField(default=dict, blank=True)
+    annotator_a = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    annotator_b = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    adjudicator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    sha256 = models.CharField(max_length=64)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                name="packet_three_different_people",
+                condition=~Q(annotator_a=F("annotator_b"))
+                & ~Q(annotator_a=F("adjudicator"))
+                & ~Q(annotator_b=F("adjudicator")),
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class Ledger(models.Model):
+    """One annotator's events for one packet. ``version`` guards every write."""
+
+    class Side(models.TextChoices):
+        A = "A"
+        B = "B"
+
+    packet = models.ForeignKey(Packet, on_delete=models.PROTECT, related_name="ledgers")
+    side = models.CharField(max_length=1, choices=Side.choices)
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    version = models.PositiveIntegerField(default=0)
+    frozen_at = models.DateTimeField(null=True, blank=True)
+    attestation = models.TextField(blank=True)
+    canonical_json = models.TextField(blank=True)
+    sha256 = models.CharField(max_length=64, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["packet_id", "side"]
+        constraints = [models.UniqueConstraint(fields=["packet", "side"], name="one_ledger_per_side")]
+
+    def __str__(self) -> str:
+        return f"{self.packet_id}/{self.side}"
+
+    @property
+    def is_frozen(self) -> bool:
+        return self.frozen_at is not None
+
+    @property
+    def etag(self) -> str:
+        return f'"ledger-{self.pk}-v{self.version}"'
+
+
+class LedgerEvent(models.Model):
+    """One event of a ledger; ``data`` holds the fields the task kind defines."""
+
+    ledger = models.ForeignKey(Ledger, on_delete=models.CASCADE, related_name="events")
+    uid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    data = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["ledger_id", "created_at", "id"]

@@ -1,0 +1,3 @@
+"""Celery tasks: thin wrappers that load rows and call the ``do_*`` operations."""
+
+from annotator.media.tasks import *  # noqa: F401,F403

@@ -1,0 +1,12 @@
+"""Settings for the test suite: the production settings with a test secret and
+quick password hashing. The database, broker and channel layer still come from the
+environment, so the same suite runs on SQLite and on PostgreSQL + Redis."""
+
+import os
+
+os.environ.setdefault("DJANGO_SECRET_KEY", "test-only-secret")
+
+from deploy.settings import *  # noqa: E402,F403
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+ALLOWED_HOSTS = ["localhost", "127.0.0.1", "testserver"]
