@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 from django.conf import settings
@@ -38,10 +39,12 @@ def check_media_tools(app_configs, **kwargs):
 
 @register()
 def check_media_root(app_configs, **kwargs):
+    """MEDIA_ROOT must exist (or be creatable) and accept a new file."""
     root = Path(settings.MEDIA_ROOT)
-    probe = root if root.exists() else root.parent
-    while not probe.exists() and probe != probe.parent:
-        probe = probe.parent
-    if not os.access(probe, os.W_OK):
-        return [Error(f"MEDIA_ROOT {root} is not writable", hint="set FRAMELEDGER_MEDIA_ROOT", id="annotator.E003")]
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=root):
+            pass
+    except OSError as exc:
+        return [Error(f"MEDIA_ROOT {root} is not writable: {exc}", hint="set FRAMELEDGER_MEDIA_ROOT", id="annotator.E003")]
     return []

@@ -1,0 +1,20 @@
+.PHONY: run test lint format bench
+
+run:            ## install, migrate, load demo data, start web + worker
+	bin/run-demo
+
+test:           ## install and run the whole suite (SQLite, then PostgreSQL + Redis)
+	bin/test
+
+lint:
+	.venv/bin/ruff check .
+	.venv/bin/ruff format --check .
+
+format:
+	.venv/bin/ruff format .
+	.venv/bin/ruff check --fix .
+
+bench:
+	.venv/bin/python bench/scoring.py
+	.venv/bin/python bench/retrieval.py
+	DJANGO_SETTINGS_MODULE=deploy.test_settings .venv/bin/python bench/media.py

@@ -1,0 +1,57 @@
+"""Small factories for the test suites (no JSON dumps)."""
+
+from __future__ import annotations
+
+import hashlib
+
+from django.contrib.auth.models import Group, User
+from rest_framework.test import APIClient
+
+from annotator.actions.packets import do_create_packet
+from annotator.models import TaskKind, Video
+
+GTEA_FRAMES = 25692
+
+
+def make_user(username: str, *, maintainer: bool = False) -> User:
+    user = User.objects.create_user(username, password=f"{username}-password")
+    if maintainer:
+        user.groups.add(Group.objects.get(name="maintainers"))
+    return user
+
+
+def make_ready_video(title: str = "GTEA Ahmad American", *, frame_count: int = GTEA_FRAMES, fps=(24, 1)) -> Video:
+    """A video row as ingest leaves it (the media files themselves are not needed here)."""
+    return Video.objects.create(
+        title=title,
+        sha256=hashlib.sha256(title.encode()).hexdigest(),
+        status=Video.Status.READY,
+        codec="h264",
+        width=160,
+        height=96,
+        frame_rate_num=fps[0],
+        frame_rate_den=fps[1],
+        frame_count=frame_count,
+        duration=frame_count * fps[1] / fps[0],
+    )
+
+
+def make_packet(maintainer, annotator_a, annotator_b, adjudicator, *, kind: str = "action-ledger", video=None, **extra):
+    return do_create_packet(
+        actor=maintainer,
+        title=extra.pop("title", f"{kind} packet"),
+        video=video or make_ready_video(),
+        task_kind=TaskKind.objects.get(slug=kind),
+        annotator_a=annotator_a,
+        annotator_b=annotator_b,
+        adjudicator=adjudicator,
+        instructions=extra.pop("instructions", "Label every action."),
+        **extra,
+    )
+
+
+def client_for(user) -> APIClient:
+    client = APIClient()
+    if user is not None:
+        client.force_authenticate(user)
+    return client
