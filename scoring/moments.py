@@ -1,0 +1,410 @@
+"""Moment search: ``moment-utility-v1`` (SCORING.md section 3).
+
+Each request gets one interval; x is its best IoU with the acceptable intervals,
+u(x) = 0.7 * mean(x >= 0.5, x >= 0.7, x >= 0.9) + 0.3 * x, normalised by the best
+utility any legal grid interval reaches (closed form, see :func:`best_grid_iou`).
+Query scores are averaged within each source, sources weigh equally, and the raw
+quality is mapped to the reward with the anchors a and b.
+
+IoU is computed exactly (``fractions.Fraction`` of the float endpoints), so the
+thresholds 0.5 / 0.7 / 0.9 are never missed by a rounding error.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from bisect import bisect_left, bisect_right
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+from .errors import GroundTruthError, ParameterError
+from .jsonio import dumps_indented
+from .results import ScoreResult
+
+DEFAULT_A = 15
+DEFAULT_B = 0.14696558206208937
+GRID_TOLERANCE = 1e-6
+MAX_SOLUTION_BYTES = 10_000_000
+MAX_GRID_POINTS = 2_000_000
+THRESHOLDS = (Fraction(1, 2), Fraction(7, 10), Fraction(9, 10))
+DEFAULT_SOURCE = "default"
+
+
+# ---------------------------------------------------------------------------- grids
+
+
+def is_finite_number(value: object) -> bool:
+    """A JSON number (not a boolean) that converts to a finite float."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
+
+
+def grid_from_step(duration: float, step: float) -> list[float]:
+    """0, s, 2s, ... up to the duration, plus the duration when it is not a multiple."""
+    if not is_finite_number(duration) or duration <= 0:
+        raise ParameterError(f"duration must be a positive number, got {duration!r}")
+    if not is_finite_number(step) or step <= 0:
+        raise ParameterError(f"grid step must be a positive number, got {step!r}")
+    count = math.floor(duration / step + GRID_TOLERANCE / step)
+    if count + 1 > MAX_GRID_POINTS:
+        raise ParameterError(f"grid has more than {MAX_GRID_POINTS} points")
+    points = [k * step for k in range(count + 1)]
+    if duration - points[-1] > GRID_TOLERANCE:
+        points.append(float(duration))
+    return points
+
+
+def grid_from_record(record: Mapping) -> list[float]:
+    """The time grid of one corpus record (``grid`` a list or ``{"step": s}``)."""
+    grid = record.get("grid")
+    if isinstance(grid, Mapping):
+        return grid_from_step(record.get("duration"), grid.get("step"))
+    if isinstance(grid, list):
+        if len(grid) > MAX_GRID_POINTS or not all(is_finite_number(t) for t in grid):
+            raise ParameterError(f"grid of {record.get('video_id')!r} is not a list of numbers")
+        return sorted(set(float(t) for t in grid))
+    raise ParameterError(f"record {record.get('video_id')!r} has no usable grid")
+
+
+def corpus_grids(corpus: object) -> dict[str, list[float]]:
+    """Grids by video id from corpus records (a list of records, a mapping of video id
+    to record, or a mapping of video id to an explicit grid list)."""
+    if isinstance(corpus, Mapping):
+        items = []
+        for video_id, value in corpus.items():
+            record = value if isinstance(value, Mapping) else {"grid": value}
+            items.append({**record, "video_id": video_id})
+    elif isinstance(corpus, (list, tuple)):
+        items = list(corpus)
+    else:
+        raise ParameterError("corpus must be a list of records.jsonl rows")
+    grids: dict[str, list[float]] = {}
+    for record in items:
+        if not isinstance(record, Mapping) or not isinstance(record.get("video_id"), str):
+            raise ParameterError("every corpus record needs a string video_id")
+        grids[record["video_id"]] = grid_from_record(record)
+    return grids
+
+
+def parse_corpus_jsonl(text: str) -> list[dict]:
+    """Rows of a corpus ``records.jsonl`` (blank lines skipped)."""
+    rows = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError as error:
+            raise ParameterError(f"corpus line {number} is not JSON: {error}") from None
+        if not isinstance(row, dict):
+            raise ParameterError(f"corpus line {number} is not an object")
+        rows.append(row)
+    return rows
+
+
+def snap(grid: Sequence[float], value: float) -> float | None:
+    """The grid point within ``GRID_TOLERANCE`` of ``value``, if any."""
+    position = bisect_left(grid, value - GRID_TOLERANCE)
+    if position < len(grid) and abs(grid[position] - value) <= GRID_TOLERANCE:
+        return grid[position]
+    return None
+
+
+# ------------------------------------------------------------------------ utilities
+
+
+def iou(start: float, end: float, a: float, b: float) -> Fraction:
+    """Exact temporal IoU of [start, end] and [a, b]."""
+    start, end, a, b = Fraction(start), Fraction(end), Fraction(a), Fraction(b)
+    intersection = min(end, b) - max(start, a)
+    if intersection <= 0:
+        return Fraction(0)
+    union = (end - start) + (b - a) - intersection
+    return intersection / union if union > 0 else Fraction(0)
+
+
+def best_iou(start: float, end: float, intervals: Sequence[Sequence[float]]) -> Fraction:
+    return max((iou(start, end, a, b) for a, b in intervals), default=Fraction(0))
+
+
+def utility(x: Fraction | float) -> float:
+    """u(x) = 0.7 * mean(x >= 0.5, x >= 0.7, x >= 0.9) + 0.3 * x."""
+    hits = sum(x >= threshold for threshold in THRESHOLDS)
+    return 0.7 * (hits / 3) + 0.3 * float(x)
+
+
+def _neighbours(grid: Sequence[float], value: float) -> list[float]:
+    """The nearest grid point on either side of ``value`` (one when on the grid)."""
+    points = []
+    below = bisect_right(grid, value) - 1
+    if below >= 0:
+        points.append(grid[below])
+    above = bisect_left(grid, value)
+    if above < len(grid) and (not points or grid[above] != points[0]):
+        points.append(grid[above])
+    return points
+
+
+def best_grid_interval(
+    grid: Sequence[float], intervals: Sequence[Sequence[float]]
+) -> tuple[Fraction, tuple[float, float] | None]:
+    """Closed-form best IoU over legal grid intervals, with a witness.
+
+    For one acceptable interval [a, b], IoU is monotone in each endpoint on each side
+    of a (and of b), so the best start is a nearest grid point on either side of a and
+    the best end one on either side of b: four candidates per acceptable interval.
+    """
+    best, witness = Fraction(0), None
+    for a, b in intervals:
+        for start in _neighbours(grid, a):
+            for end in _neighbours(grid, b):
+                if start < end:
+                    value = iou(start, end, a, b)
+                    if value > best:
+                        best, witness = value, (start, end)
+    return best, witness
+
+
+def best_grid_iou(grid: Sequence[float], intervals: Sequence[Sequence[float]]) -> Fraction:
+    return best_grid_interval(grid, intervals)[0]
+
+
+def brute_force_best_grid_iou(grid: Sequence[float], intervals: Sequence[Sequence[float]]) -> Fraction:
+    """The same maximum over every pair of grid points (for tests and the bench)."""
+    best = Fraction(0)
+    for i, start in enumerate(grid):
+        for end in grid[i + 1 :]:
+            value = best_iou(start, end, intervals)
+            if value > best:
+                best = value
+    return best
+
+
+def reward_map(quality: float, *, a: float = DEFAULT_A, b: float = DEFAULT_B) -> float:
+    """Piecewise-linear map sending raw quality 0, b, 1 to 0, a/100, 1."""
+    if quality <= b:
+        return (a / 100) * quality / b
+    return a / 100 + (1 - a / 100) * (quality - b) / (1 - b)
+
+
+# ---------------------------------------------------------------------- ground truth
+
+
+@dataclass(frozen=True)
+class Query:
+    query_id: str
+    video_id: str
+    source: str
+    intervals: tuple[tuple[float, float], ...]
+
+
+def ground_truth_queries(ground_truth: object) -> list[Query]:
+    queries = ground_truth.get("queries") if isinstance(ground_truth, Mapping) else ground_truth
+    if not isinstance(queries, list):
+        raise GroundTruthError("ground truth must be an object with a 'queries' list")
+    result, seen = [], set()
+    for number, item in enumerate(queries, start=1):
+        if not isinstance(item, Mapping):
+            raise GroundTruthError(f"ground-truth query {number} is not an object")
+        query_id, video_id = item.get("query_id"), item.get("video_id")
+        source = item.get("source", DEFAULT_SOURCE)
+        if not all(isinstance(value, str) for value in (query_id, video_id, source)):
+            raise GroundTruthError(f"ground-truth query {number} needs string ids and source")
+        if query_id in seen:
+            raise GroundTruthError(f"ground-truth query id {query_id!r} repeats")
+        seen.add(query_id)
+        intervals = item.get("intervals")
+        if not isinstance(intervals, list):
+            raise GroundTruthError(f"ground-truth query {query_id!r} has no intervals list")
+        pairs = []
+        for interval in intervals:
+            if (
+                not isinstance(interval, (list, tuple))
+                or len(interval) != 2
+                or not all(is_finite_number(t) for t in interval)
+                or not interval[0] < interval[1]
+            ):
+                raise GroundTruthError(f"ground-truth query {query_id!r} has a bad interval")
+            pairs.append((float(interval[0]), float(interval[1])))
+        result.append(Query(query_id, video_id, source, tuple(pairs)))
+    return result
+
+
+def _check_params(a: object, b: object) -> None:
+    if not is_finite_number(a) or not 0 <= a < 100:
+        raise ParameterError(f"a must be a number in [0, 100), got {a!r}")
+    if not is_finite_number(b) or not 0 < b < 1:
+        raise ParameterError(f"b must be a number in (0, 1), got {b!r}")
+
+
+# ------------------------------------------------------------------------ submission
+
+
+@dataclass(frozen=True)
+class Rows:
+    by_query: dict  # query_id -> list of row objects
+    invalid: int  # lines that are not an object with a known string query_id
+
+
+def parse_rows(data: bytes, known: set) -> Rows:
+    """Group JSONL rows by query id. Raises ValueError when the file is unreadable."""
+    if len(data) > MAX_SOLUTION_BYTES:
+        raise ValueError(f"submission exceeds {MAX_SOLUTION_BYTES} bytes")
+    text = data.decode("utf-8")
+    by_query: dict[str, list] = {}
+    invalid = 0
+    for line in text.split("\n"):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except (ValueError, RecursionError):
+            invalid += 1
+            continue
+        query_id = row.get("query_id") if isinstance(row, dict) else None
+        if not isinstance(query_id, str) or query_id not in known:
+            invalid += 1
+            continue
+        by_query.setdefault(query_id, []).append(row)
+    return Rows(by_query, invalid)
+
+
+def _row_interval(row: dict, grid: Sequence[float]) -> tuple[float, float] | str:
+    """The snapped (start, end) of a legal row, or why it is not legal."""
+    start, end = row.get("start"), row.get("end")
+    if not (is_finite_number(start) and is_finite_number(end)):
+        return "start and end must be finite numbers"
+    if not start < end:
+        return "start must be before end"
+    snapped_start, snapped_end = snap(grid, start), snap(grid, end)
+    if snapped_start is None or snapped_end is None:
+        return "endpoint off the video's grid"
+    if not snapped_start < snapped_end:
+        return "empty interval on the grid"
+    return snapped_start, snapped_end
+
+
+# --------------------------------------------------------------------------- scoring
+
+
+def _query_record(query: Query, grid: Sequence[float] | None, rows: list | None) -> dict:
+    record = {"query_id": query.query_id, "source": query.source}
+    x_star, witness = best_grid_interval(grid or [], query.intervals)
+    u_star = utility(x_star)
+    record["normaliser_iou"] = float(x_star)
+    record["normaliser"] = u_star
+    if u_star <= 0:
+        record["status"] = "excluded_zero_normaliser"
+        return record
+    if not rows:
+        record.update(status="missing", iou=0.0, score=0.0)
+        return record
+    if len(rows) > 1:
+        record.update(status="invalid: duplicated query id", iou=0.0, score=0.0)
+        return record
+    interval = _row_interval(rows[0], grid)
+    if isinstance(interval, str):
+        record.update(status=f"invalid: {interval}", iou=0.0, score=0.0)
+        return record
+    x = best_iou(interval[0], interval[1], query.intervals)
+    record.update(
+        status="ok",
+        start=interval[0],
+        end=interval[1],
+        iou=float(x),
+        hits=[x >= threshold for threshold in THRESHOLDS],
+        score=utility(x) / u_star,
+    )
+    return record
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def summarise(records: Sequence[dict], *, a: float, b: float) -> dict:
+    scored = [r for r in records if r["status"] != "excluded_zero_normaliser"]
+    by_source: dict[str, list[float]] = {}
+    for record in scored:
+        by_source.setdefault(record["source"], []).append(record["score"])
+    per_source = {source: _mean(scores) for source, scores in sorted(by_source.items())}
+    quality = _mean(list(per_source.values()))
+    hits = [r.get("hits", [False, False, False]) for r in scored]
+    return {
+        "reward": round(reward_map(quality, a=a, b=b), 6),
+        "raw_quality": round(quality, 6),
+        "per_source": {source: round(value, 6) for source, value in per_source.items()},
+        "queries": len(records),
+        "scored_queries": len(scored),
+        "missing": sum(r["status"] == "missing" for r in records),
+        "invalid": 0,
+        "r1_at_0.5": round(_mean([h[0] for h in hits]), 6),
+        "r1_at_0.7": round(_mean([h[1] for h in hits]), 6),
+        "r1_at_0.9": round(_mean([h[2] for h in hits]), 6),
+        "mean_iou": round(_mean([r["iou"] for r in scored]), 6),
+        "excluded_zero_normaliser": len(records) - len(scored),
+    }
+
+
+def score(
+    ground_truth: object,
+    solution: bytes | BaseException,
+    *,
+    corpus: object = None,
+    a: float = DEFAULT_A,
+    b: float = DEFAULT_B,
+) -> ScoreResult:
+    """Score a JSONL submission of ``{"query_id", "start", "end"}`` rows."""
+    _check_params(a, b)
+    queries = ground_truth_queries(ground_truth)
+    if corpus is None and isinstance(ground_truth, Mapping):
+        corpus = ground_truth.get("videos")
+    if corpus is None:
+        raise ParameterError("moment-utility-v1 needs the corpus records (video grids)")
+    grids = corpus_grids(corpus)
+    unknown = sorted({q.video_id for q in queries} - set(grids))
+    if unknown:
+        raise ParameterError(f"corpus has no grid for video {unknown[0]!r}")
+    reason = "ok"
+    try:
+        if isinstance(solution, BaseException):
+            raise solution
+        if not isinstance(solution, (bytes, bytearray, memoryview)):
+            raise TypeError("solution must be bytes")
+        rows = parse_rows(bytes(solution), {q.query_id for q in queries})
+    except Exception as error:  # an unreadable file scores 0 with the reason
+        rows = Rows({}, 0)
+        reason = f"unreadable submission: {error}"
+    records = [_query_record(query, grids.get(query.video_id), rows.by_query.get(query.query_id)) for query in queries]
+    summary = summarise(records, a=a, b=b)
+    summary["invalid"] = rows.invalid + sum(
+        len(rows.by_query.get(r["query_id"], ())) if r["status"].startswith("invalid") else 0 for r in records
+    )
+    if reason == "ok" and (summary["missing"] or summary["invalid"]):
+        reason = f"{summary['missing']} missing, {summary['invalid']} invalid rows"
+    details = {
+        **summary,
+        "reason": reason,
+        "excluded_query_ids": [r["query_id"] for r in records if r["status"] == "excluded_zero_normaliser"],
+        "per_query": [{key: value for key, value in record.items() if key != "hits"} for record in records],
+    }
+    return ScoreResult(
+        reward=summary["reward"],
+        reward_json=dumps_indented(summary, newline=True),
+        reward_txt=f"{summary['reward']}\n".encode(),
+        details_json=dumps_indented(details, newline=True),
+        details=details,
+        reason=reason,
+        scorer_id="moment-utility-v1",
+    )
+
+
+def encode_rows(rows: Sequence[Mapping]) -> bytes:
+    """JSONL bytes of submission rows."""
+    return "".join(json.dumps(row) + "\n" for row in rows).encode("utf-8")

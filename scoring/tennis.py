@@ -1,0 +1,567 @@
+"""Break-point ledger: ``hierarchical-bottleneck-v1`` (published) and ``-v2``.
+
+See SCORING.md section 2. Events pair in order (a weighted LCS) only when their
+seven identity values are equal; a pair earns min(summary credit, shot accuracy)
+computed with exact fractions; reward = 2 * sum(credit) / (n_predicted + n_reference).
+
+``v2`` scores shot token 0 on its direction only: the stroke of a diagonal step
+pairing token 0 with token 0 earns nothing and each side's shot denominator is
+2 * len(tokens) - 1 for a non-empty list.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+from .errors import GroundTruthError, ParameterError
+from .jsonio import decode_json_document, dumps_indented
+from .results import ScoreResult
+
+MAX_PREDICTED_EVENTS = 256
+MAX_SHOTS_PER_EVENT = 512
+MAX_TOTAL_PREDICTED_SHOTS = 4096
+VERSIONS = ("v1", "v2")
+
+IDENTITY_FIELDS = (
+    "set",
+    "medvedev_games",
+    "de_minaur_games",
+    "medvedev_points",
+    "de_minaur_points",
+    "server",
+    "opportunity",
+)
+SUMMARY_FIELDS = (
+    "outcome",
+    "first_serve_in",
+    "serve_direction",
+    "rally_shots",
+    "terminal_player",
+    "terminal_stroke",
+    "terminal_court_position",
+    "terminal_result",
+    "terminal_error",
+)
+SHOT_FIELDS = ("stroke", "direction")
+SCALAR_FIELDS = IDENTITY_FIELDS + SUMMARY_FIELDS
+EVENT_FIELDS = frozenset(SCALAR_FIELDS + ("shots",))
+FIELD_TYPES: dict[str, type] = {
+    "set": int,
+    "medvedev_games": int,
+    "de_minaur_games": int,
+    "medvedev_points": str,
+    "de_minaur_points": str,
+    "server": str,
+    "opportunity": int,
+    "outcome": str,
+    "first_serve_in": bool,
+    "serve_direction": str,
+    "rally_shots": int,
+    "terminal_player": str,
+    "terminal_stroke": str,
+    "terminal_court_position": str,
+    "terminal_result": str,
+    "terminal_error": str,
+}
+
+FORMULA = "2 * sum(min(per_event_summary_accuracy, per_event_ordered_shot_accuracy)) / (n_predicted + n_reference)"
+EXACT_EVENT_FORMULA = "2 * exact_ordered_event_matches / (n_predicted + n_reference)"
+
+Token = tuple  # (stroke or None, direction or None)
+
+
+# --------------------------------------------------------------------- event atoms
+
+
+def identity_key(event: object) -> tuple | None:
+    """The 7 identity values, or None when one is missing or mistyped."""
+    if not isinstance(event, dict):
+        return None
+    values = []
+    for field in IDENTITY_FIELDS:
+        if field not in event or type(event[field]) is not FIELD_TYPES[field]:
+            return None
+        values.append(event[field])
+    return tuple(values)
+
+
+def summary_value(event: object, field: str) -> object:
+    """The typed value of a summary field, or a sentinel that equals nothing."""
+    if isinstance(event, dict) and field in event:
+        value = event[field]
+        if type(value) is FIELD_TYPES[field]:
+            return value
+    return _MISSING
+
+
+class _Missing:
+    def __eq__(self, other: object) -> bool:
+        return False
+
+    def __hash__(self) -> int:
+        return 0
+
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+_MISSING = _Missing()
+
+
+def shot_token(shot: object) -> Token:
+    if not isinstance(shot, dict):
+        return (None, None)
+    return tuple(shot.get(field) if type(shot.get(field)) is str else None for field in SHOT_FIELDS)
+
+
+def shot_tokens(event: object) -> list[Token]:
+    if not isinstance(event, dict) or "shots" not in event:
+        return []
+    shots = event["shots"]
+    if not isinstance(shots, list):
+        return [(None, None)]
+    return [shot_token(shot) for shot in shots]
+
+
+@dataclass(frozen=True)
+class EventView:
+    """What the scorer reads from one event."""
+
+    key: tuple | None
+    summary: tuple
+    tokens: tuple
+
+
+def view(event: object) -> EventView:
+    return EventView(
+        identity_key(event),
+        tuple(summary_value(event, field) for field in SUMMARY_FIELDS),
+        tuple(shot_tokens(event)),
+    )
+
+
+def shot_side_denominator(length: int, version: str) -> int:
+    if version == "v2" and length:
+        return 2 * length - 1
+    return 2 * length
+
+
+def _step_credit(p: Token, r: Token, serve_pair: bool) -> int:
+    credit = 0
+    if not serve_pair and p[0] is not None and p[0] == r[0]:
+        credit += 1
+    if p[1] is not None and p[1] == r[1]:
+        credit += 1
+    return credit
+
+
+def shot_atom_table(predicted: Sequence[Token], reference: Sequence[Token], version: str):
+    """The full order-preserving DP table of shot atoms (rows: predicted tokens)."""
+    v2 = version == "v2"
+    table = [[0] * (len(reference) + 1)]
+    previous = table[0]
+    for i, p in enumerate(predicted):
+        current = [0]
+        for j, r in enumerate(reference, start=1):
+            diagonal = previous[j - 1] + _step_credit(p, r, v2 and i == 0 and j == 1)
+            best = previous[j] if previous[j] > current[-1] else current[-1]
+            current.append(diagonal if diagonal > best else best)
+        table.append(current)
+        previous = current
+    return table
+
+
+def shot_atoms(predicted: Sequence[Token], reference: Sequence[Token], version: str) -> int:
+    if not predicted or not reference:
+        return 0
+    v2 = version == "v2"
+    previous = [0] * (len(reference) + 1)
+    for i, p in enumerate(predicted):
+        current = [0]
+        serve_row = v2 and i == 0
+        for j, r in enumerate(reference, start=1):
+            credit = 0
+            if p[1] is not None and p[1] == r[1]:
+                credit = 1
+            if p[0] is not None and p[0] == r[0] and not (serve_row and j == 1):
+                credit += 1
+            diagonal = previous[j - 1] + credit
+            best = previous[j] if previous[j] > current[-1] else current[-1]
+            current.append(diagonal if diagonal > best else best)
+        previous = current
+    return previous[-1]
+
+
+def shot_alignment(predicted: Sequence[Token], reference: Sequence[Token], version: str) -> list[tuple[int, int, int]]:
+    """(predicted token, reference token, atoms earned) for the diagonal steps of one
+    optimal shot alignment (backtracked deterministically, preferring diagonals)."""
+    table = shot_atom_table(predicted, reference, version)
+    v2 = version == "v2"
+    steps = []
+    i, j = len(predicted), len(reference)
+    while i and j:
+        credit = _step_credit(predicted[i - 1], reference[j - 1], v2 and i == 1 and j == 1)
+        if credit and table[i][j] == table[i - 1][j - 1] + credit:
+            steps.append((i - 1, j - 1, credit))
+            i, j = i - 1, j - 1
+        elif table[i][j] == table[i - 1][j]:
+            i -= 1
+        else:
+            j -= 1
+    steps.reverse()
+    return steps
+
+
+@dataclass(frozen=True)
+class PairQuality:
+    credit: Fraction
+    correct_fields: tuple[str, ...]
+    atoms: int
+    predicted_denominator: int
+    reference_denominator: int
+
+    @property
+    def summary_correct(self) -> int:
+        return len(self.correct_fields)
+
+    @property
+    def shot_denominator(self) -> int:
+        return max(self.predicted_denominator, self.reference_denominator)
+
+
+def pair_quality(prediction: EventView, reference: EventView, version: str) -> PairQuality:
+    fields = tuple(
+        field
+        for field, p, r in zip(SUMMARY_FIELDS, prediction.summary, reference.summary, strict=True)
+        if p is not _MISSING and p == r
+    )
+    atoms = shot_atoms(prediction.tokens, reference.tokens, version)
+    predicted = shot_side_denominator(len(prediction.tokens), version)
+    referenced = shot_side_denominator(len(reference.tokens), version)
+    denominator = max(predicted, referenced)
+    shot_accuracy = Fraction(atoms, denominator) if denominator else Fraction(0)
+    credit = min(Fraction(len(fields), len(SUMMARY_FIELDS)), shot_accuracy)
+    return PairQuality(credit, fields, atoms, predicted, referenced)
+
+
+def exact_tokens(tokens: Sequence[Token], version: str) -> tuple:
+    """Tokens as compared for an exact event (v2 ignores token 0's stroke)."""
+    if version == "v2" and tokens:
+        return ((None, tokens[0][1]),) + tuple(tokens[1:])
+    return tuple(tokens)
+
+
+def exact_event(prediction: EventView, reference: EventView, version: str) -> bool:
+    return (
+        prediction.key is not None
+        and prediction.key == reference.key
+        and all(p is not _MISSING and p == r for p, r in zip(prediction.summary, reference.summary, strict=True))
+        and exact_tokens(prediction.tokens, version) == exact_tokens(reference.tokens, version)
+    )
+
+
+# ---------------------------------------------------------------------- alignment
+
+
+def _better(candidate: tuple, incumbent: tuple) -> bool:
+    """Larger credit, more pairs, more summary fields, more shot atoms, then smaller
+    summed shot denominator, then the lexicographically smaller pair list."""
+    for index in (0, 1, 2, 3):
+        if candidate[index] != incumbent[index]:
+            return candidate[index] > incumbent[index]
+    if candidate[4] != incumbent[4]:
+        return candidate[4] < incumbent[4]
+    return candidate[5] < incumbent[5]
+
+
+def align_views(
+    predictions: Sequence[EventView], references: Sequence[EventView], version: str
+) -> tuple[tuple, dict[tuple[int, int], PairQuality]]:
+    """The scorer's weighted LCS. Returns the best state
+    ``(credit, pairs, summary, atoms, denominator, ((i, j), ...))`` and the qualities
+    of the paired events."""
+    empty = (Fraction(0), 0, 0, 0, 0, ())
+    previous = [empty] * (len(references) + 1)
+    qualities: dict[tuple[int, int], PairQuality] = {}
+    for i, prediction in enumerate(predictions):
+        current = [previous[0]]
+        for j, reference in enumerate(references, start=1):
+            best = previous[j]
+            if _better(current[j - 1], best):
+                best = current[j - 1]
+            if prediction.key is not None and prediction.key == reference.key:
+                quality = pair_quality(prediction, reference, version)
+                qualities[(i, j - 1)] = quality
+                diagonal = previous[j - 1]
+                candidate = (
+                    diagonal[0] + quality.credit,
+                    diagonal[1] + 1,
+                    diagonal[2] + quality.summary_correct,
+                    diagonal[3] + quality.atoms,
+                    diagonal[4] + quality.shot_denominator,
+                    diagonal[5] + ((i, j - 1),),
+                )
+                if _better(candidate, best):
+                    best = candidate
+            current.append(best)
+        previous = current
+    return previous[-1], qualities
+
+
+def ordered_count(predictions: Sequence, references: Sequence, equal) -> int:
+    """Plain LCS length with a custom equality."""
+    previous = [0] * (len(references) + 1)
+    for prediction in predictions:
+        current = [0]
+        for j, reference in enumerate(references, start=1):
+            value = previous[j] if previous[j] > current[-1] else current[-1]
+            if previous[j - 1] + 1 > value and equal(prediction, reference):
+                value = previous[j - 1] + 1
+            current.append(value)
+        previous = current
+    return previous[-1]
+
+
+# ------------------------------------------------------------------------ scoring
+
+
+def check_caps(predictions: list) -> None:
+    """Raise ValueError when the submission is over a cap (before any quadratic step)."""
+    if len(predictions) > MAX_PREDICTED_EVENTS:
+        raise ValueError(f"break_points exceeds {MAX_PREDICTED_EVENTS} events")
+    total = 0
+    for event in predictions:
+        if not isinstance(event, dict) or not isinstance(event.get("shots"), list):
+            continue
+        count = len(event["shots"])
+        if count > MAX_SHOTS_PER_EVENT:
+            raise ValueError(f"one shots array exceeds {MAX_SHOTS_PER_EVENT} entries")
+        total += count
+    if total > MAX_TOTAL_PREDICTED_SHOTS:
+        raise ValueError(f"all shots arrays exceed {MAX_TOTAL_PREDICTED_SHOTS} entries")
+
+
+def _f1(precision: float, recall: float) -> float:
+    return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+
+
+def _ratio(numerator: int, denominator: int) -> float:
+    return numerator / denominator if denominator else 0.0
+
+
+def _identity_counts(prediction_keys: list, reference_keys: list) -> dict:
+    reference_counts = Counter(reference_keys)
+    prediction_counts = Counter(key for key in prediction_keys if key is not None)
+    unordered = sum(min(count, reference_counts.get(key, 0)) for key, count in prediction_counts.items())
+    duplicates = sum(
+        max(0, count - reference_counts[key]) for key, count in prediction_counts.items() if key in reference_counts
+    )
+    false = sum(count for key, count in prediction_counts.items() if key not in reference_counts)
+    return {"unordered": unordered, "duplicates": duplicates, "false": false}
+
+
+def _shot_schema_counts(predictions: list) -> tuple[int, int]:
+    schema_issues = invalid = 0
+    for event in predictions:
+        if not isinstance(event, dict) or not isinstance(event.get("shots"), list):
+            continue
+        for shot in event["shots"]:
+            bad_values = not isinstance(shot, dict) or any(type(shot.get(field)) is not str for field in SHOT_FIELDS)
+            invalid += bad_values
+            schema_issues += bad_values or set(shot) != set(SHOT_FIELDS)
+    return schema_issues, invalid
+
+
+def _pair_detail(i: int, j: int, quality: PairQuality, p: EventView, r: EventView) -> dict:
+    denominator = quality.shot_denominator
+    shot_accuracy = Fraction(quality.atoms, denominator) if denominator else Fraction(0)
+    return {
+        "prediction_index": i,
+        "reference_index": j,
+        "correct_summary_fields": list(quality.correct_fields),
+        "predicted_shots": len(p.tokens),
+        "reference_shots": len(r.tokens),
+        "correct_shot_fields": quality.atoms,
+        "summary_accuracy": round(quality.summary_correct / len(SUMMARY_FIELDS), 4),
+        "shot_denominator": denominator,
+        "shot_accuracy": round(float(shot_accuracy), 4),
+        "event_credit": round(float(quality.credit), 4),
+    }
+
+
+def score_events(predictions: list, references: Sequence[EventView], version: str) -> dict:
+    """All counts of the published details object (without reason / root flag)."""
+    check_caps(predictions)
+    views = [view(event) for event in predictions]
+    best, qualities = align_views(views, references, version)
+    pairs = best[5]
+    n_predicted, n_reference = len(predictions), len(references)
+    prediction_keys = [v.key for v in views]
+    reference_keys = [r.key for r in references]
+    identity_ordered = ordered_count(prediction_keys, reference_keys, lambda p, r: p is not None and p == r)
+    exact_ordered = ordered_count(views, references, lambda p, r: exact_event(p, r, version))
+    identity_precision = _ratio(identity_ordered, n_predicted)
+    identity_recall = _ratio(identity_ordered, n_reference)
+
+    summary_correct = present = predicted_shots = reference_shots = atoms = 0
+    pair_denominators = fully_correct = 0
+    credit = Fraction(0)
+    per_field: Counter = Counter()
+    pair_details = []
+    for i, j in pairs:
+        quality, p, r = qualities[(i, j)], views[i], references[j]
+        summary_correct += quality.summary_correct
+        present += sum(field in predictions[i] for field in SUMMARY_FIELDS)
+        per_field.update(quality.correct_fields)
+        predicted_shots += quality.predicted_denominator
+        reference_shots += quality.reference_denominator
+        atoms += quality.atoms
+        credit += quality.credit
+        pair_denominators += quality.shot_denominator
+        fully_correct += quality.summary_correct == len(SUMMARY_FIELDS) and exact_tokens(
+            p.tokens, version
+        ) == exact_tokens(r.tokens, version)
+        pair_details.append(_pair_detail(i, j, quality, p, r))
+
+    summary_total = len(SUMMARY_FIELDS) * len(pairs)
+    shot_precision = _ratio(atoms, predicted_shots)
+    shot_recall = _ratio(atoms, reference_shots)
+    detail_correct = summary_correct + atoms
+    detail_predicted = summary_total + predicted_shots
+    detail_reference = summary_total + reference_shots
+    detail_precision = _ratio(detail_correct, detail_predicted)
+    detail_recall = _ratio(detail_correct, detail_reference)
+    detail_denominator = summary_total + pair_denominators
+    reward_denominator = n_predicted + n_reference
+    event_f1 = 2 * credit / reward_denominator if reward_denominator else Fraction(0)
+    identity = _identity_counts(prediction_keys, reference_keys)
+    shot_schema_issues, invalid_shots = _shot_schema_counts(predictions)
+
+    def exact(fraction: Fraction) -> float:
+        return round(float(fraction), 4)
+
+    return {
+        "reward": exact(event_f1),
+        "scorer_version": f"hierarchical-bottleneck-{version}",
+        "n_ground_truth": n_reference,
+        "n_predicted": n_predicted,
+        "identity_matches_ordered": identity_ordered,
+        "identity_matches_in_quality_alignment": len(pairs),
+        "exact_event_matches_ordered": exact_ordered,
+        "identity_matches_unordered": identity["unordered"],
+        "invalid_identity_events": sum(key is None for key in prediction_keys),
+        "false_identity_events": identity["false"],
+        "duplicate_identity_events": identity["duplicates"],
+        "out_of_order_identity_matches": max(0, identity["unordered"] - identity_ordered),
+        "schema_issue_events": sum(not isinstance(event, dict) or set(event) != EVENT_FIELDS for event in predictions),
+        "malformed_shot_sequences": sum(
+            isinstance(event, dict) and "shots" in event and not isinstance(event["shots"], list)
+            for event in predictions
+        ),
+        "shot_schema_issue_entries": shot_schema_issues,
+        "invalid_shot_entries": invalid_shots,
+        "identity_precision": round(identity_precision, 4),
+        "identity_recall": round(identity_recall, 4),
+        "identity_f1": round(_f1(identity_precision, identity_recall), 4),
+        "exact_event_precision": exact(Fraction(exact_ordered, n_predicted) if n_predicted else Fraction(0)),
+        "exact_event_recall": exact(Fraction(exact_ordered, n_reference) if n_reference else Fraction(0)),
+        "exact_event_f1": exact(Fraction(2 * exact_ordered, reward_denominator) if reward_denominator else Fraction(0)),
+        "summary_fields_correct": summary_correct,
+        "summary_fields_present": present,
+        "summary_fields_predicted": summary_total,
+        "summary_fields_total": summary_total,
+        "summary_accuracy": round(_ratio(summary_correct, summary_total), 4),
+        "summary_correct_by_field": {field: per_field[field] for field in SUMMARY_FIELDS},
+        "shot_fields_correct_ordered": atoms,
+        "shot_fields_predicted_in_matched_events": predicted_shots,
+        "shot_fields_reference_in_matched_events": reference_shots,
+        "shot_precision": round(shot_precision, 4),
+        "shot_recall": round(shot_recall, 4),
+        "shot_f1": round(_f1(shot_precision, shot_recall), 4),
+        "shot_denominator": pair_denominators,
+        "shot_accuracy": round(_ratio(atoms, pair_denominators), 4),
+        "detail_fields_correct": detail_correct,
+        "detail_fields_predicted": detail_predicted,
+        "detail_fields_reference": detail_reference,
+        "detail_precision": round(detail_precision, 4),
+        "detail_recall": round(detail_recall, 4),
+        "detail_f1": round(_f1(detail_precision, detail_recall), 4),
+        "detail_denominator": detail_denominator,
+        "detail_accuracy": round(_ratio(detail_correct, detail_denominator), 4),
+        "fully_correct_events": exact_ordered,
+        "fully_correct_events_in_quality_alignment": fully_correct,
+        "hierarchical_true_positive_credit": exact(credit),
+        "hierarchical_precision": exact(credit / n_predicted if n_predicted else Fraction(0)),
+        "hierarchical_recall": exact(credit / n_reference if n_reference else Fraction(0)),
+        "hierarchical_event_f1": exact(event_f1),
+        "reward_denominator": reward_denominator,
+        "matched_pairs": pair_details,
+        "formula": FORMULA,
+        "exact_event_formula": EXACT_EVENT_FORMULA,
+        "_credit": credit,
+    }
+
+
+# ------------------------------------------------------------------- ground truth
+
+
+def ground_truth_events(ground_truth: object) -> list:
+    """The reference events (``{"break_points": [...]}`` or a bare list)."""
+    events = ground_truth.get("break_points") if isinstance(ground_truth, Mapping) else ground_truth
+    if not isinstance(events, list):
+        raise GroundTruthError("ground truth must be an object with a 'break_points' list")
+    return events
+
+
+def reference_views(ground_truth: object) -> list[EventView]:
+    return [view(event) for event in ground_truth_events(ground_truth)]
+
+
+def parse_submission(solution: bytes | BaseException) -> tuple[list, bool, str | None]:
+    """(events, root_schema_issue, error message or None); never raises."""
+    root_schema_issue = False
+    try:
+        if isinstance(solution, BaseException):
+            raise solution
+        if not isinstance(solution, (bytes, bytearray, memoryview)):
+            raise TypeError("solution must be bytes")
+        document = decode_json_document(bytes(solution))
+        if not isinstance(document, dict):
+            root_schema_issue = True
+            raise ValueError("solution root is not an object")
+        root_schema_issue = set(document) != {"break_points"}
+        if "break_points" not in document:
+            raise ValueError("solution must contain the break_points key")
+        events = document["break_points"]
+        if not isinstance(events, list):
+            raise ValueError("break_points is not a list")
+        check_caps(events)
+    except Exception as error:  # a malformed submission scores 0 with the reason
+        return [], root_schema_issue, f"{error}"
+    return events, root_schema_issue, None
+
+
+def score(version: str, ground_truth: object, solution: bytes | BaseException) -> ScoreResult:
+    """Score one submission; the bytes are those of the published ``judge.py``."""
+    if version not in VERSIONS:
+        raise ParameterError(f"unknown hierarchical-bottleneck version {version!r}")
+    references = reference_views(ground_truth)
+    events, root_schema_issue, error = parse_submission(solution)
+    reason = "ok" if error is None else f"unreadable solution.json: {error}"
+    counts = score_events(events, references, version)
+    counts.pop("_credit")
+    reward = counts.pop("reward")
+    details = {"reason": reason, "root_schema_issue": root_schema_issue, **counts}
+    document = {"reward": reward, "details": details}
+    return ScoreResult(
+        reward=reward,
+        reward_json=dumps_indented(document, newline=False),
+        reward_txt=f"{reward}\n".encode(),
+        details_json=None,
+        details=details,
+        reason=reason,
+        scorer_id=f"hierarchical-bottleneck-{version}",
+    )
