@@ -1,0 +1,78 @@
+"""Probe a source video: codec, size, rotation, rational frame rate, duration, frames.
+
+The frame count comes from the demuxed frame table, not from container metadata
+(``nb_frames`` is absent from Matroska/WebM and wrong in some MP4 files). The first
+frame is decoded to prove the decoder works and to read the display rotation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+
+import av
+
+from annotator.media.errors import UnsupportedMedia
+from annotator.media.frametable import FrameTable, build_frame_table
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    format_name: str
+    codec: str
+    width: int  # coded size, before rotation
+    height: int
+    rotation: int  # display rotation, degrees counter-clockwise: 0, 90, 180 or 270
+    rate: Fraction
+    has_audio: bool
+    table: FrameTable
+
+    @property
+    def frame_count(self) -> int:
+        return self.table.frame_count
+
+    @property
+    def duration(self) -> float:
+        return self.table.duration
+
+    @property
+    def start_time(self) -> float:
+        return self.table.start_seconds
+
+    @property
+    def display_size(self) -> tuple[int, int]:
+        return (self.height, self.width) if self.rotation in (90, 270) else (self.width, self.height)
+
+
+def normalise_rotation(degrees: float | int | None) -> int:
+    """Snap a display-matrix angle to 0/90/180/270 (counter-clockwise)."""
+    if not degrees:
+        return 0
+    snapped = int(round(float(degrees) / 90.0)) * 90 % 360
+    if abs((float(degrees) - snapped + 180) % 360 - 180) > 1:
+        raise UnsupportedMedia(f"display rotation {degrees} degrees is not a multiple of 90")
+    return snapped
+
+
+def probe(path: str | Path) -> ProbeResult:
+    table = build_frame_table(path)  # raises UnsupportedMedia for unreadable files
+    with av.open(str(path)) as container:
+        stream = container.streams.video[0]
+        ctx = stream.codec_context
+        try:
+            first = next(container.decode(stream), None)
+        except av.error.FFmpegError as exc:
+            raise UnsupportedMedia(f"the {ctx.name} video stream cannot be decoded ({exc})") from exc
+        if first is None:
+            raise UnsupportedMedia(f"the {ctx.name} video stream decodes to no frames")
+        return ProbeResult(
+            format_name=container.format.name,
+            codec=ctx.name,
+            width=first.width,
+            height=first.height,
+            rotation=normalise_rotation(first.rotation),
+            rate=table.rate,
+            has_audio=bool(container.streams.audio),
+            table=table,
+        )

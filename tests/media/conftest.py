@@ -1,0 +1,104 @@
+"""Generated barcode videos (once per session) and ingested videos/packets (per test).
+
+Every frame of a generated video shows its own index as a barcode
+(``annotator.media.synthetic``), so any test can tell which frame it got.
+Persona fixtures (``annotator_a``, ``maintainer``, ``outsider``...) come from
+``tests/conftest.py``.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from annotator.media import synthetic
+
+# Small sizes and a few hundred frames: enough for several GOPs, fast on two cores.
+FRAME_COUNTS = {
+    "h264-24-gop250": 300,
+    "h264-2997-gop12": 240,
+    "h264-vfr-bframes": 240,
+    "vp9-webm": 200,
+    "h264-offset-1.5s": 200,
+    "h264-rotated-90": 60,
+}
+
+
+class SourceCache:
+    """Writes each synthetic source once per session, on first use."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self._paths: dict[str, Path] = {}
+
+    def __call__(self, name: str) -> Path:
+        if name not in self._paths:
+            encoding = synthetic.ENCODINGS[name]
+            path = self.root / f"{name}{encoding.suffix}"
+            synthetic.write_video(path, encoding, FRAME_COUNTS[name])
+            self._paths[name] = path
+        return self._paths[name]
+
+
+@pytest.fixture(scope="session")
+def synthetic_source(tmp_path_factory) -> SourceCache:
+    return SourceCache(tmp_path_factory.mktemp("synthetic-sources"))
+
+
+@pytest.fixture(scope="session")
+def proxy_of(tmp_path_factory, synthetic_source):
+    """name -> (proxy path, proxy frame table, probe of the source), made once per session."""
+    from annotator.media.probe import probe
+    from annotator.media.proxy import make_proxy
+
+    root = tmp_path_factory.mktemp("synthetic-proxies")
+    made = {}
+
+    def get(name: str):
+        if name not in made:
+            source = synthetic_source(name)
+            probed = probe(source)
+            dest = root / f"{name}.mp4"
+            made[name] = (dest, make_proxy(source, dest, probed), probed)
+        return made[name]
+
+    return get
+
+
+@pytest.fixture
+def ingest(synthetic_source, maintainer):
+    """name -> a ready Video ingested from that synthetic source (real ingest, no Celery)."""
+    from django.core.files import File
+
+    from annotator.actions.ingest import do_ingest_video
+    from annotator.models import Job, Video
+
+    def make(name: str, *, title: str | None = None):
+        source = synthetic_source(name)
+        video = Video.objects.create(title=title or name, original_name=source.name, created_by=maintainer)
+        with open(source, "rb") as fh:
+            video.original.save(source.name, File(fh), save=True)
+        job = Job.objects.create(kind="ingest", video=video, created_by=maintainer)
+        do_ingest_video(video, job)
+        assert video.status == Video.Status.READY, video.error
+        return video
+
+    return make
+
+
+@pytest.fixture
+def media_packet(ingest, maintainer, annotator_a, annotator_b, adjudicator):
+    """name -> a packet whose video is that synthetic source, ingested."""
+    from tests.factories import make_packet
+
+    def make(name: str):
+        return make_packet(maintainer, annotator_a, annotator_b, adjudicator, video=ingest(name), title=name)
+
+    return make
+
+
+def copy_to(path: Path, dest_dir: Path) -> Path:
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    return Path(shutil.copy(path, dest_dir / path.name))

@@ -1,0 +1,128 @@
+"""The annotation proxy: one-to-one frames, timestamps from 0, short GOP, faststart, silent."""
+
+from __future__ import annotations
+
+import struct
+import subprocess
+from dataclasses import replace
+
+import av
+import imageio_ffmpeg
+import pytest
+
+from annotator.media import synthetic
+from annotator.media.errors import FrameMismatch
+from annotator.media.frametable import build_frame_table
+from annotator.media.probe import probe
+from annotator.media.proxy import PROXY_GOP, check_proxy_table, make_proxy, proxy_size
+from tests.media.conftest import FRAME_COUNTS
+
+
+def top_level_boxes(path) -> list[str]:
+    boxes, data = [], path.read_bytes()
+    pos = 0
+    while pos + 8 <= len(data):
+        size, kind = struct.unpack(">I4s", data[pos : pos + 8])
+        if size == 1:
+            size = struct.unpack(">Q", data[pos + 8 : pos + 16])[0]
+        boxes.append(kind.decode("latin-1"))
+        if size < 8:
+            break
+        pos += size
+    return boxes
+
+
+@pytest.mark.parametrize("name", sorted(FRAME_COUNTS))
+def test_proxy_passes_every_frame_through_once_in_order(proxy_of, name):
+    proxy, table, probed = proxy_of(name)
+    decoded = list(synthetic.iter_decoded_indices(proxy))
+    assert [index for _, index in decoded] == list(range(FRAME_COUNTS[name]))
+    assert table.frame_count == probed.frame_count == FRAME_COUNTS[name]
+
+
+@pytest.mark.parametrize("name", sorted(FRAME_COUNTS))
+def test_proxy_keeps_source_timing_shifted_to_zero(proxy_of, name):
+    _, table, probed = proxy_of(name)
+    src = probed.table
+    assert table.pts[0] == 0
+    for proxy_pts, source_pts in zip(table.pts, src.pts, strict=True):
+        assert proxy_pts * table.time_base == (source_pts - src.pts[0]) * src.time_base
+    assert table.rate == probed.rate
+    assert table.duration == pytest.approx(src.duration)
+
+
+@pytest.mark.parametrize("name", sorted(FRAME_COUNTS))
+def test_proxy_is_h264_mp4_with_short_gop_no_b_frames_and_faststart(proxy_of, name):
+    proxy, table, _ = proxy_of(name)
+    assert table.keyframes == tuple(range(0, table.frame_count, PROXY_GOP))
+    with av.open(str(proxy)) as container:
+        assert container.format.name.startswith("mov,mp4")
+        (stream,) = container.streams
+        assert stream.codec_context.name == "h264"
+        assert stream.codec_context.has_b_frames == 0
+        packets = [p for p in container.demux(stream) if p.size]
+        assert all(p.pts == p.dts for p in packets)
+    boxes = top_level_boxes(proxy)
+    assert boxes.index("moov") < boxes.index("mdat")
+
+
+def test_variable_frame_rate_survives_the_proxy(proxy_of):
+    _, table, _ = proxy_of("h264-vfr-bframes")
+    assert not table.is_constant_rate
+
+
+def test_rotated_source_becomes_an_upright_proxy(proxy_of):
+    proxy, _, probed = proxy_of("h264-rotated-90")
+    assert probed.rotation == 90
+    with av.open(str(proxy)) as container:
+        frame = next(container.decode(video=0))
+        assert (frame.width, frame.height) == (160, 96)
+        assert frame.rotation == 0
+
+
+def test_proxy_of_a_source_with_sound_is_silent(synthetic_source, tmp_path):
+    source = synthetic_source("h264-2997-gop12")
+    with_sound = tmp_path / "with-sound.mp4"
+    ffmpeg = imageio_ffmpeg.get_ffmpeg_exe()
+    tone = "sine=frequency=440:sample_rate=48000"
+    subprocess.run(
+        f"{ffmpeg} -v error -i {source} -f lavfi -i {tone} -shortest -map 0:v -map 1:a -c:v copy -c:a aac".split()
+        + [str(with_sound)],
+        check=True,
+    )
+    probed = probe(with_sound)
+    assert probed.has_audio
+    dest = tmp_path / "proxy.mp4"
+    make_proxy(with_sound, dest, probed)
+    with av.open(str(dest)) as container:
+        assert [s.type for s in container.streams] == ["video"]
+
+
+def test_large_frames_are_scaled_down_to_even_sizes():
+    assert proxy_size(3840, 2160, 1080) == (1920, 1080)
+    assert proxy_size(1279, 719, 1080) == (1278, 718)
+    assert proxy_size(160, 96, 1080) == (160, 96)
+
+
+def test_a_missing_frame_is_caught(proxy_of):
+    _, table, probed = proxy_of("h264-2997-gop12")
+    dropped = replace(table, pts=table.pts[:100] + table.pts[101:])
+    with pytest.raises(FrameMismatch, match="frames"):
+        check_proxy_table(probed.table, dropped, PROXY_GOP)
+
+
+def test_a_shifted_frame_is_caught(proxy_of):
+    _, table, probed = proxy_of("h264-2997-gop12")
+    moved = replace(table, pts=table.pts[:50] + (table.pts[50] + 1,) + table.pts[51:])
+    with pytest.raises(FrameMismatch, match="proxy frame 50"):
+        check_proxy_table(probed.table, moved, PROXY_GOP)
+
+
+def test_a_truncated_source_fails_instead_of_making_a_short_proxy(synthetic_source, tmp_path):
+    source = synthetic_source("h264-offset-1.5s")  # Matroska: readable when cut short
+    probed = probe(source)
+    cut = tmp_path / "cut.mkv"
+    cut.write_bytes(source.read_bytes()[: source.stat().st_size * 2 // 3])
+    with pytest.raises(FrameMismatch):
+        make_proxy(cut, tmp_path / "proxy.mp4", probed)
+    assert build_frame_table(cut).frame_count < probed.frame_count
