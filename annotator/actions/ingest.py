@@ -1,0 +1,283 @@
+"""Video upload and ingest: the source stored, probed, proxied, tabulated, thumbnailed.
+
+``do_register_upload`` runs in the web request: it stores the file, creates the
+``Video`` and its ingest ``Job`` and enqueues the Celery task after commit.
+``do_ingest_video`` runs in the worker and does the whole ingest, writing progress
+to the ``Job`` row (any web process can relay it, whatever the channel layer).
+
+Nothing half-made: every derived file is written into a private working directory
+under ``MEDIA_ROOT/tmp/``; only when all of them exist and every check has passed are
+they moved into place and the ``Video`` row updated, in one transaction. On any
+failure the working directory is removed, files already moved are removed, and the
+video and job say why in ``Video.error`` / ``Job.message``.
+
+Storage: derived media are read by PyAV and served by byte range, so they live on the
+local filesystem under ``MEDIA_ROOT`` (Django's default ``FileSystemStorage``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+import shutil
+import time
+import uuid
+from pathlib import Path
+
+from django.conf import settings
+from django.core.files.uploadedfile import UploadedFile
+from django.db import transaction
+from django.utils import timezone
+
+from annotator.actions.audit import record
+from annotator.errors import InvalidInput
+from annotator.media.errors import MediaError
+from annotator.media.frametable import FrameTable
+from annotator.media.probe import probe
+from annotator.media.proxy import PROXY_GOP, make_proxy
+from annotator.media.thumbs import make_thumbnails
+from annotator.models import Job, Video
+
+logger = logging.getLogger(__name__)
+
+INGEST_JOB_KIND = "ingest"
+_SAFE_SUFFIX = re.compile(r"^\.[a-z0-9]{1,8}$")
+
+# Progress milestones of one ingest (fractions of the job).
+_P_HASHED, _P_PROBED, _P_PROXY, _P_TABLE, _P_THUMBS = 0.05, 0.08, 0.88, 0.9, 0.97
+
+
+def _suffix(name: str) -> str:
+    suffix = Path(name or "").suffix.lower()
+    return suffix if _SAFE_SUFFIX.match(suffix) else ".bin"
+
+
+def do_register_upload(*, actor, uploaded_file: UploadedFile, title: str) -> tuple[Video, Job]:
+    """Store an uploaded source video and queue its ingest.
+
+    Precondition: the caller has checked that ``actor`` is a maintainer.
+    """
+    title = (title or "").strip()
+    if not title:
+        raise InvalidInput("title is required", field="title")
+    if uploaded_file is None:
+        raise InvalidInput("file is required", field="file")
+    if uploaded_file.size == 0:
+        raise InvalidInput("the uploaded file is empty", field="file")
+    if uploaded_file.size > settings.FRAMELEDGER_MAX_VIDEO_BYTES:
+        raise InvalidInput(
+            f"the file is {uploaded_file.size} bytes; the limit is {settings.FRAMELEDGER_MAX_VIDEO_BYTES}",
+            field="file",
+        )
+    from annotator.media.tasks import ingest_video
+
+    stored_name = None
+    try:
+        with transaction.atomic():
+            video = Video.objects.create(
+                title=title[:300],
+                original_name=(uploaded_file.name or "")[:300],
+                size_bytes=uploaded_file.size,
+                status=Video.Status.PENDING,
+                created_by=actor,
+            )
+            video.original.save(f"{uuid.uuid4().hex}{_suffix(uploaded_file.name)}", uploaded_file, save=True)
+            stored_name = video.original.name
+            job = Job.objects.create(kind=INGEST_JOB_KIND, video=video, created_by=actor, message="Queued for ingest.")
+            record(
+                actor,
+                "video.upload",
+                video,
+                details={"original_name": video.original_name, "size_bytes": video.size_bytes, "job": job.pk},
+            )
+            transaction.on_commit(lambda: ingest_video.delay(video.pk, job.pk))
+    except BaseException:
+        if stored_name:
+            Video.original.field.storage.delete(stored_name)
+        raise
+    return video, job
+
+
+class _Progress:
+    """Writes a job's progress to its row, at most twice a second."""
+
+    def __init__(self, job: Job):
+        self.job = job
+        self._last = 0.0
+
+    def __call__(self, fraction: float, message: str | None = None, *, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self._last < 0.5:
+            return
+        self._last = now
+        fields = {"progress": round(min(max(fraction, 0.0), 1.0), 4), "updated_at": timezone.now()}
+        if message is not None:
+            fields["message"] = message
+            self.job.message = message
+        Job.objects.filter(pk=self.job.pk).update(**fields)
+        self.job.progress = fields["progress"]
+
+
+def file_sha256(path: str | Path, chunk: int = 1024 * 1024) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _derive(source: Path, workdir: Path, progress: _Progress) -> dict:
+    """Every derived file, made in ``workdir``. Returns what the Video row needs."""
+    progress(0.0, "Hashing the source.", force=True)
+    sha = file_sha256(source)
+    progress(_P_HASHED, "Probing the source.", force=True)
+    probed = probe(source)
+    progress(
+        _P_PROBED,
+        f"Encoding the proxy ({probed.frame_count} frames, {probed.codec}, {probed.rate} fps).",
+        force=True,
+    )
+    proxy = workdir / "proxy.mp4"
+    table = make_proxy(
+        source,
+        proxy,
+        probed,
+        gop=PROXY_GOP,
+        progress=lambda f: progress(_P_PROBED + (_P_PROXY - _P_PROBED) * f),
+    )
+    progress(_P_PROXY, "Writing the frame table.", force=True)
+    frames = workdir / "frames.json"
+    frames.write_text(table.dumps(), encoding="utf-8")
+    proxy_sha = file_sha256(proxy)
+    progress(_P_TABLE, "Making timeline thumbnails.", force=True)
+    thumbs = workdir / "thumbs.jpg"
+    thumb_meta = make_thumbnails(proxy, table, thumbs)
+    progress(_P_THUMBS, "Saving.", force=True)
+    return {
+        "sha256": sha,
+        "probed": probed,
+        "table": table,
+        "proxy_sha256": proxy_sha,
+        "frames_sha256": file_sha256(frames),
+        "thumbnail_meta": thumb_meta,
+        "files": {"proxy": proxy, "frame_table": frames, "thumbnails": thumbs},
+    }
+
+
+def _place(files: dict[str, Path], video: Video, stem: str) -> dict[str, str]:
+    """Move finished files into MEDIA_ROOT; returns field -> storage name."""
+    targets = {
+        "proxy": f"videos/proxy/{stem}.mp4",
+        "frame_table": f"videos/frames/{stem}.json",
+        "thumbnails": f"videos/thumbs/{stem}.jpg",
+    }
+    placed: dict[str, str] = {}
+    root = Path(settings.MEDIA_ROOT)
+    try:
+        for field, name in targets.items():
+            target = root / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(files[field], target)
+            placed[field] = name
+    except BaseException:
+        _remove(placed.values())
+        raise
+    return placed
+
+
+def _remove(names) -> None:
+    root = Path(settings.MEDIA_ROOT)
+    for name in names:
+        if name:
+            (root / name).unlink(missing_ok=True)
+
+
+def _fail(video: Video, job: Job, message: str) -> None:
+    with transaction.atomic():
+        Video.objects.filter(pk=video.pk).update(status=Video.Status.FAILED, error=message)
+        Job.objects.filter(pk=job.pk).update(status=Job.Status.FAILED, message=message, updated_at=timezone.now())
+        record(job.created_by, "video.ingest_failed", video, details={"job": job.pk, "error": message})
+    video.status, video.error = Video.Status.FAILED, message
+    job.status, job.message = Job.Status.FAILED, message
+
+
+def do_ingest_video(video: Video, job: Job) -> Video:
+    """Ingest ``video`` (its ``original`` file is stored), reporting on ``job``.
+
+    Preconditions: called outside any transaction (a worker), once per job. Media
+    errors end as a failed video and job with the reason; they are not raised. An
+    unexpected exception is recorded the same way, then re-raised for the worker log.
+    """
+    Video.objects.filter(pk=video.pk).update(status=Video.Status.PROCESSING, error="")
+    Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING, progress=0.0, updated_at=timezone.now())
+    progress = _Progress(job)
+    workdir = Path(settings.MEDIA_ROOT) / "tmp" / f"ingest-{video.pk}-{uuid.uuid4().hex[:12]}"
+    placed: dict[str, str] = {}
+    try:
+        if not video.original or not Path(video.original.path).is_file():
+            raise MediaError("the uploaded source file is missing")
+        workdir.mkdir(parents=True)
+        derived = _derive(Path(video.original.path), workdir, progress)
+        placed = _place(derived["files"], video, f"{video.pk}-{derived['proxy_sha256'][:16]}")
+        _commit(video, job, derived, placed)
+    except MediaError as exc:
+        _remove(placed.values())
+        _fail(video, job, str(exc))
+    except Exception as exc:
+        _remove(placed.values())
+        logger.exception("ingest of video %s failed", video.pk)
+        _fail(video, job, f"Ingest failed unexpectedly ({type(exc).__name__}: {exc}).")
+        raise
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return video
+
+
+def _commit(video: Video, job: Job, derived: dict, placed: dict[str, str]) -> None:
+    probed = derived["probed"]
+    table: FrameTable = derived["table"]
+    with transaction.atomic():
+        row = Video.objects.select_for_update().get(pk=video.pk)
+        previous = [row.proxy.name, row.frame_table.name, row.thumbnails.name]
+        row.sha256 = derived["sha256"]
+        row.codec = probed.codec
+        row.width, row.height, row.rotation = probed.width, probed.height, probed.rotation
+        row.frame_rate_num, row.frame_rate_den = probed.rate.numerator, probed.rate.denominator
+        row.frame_count = table.frame_count
+        row.duration = probed.duration
+        row.proxy.name = placed["proxy"]
+        row.proxy_sha256 = derived["proxy_sha256"]
+        row.frame_table.name = placed["frame_table"]
+        row.thumbnails.name = placed["thumbnails"]
+        row.thumbnail_meta = derived["thumbnail_meta"]
+        row.status, row.error = Video.Status.READY, ""
+        row.save()
+        result = {
+            "frame_count": table.frame_count,
+            "frame_rate": [row.frame_rate_num, row.frame_rate_den],
+            "codec": probed.codec,
+            "duration": probed.duration,
+            "source_start": probed.start_time,
+            "rotation": probed.rotation,
+            "proxy_sha256": row.proxy_sha256,
+        }
+        Job.objects.filter(pk=job.pk).update(
+            status=Job.Status.DONE, progress=1.0, message="Ready.", result=result, updated_at=timezone.now()
+        )
+        record(
+            job.created_by,
+            "video.ingest",
+            row,
+            hashes={
+                "source_sha256": row.sha256,
+                "proxy_sha256": row.proxy_sha256,
+                "frame_table_sha256": derived["frames_sha256"],
+            },
+            details={"job": job.pk, **result},
+        )
+        stale = [name for name in previous if name and name not in placed.values()]
+        transaction.on_commit(lambda: _remove(stale))
+    video.refresh_from_db()
+    job.refresh_from_db()

@@ -1,0 +1,11 @@
+"""Video and job endpoints; included under ``/api/`` by ``annotator.api.urls``."""
+
+from django.urls import path
+
+from annotator.api import videos
+
+urlpatterns = [
+    path("videos/", videos.VideoListView.as_view(), name="video-list"),
+    path("videos/<int:video_id>/", videos.VideoDetailView.as_view(), name="video-detail"),
+    path("jobs/<int:job_id>/", videos.JobDetailView.as_view(), name="job-detail"),
+]

@@ -1,0 +1,96 @@
+"""Video endpoints for maintainers: upload (queues ingest), video detail, job progress.
+
+- ``POST /api/videos/`` (multipart ``file``, ``title``) -> ``202`` with the video and its ingest job;
+- ``GET /api/videos/`` -> every video, newest first;
+- ``GET /api/videos/<id>/`` -> probe results, status, error, media URLs once ready;
+- ``GET /api/jobs/<id>/`` -> status, progress (0..1), message, result.
+
+Everyone else gets 404, as for any object they may not know about.
+"""
+
+from __future__ import annotations
+
+from rest_framework import status
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotator import access
+from annotator.actions.ingest import do_register_upload
+from annotator.media.views import media_urls_for
+from annotator.models import Job, Video
+
+
+def require_maintainer(user) -> None:
+    if not access.is_maintainer(user):
+        raise access.NotFound("maintainers only")
+
+
+def job_view(job: Job) -> dict:
+    return {
+        "id": job.pk,
+        "kind": job.kind,
+        "status": job.status,
+        "progress": job.progress,
+        "message": job.message,
+        "result": job.result,
+        "video": job.video_id,
+        "created_at": job.created_at.isoformat(),
+        "updated_at": job.updated_at.isoformat(),
+    }
+
+
+def video_view(video: Video) -> dict:
+    ready = video.status == Video.Status.READY
+    latest_job = video.jobs.order_by("-created_at", "-id").first()
+    return {
+        "id": video.pk,
+        "title": video.title,
+        "status": video.status,
+        "error": video.error,
+        "original_name": video.original_name,
+        "size_bytes": video.size_bytes,
+        "sha256": video.sha256,
+        "codec": video.codec,
+        "width": video.width,
+        "height": video.height,
+        "rotation": video.rotation,
+        "frame_rate": [video.frame_rate_num, video.frame_rate_den],
+        "frame_count": video.frame_count,
+        "duration": video.duration,
+        "proxy_sha256": video.proxy_sha256,
+        "media": media_urls_for("video", video.pk) if ready else None,
+        "job": job_view(latest_job) if latest_job else None,
+        "created_at": video.created_at.isoformat(),
+    }
+
+
+class VideoListView(APIView):
+    parser_classes = [MultiPartParser, FormParser, JSONParser]
+
+    def get(self, request):
+        require_maintainer(request.user)
+        return Response([video_view(v) for v in Video.objects.all()])
+
+    def post(self, request):
+        require_maintainer(request.user)
+        video, job = do_register_upload(
+            actor=request.user,
+            uploaded_file=request.FILES.get("file"),
+            title=request.data.get("title", ""),
+        )
+        return Response({"video": video_view(video), "job": job_view(job)}, status=status.HTTP_202_ACCEPTED)
+
+
+class VideoDetailView(APIView):
+    def get(self, request, video_id: int):
+        return Response(video_view(access.access_video(request.user, video_id)))
+
+
+class JobDetailView(APIView):
+    def get(self, request, job_id: int):
+        require_maintainer(request.user)
+        job = Job.objects.filter(pk=job_id).first()
+        if job is None:
+            raise access.NotFound("job")
+        return Response(job_view(job))

@@ -1,0 +1,135 @@
+"""Media endpoints: the proxy (by byte range), the frame table, exact frames, thumbnails.
+
+Two families with the same files behind them:
+
+- ``/media/packets/<packet_id>/...`` for anyone on the packet (``access_packet``);
+- ``/media/videos/<video_id>/...`` for maintainers (``access_video``).
+
+Whoever may not see the packet or video, signed in or not, gets the same 404 a
+missing one gets. A video that is not ready yet has no media: 404 as well.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache, wraps
+
+from django.http import Http404, HttpResponse, HttpResponseNotModified, JsonResponse
+from django.urls import reverse
+from django.views.decorators.http import require_safe
+
+from annotator import access
+from annotator.media.errors import FrameMismatch, FrameOutOfRange
+from annotator.media.frames import IMAGE_FORMATS, frame_image
+from annotator.media.frametable import FrameTable
+from annotator.media.ranges import ranged_file_response
+from annotator.models import Video
+
+FRAME_CACHE_CONTROL = "private, max-age=86400"
+
+
+def _packet_video(request, packet_id: int) -> Video:
+    try:
+        return access.access_packet(request.user, packet_id).packet.video
+    except access.NotFound:
+        raise Http404("Not found") from None
+
+
+def _maintainer_video(request, video_id: int) -> Video:
+    try:
+        return access.access_video(request.user, video_id)
+    except access.NotFound:
+        raise Http404("Not found") from None
+
+
+RESOLVERS = {"packet": _packet_video, "video": _maintainer_video}
+
+
+def media_view(func):
+    """Resolve ``owner`` ("packet"/"video") + ``object_id`` to a ready Video, with access."""
+
+    @require_safe
+    @wraps(func)
+    def view(request, owner: str, object_id: int, **kwargs):
+        video = RESOLVERS[owner](request, object_id)
+        if video.status != Video.Status.READY or not video.proxy:
+            raise Http404("Not found")
+        return func(request, video, owner=owner, object_id=object_id, **kwargs)
+
+    return view
+
+
+@lru_cache(maxsize=16)
+def _load_table(path: str, mtime_ns: int) -> FrameTable:
+    return FrameTable.load(path)
+
+
+def frame_table_of(video: Video) -> FrameTable:
+    path = video.frame_table.path
+    return _load_table(path, os.stat(path).st_mtime_ns)
+
+
+@media_view
+def proxy(request, video: Video, **_):
+    etag = f'"{video.proxy_sha256}"' if video.proxy_sha256 else None
+    return ranged_file_response(request, video.proxy.path, "video/mp4", etag=etag)
+
+
+@media_view
+def frames_json(request, video: Video, **_):
+    """The proxy's frame table: fps_num/fps_den, frame_count, pts (s), pts_ticks, keyframes."""
+    return ranged_file_response(request, video.frame_table.path, "application/json")
+
+
+@media_view
+def frame(request, video: Video, n: int, fmt: str = "png", **_):
+    """Frame ``n`` of the proxy, decoded exactly, as PNG (lossless) or JPEG."""
+    etag = f'"{video.proxy_sha256}-{n}-{fmt}"'
+    if etag in [tag.strip() for tag in request.headers.get("If-None-Match", "").split(",")]:
+        response = HttpResponseNotModified()
+        response["ETag"] = etag
+        return response
+    table = frame_table_of(video)
+    try:
+        data = frame_image(video.proxy.path, table, n, fmt)
+    except FrameOutOfRange:
+        raise Http404("No such frame") from None
+    except FrameMismatch as exc:
+        return HttpResponse(f"frame {n} cannot be decoded exactly: {exc}", status=500, content_type="text/plain")
+    response = HttpResponse(data, content_type=IMAGE_FORMATS[fmt][1])
+    response["ETag"] = etag
+    response["Cache-Control"] = FRAME_CACHE_CONTROL
+    response["X-Frame-Index"] = str(n)
+    response["X-Frame-Pts"] = repr(table.seconds(n))
+    return response
+
+
+@media_view
+def thumbnails(request, video: Video, **_):
+    if not video.thumbnails:
+        raise Http404("Not found")
+    return ranged_file_response(request, video.thumbnails.path, "image/jpeg")
+
+
+@media_view
+def thumbnails_meta(request, video: Video, owner: str, object_id: int, **_):
+    if not video.thumbnails:
+        raise Http404("Not found")
+    meta = dict(video.thumbnail_meta)
+    meta["sprite"] = reverse(f"media-{owner}-thumbs", kwargs={"object_id": object_id})
+    response = JsonResponse(meta)
+    response["Cache-Control"] = "private, max-age=3600"
+    return response
+
+
+def media_urls_for(owner: str, object_id: int) -> dict[str, str]:
+    """The media URLs of a packet or video, as the player and the API hand them out."""
+    kwargs = {"object_id": object_id}
+    frame_zero = reverse(f"media-{owner}-frame", kwargs={**kwargs, "n": 0})
+    return {
+        "proxy": reverse(f"media-{owner}-proxy", kwargs=kwargs),
+        "frames": reverse(f"media-{owner}-frames", kwargs=kwargs),
+        "frame_png": frame_zero.removesuffix("0.png") + "{n}.png",
+        "thumbnails": reverse(f"media-{owner}-thumbs", kwargs=kwargs),
+        "thumbnails_meta": reverse(f"media-{owner}-thumbs-meta", kwargs=kwargs),
+    }

@@ -1,0 +1,29 @@
+"""Media URLs (mounted at the site root by ``deploy/urls.py``).
+
+For each owner (``packet``: anyone on the packet; ``video``: maintainers):
+
+=====================================================  ==============================
+``/media/<owner>s/<id>/proxy.mp4``                     ``media-<owner>-proxy``
+``/media/<owner>s/<id>/frames.json``                   ``media-<owner>-frames``
+``/media/<owner>s/<id>/frames/<n>.png``                ``media-<owner>-frame``
+``/media/<owner>s/<id>/frames/<n>.jpg``                ``media-<owner>-frame-jpg``
+``/media/<owner>s/<id>/thumbs.jpg``                    ``media-<owner>-thumbs``
+``/media/<owner>s/<id>/thumbs.json``                   ``media-<owner>-thumbs-meta``
+=====================================================  ==============================
+"""
+
+from django.urls import path
+
+from annotator.media import views
+
+urlpatterns = []
+for owner, prefix in (("packet", "media/packets/<int:object_id>/"), ("video", "media/videos/<int:object_id>/")):
+    extra = {"owner": owner}
+    urlpatterns += [
+        path(prefix + "proxy.mp4", views.proxy, extra, name=f"media-{owner}-proxy"),
+        path(prefix + "frames.json", views.frames_json, extra, name=f"media-{owner}-frames"),
+        path(prefix + "frames/<int:n>.png", views.frame, {**extra, "fmt": "png"}, name=f"media-{owner}-frame"),
+        path(prefix + "frames/<int:n>.jpg", views.frame, {**extra, "fmt": "jpg"}, name=f"media-{owner}-frame-jpg"),
+        path(prefix + "thumbs.jpg", views.thumbnails, extra, name=f"media-{owner}-thumbs"),
+        path(prefix + "thumbs.json", views.thumbnails_meta, extra, name=f"media-{owner}-thumbs-meta"),
+    ]
