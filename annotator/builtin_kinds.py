@@ -86,7 +86,13 @@ BREAK_POINT_LEDGER = {
         {"name": "end_frame", "type": "int", "frame": True, "required": False, "export": False},
     ],
     "identity_fields": [
-        "set", "medvedev_games", "de_minaur_games", "medvedev_points", "de_minaur_points", "server", "opportunity",
+        "set",
+        "medvedev_games",
+        "de_minaur_games",
+        "medvedev_points",
+        "de_minaur_points",
+        "server",
+        "opportunity",
     ],  # fmt: skip
     "boundary_fields": ["start_frame", "end_frame"],
     "tolerance": 0,

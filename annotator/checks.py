@@ -28,12 +28,12 @@ def check_media_tools(app_configs, **kwargs):
         import av  # noqa: F401
     except ImportError:
         errors.append(
-            Error("PyAV (the 'av' package) is not importable", hint="pip install -r requirements.txt", id="annotator.E001")
+            Error(
+                "PyAV (the 'av' package) is not importable", hint="pip install -r requirements.txt", id="annotator.E001"
+            )
         )
     if ffmpeg_binary() is None:
-        errors.append(
-            Error("ffmpeg not found", hint="install imageio-ffmpeg (requirements.txt)", id="annotator.E002")
-        )
+        errors.append(Error("ffmpeg not found", hint="install imageio-ffmpeg (requirements.txt)", id="annotator.E002"))
     return errors
 
 
@@ -46,5 +46,7 @@ def check_media_root(app_configs, **kwargs):
         with tempfile.NamedTemporaryFile(dir=root):
             pass
     except OSError as exc:
-        return [Error(f"MEDIA_ROOT {root} is not writable: {exc}", hint="set FRAMELEDGER_MEDIA_ROOT", id="annotator.E003")]
+        return [
+            Error(f"MEDIA_ROOT {root} is not writable: {exc}", hint="set FRAMELEDGER_MEDIA_ROOT", id="annotator.E003")
+        ]
     return []

@@ -57,7 +57,10 @@ def export_files(version: GroundTruthVersion) -> dict[str, bytes]:
         files["gt.json"] = _dumps({"queries": queries})
         files["vocabulary.json"] = _dumps({q["query_id"]: q["query"] for q in submission["queries"]})
         files["oracle.jsonl"] = b"".join(
-            (json.dumps({"query_id": q["query_id"], "start": q["intervals"][0][0], "end": q["intervals"][0][1]}) + "\n").encode()
+            (
+                json.dumps({"query_id": q["query_id"], "start": q["intervals"][0][0], "end": q["intervals"][0][1]})
+                + "\n"
+            ).encode()
             for q in queries
         )
     manifest = {

@@ -223,7 +223,9 @@ def sort_events(schema: dict, events: list[dict]) -> list[dict]:
     keys = schema.get("sort_keys") or []
 
     def key(event: dict) -> tuple:
-        return tuple((event.get(name) is not None, event.get(name) if event.get(name) is not None else 0) for name in keys)
+        return tuple(
+            (event.get(name) is not None, event.get(name) if event.get(name) is not None else 0) for name in keys
+        )
 
     return sorted(events, key=lambda e: (key(e), _stable(e)))
 

@@ -13,5 +13,6 @@ ALLOWED_HOSTS = ["localhost", "127.0.0.1", "testserver"]
 
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):  # noqa: F405
     # A file, not memory: tests that start a real Celery worker share it with the worker.
+    # One file per test process, so two runs side by side never share a database.
     VAR_DIR.mkdir(parents=True, exist_ok=True)  # noqa: F405
-    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-frameledger.sqlite3")}  # noqa: F405
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-frameledger-{os.getpid()}.sqlite3")}  # noqa: F405

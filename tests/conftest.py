@@ -7,6 +7,7 @@ import pytest
 
 from tests.factories import make_packet, make_user
 
+
 @pytest.fixture(autouse=True)
 def _media_root(settings, tmp_path):
     settings.MEDIA_ROOT = str(tmp_path / "media")

@@ -16,7 +16,7 @@ GTEA_FRAMES = 25692
 def make_user(username: str, *, maintainer: bool = False) -> User:
     user = User.objects.create_user(username, password=f"{username}-password")
     if maintainer:
-        user.groups.add(Group.objects.get(name="maintainers"))
+        user.groups.add(Group.objects.get_or_create(name="maintainers")[0])
     return user
 
 
@@ -51,7 +51,8 @@ def make_packet(maintainer, annotator_a, annotator_b, adjudicator, *, kind: str 
 
 
 def client_for(user) -> APIClient:
+    """A client signed in through a real session, for API and page views alike."""
     client = APIClient()
     if user is not None:
-        client.force_authenticate(user)
+        client.force_login(user)
     return client

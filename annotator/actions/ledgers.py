@@ -67,7 +67,7 @@ def _get_event(ledger: Ledger, event_uid) -> LedgerEvent:
     try:
         return ledger.events.get(uid=uuid.UUID(str(event_uid)))
     except (LedgerEvent.DoesNotExist, ValueError):
-        raise InvalidInput(f"no event {event_uid} in this ledger", field="event") from None
+        raise InvalidInput("no such event in this ledger", field="event") from None
 
 
 @transaction.atomic
@@ -124,5 +124,7 @@ def do_freeze_ledger(ledger: Ledger, *, actor, attestation: str, expected_versio
     ledger.frozen_at = timezone.now()
     ledger.version += 1
     ledger.save()
-    record(actor, "freeze_ledger", ledger, packet=ledger.packet, hashes={"ledger": digest}, details={"side": ledger.side})
+    record(
+        actor, "freeze_ledger", ledger, packet=ledger.packet, hashes={"ledger": digest}, details={"side": ledger.side}
+    )
     return ledger

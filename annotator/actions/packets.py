@@ -30,7 +30,9 @@ def check_assignment(annotator_a, annotator_b, adjudicator) -> None:
     if any(p is None for p in people):
         raise InvalidInput("annotator A, annotator B and the adjudicator are all required", field="assignment")
     if len({p.pk for p in people}) != 3:
-        raise InvalidInput("annotator A, annotator B and the adjudicator must be three different people", field="assignment")
+        raise InvalidInput(
+            "annotator A, annotator B and the adjudicator must be three different people", field="assignment"
+        )
     if not all(p.is_active for p in people):
         raise InvalidInput("every assigned person must be an active user", field="assignment")
 

@@ -28,7 +28,9 @@ def check_task_kind(*, slug: str, name: str, scorer_id: str, schema) -> None:
 
 
 @transaction.atomic
-def do_create_task_kind(*, actor, slug: str, name: str, scorer_id: str, schema: dict, description: str = "") -> TaskKind:
+def do_create_task_kind(
+    *, actor, slug: str, name: str, scorer_id: str, schema: dict, description: str = ""
+) -> TaskKind:
     """Create a task kind a maintainer defined (no code needed)."""
     check_task_kind(slug=slug, name=name, scorer_id=scorer_id, schema=schema)
     kind = TaskKind.objects.create(slug=slug, name=name, scorer_id=scorer_id, schema=schema, description=description)

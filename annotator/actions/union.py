@@ -56,7 +56,13 @@ def align_union(schema: dict, scorer_id: str, a_events: list[dict], b_events: li
                 if isinstance(a_value, int) and isinstance(b_value, int):
                     deltas[name] = b_value - a_value
         result.append(
-            {"status": status, "a_index": a_index, "b_index": b_index, "differing_fields": differing, "boundary_deltas": deltas}
+            {
+                "status": status,
+                "a_index": a_index,
+                "b_index": b_index,
+                "differing_fields": differing,
+                "boundary_deltas": deltas,
+            }
         )
     return sorted(result, key=lambda it: _position_key(schema, it, a_events, b_events))
 

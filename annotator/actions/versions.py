@@ -68,10 +68,12 @@ def _next_number(packet: Packet, tier: str) -> int:
 
 
 def _previous(packet: Packet, tier: str) -> GroundTruthVersion | None:
-    same_tier = GroundTruthVersion.objects.filter(packet=packet, tier=tier).order_by("-number").first()
-    if same_tier is not None or tier == GroundTruthVersion.Tier.PROVISIONAL:
-        return same_tier
-    return GroundTruthVersion.objects.filter(packet=packet).order_by("-created_at", "-id").first()
+    """The version a changelog compares against: the latest of the *same* tier only.
+
+    Never across tiers: an adjudicated version is seen by annotators, and a changelog
+    against the provisional tier would show them third-party labels.
+    """
+    return GroundTruthVersion.objects.filter(packet=packet, tier=tier).order_by("-number").first()
 
 
 def adjudication_log(union: Union) -> list[dict]:
@@ -122,7 +124,9 @@ def _create_version(packet, *, actor, tier, events, manifest_extra, source) -> G
         source=source,
         created_by=actor,
     )
-    record(actor, f"publish_{tier}_version", version, packet=packet, hashes={"version": digest}, details={"number": number})
+    record(
+        actor, f"publish_{tier}_version", version, packet=packet, hashes={"version": digest}, details={"number": number}
+    )
     return version
 
 
@@ -160,7 +164,9 @@ def do_publish_adjudicated_version(packet: Packet, *, actor) -> GroundTruthVersi
 
 
 @transaction.atomic
-def do_import_provisional_version(packet: Packet, events: list, *, actor, source: str, source_sha256: str) -> GroundTruthVersion:
+def do_import_provisional_version(
+    packet: Packet, events: list, *, actor, source: str, source_sha256: str
+) -> GroundTruthVersion:
     """Store third-party labels (published annotations) as the next provisional version.
 
     Every event is validated against the task kind; annotators never see this tier.

@@ -19,6 +19,9 @@ class AuditEntry(ImmutableModel):
     class Meta:
         ordering = ["-at", "-id"]
 
+    def __str__(self) -> str:
+        return f"{self.operation} {self.object_type}:{self.object_id}"
+
 
 class Job(models.Model):
     """A long-running task (ingest, scoring batch). Progress lives here so any web
@@ -42,3 +45,6 @@ class Job(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} job {self.pk} ({self.status})"

@@ -4,6 +4,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
+from annotator.models.immutable import ImmutableRowError
+
 
 class Packet(models.Model):
     """A video + task kind + instructions, sent to two annotators and one adjudicator.
@@ -83,3 +85,18 @@ class LedgerEvent(models.Model):
 
     class Meta:
         ordering = ["ledger_id", "created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"event {self.uid} of ledger {self.ledger_id}"
+
+    def save(self, *args, **kwargs):
+        self._refuse_if_frozen()
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        self._refuse_if_frozen()
+        return super().delete(*args, **kwargs)
+
+    def _refuse_if_frozen(self) -> None:
+        if Ledger.objects.filter(pk=self.ledger_id, frozen_at__isnull=False).exists():
+            raise ImmutableRowError(f"ledger {self.ledger_id} is frozen; its events cannot change")

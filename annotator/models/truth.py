@@ -13,6 +13,9 @@ class Union(models.Model):
     scorer_id = models.CharField(max_length=100)
     created_at = models.DateTimeField(auto_now_add=True)
 
+    def __str__(self) -> str:
+        return f"union of packet {self.packet_id}"
+
 
 class UnionItem(models.Model):
     """One aligned item: agreed, conflicting, only in A or only in B."""
@@ -37,6 +40,9 @@ class UnionItem(models.Model):
         ordering = ["union_id", "position"]
         constraints = [models.UniqueConstraint(fields=["union", "position"], name="union_item_position")]
 
+    def __str__(self) -> str:
+        return f"union {self.union_id} item {self.position} ({self.status})"
+
 
 class Decision(models.Model):
     """The adjudicator's current decision on a union item (history is in the audit log)."""
@@ -54,6 +60,9 @@ class Decision(models.Model):
     rationale = models.TextField()
     decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     decided_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.action} on item {self.item_id}"
 
 
 class GroundTruthVersion(ImmutableModel):

@@ -28,7 +28,9 @@ BAD_EVENTS = [
 @pytest.mark.parametrize(("event", "field", "reason"), BAD_EVENTS)
 def test_invalid_events_are_refused_with_the_field_and_reason(packet, annotator_a, event, field, reason):
     audit_before = AuditEntry.objects.count()
-    response = client_for(annotator_a).post(f"/api/packets/{packet.pk}/ledger/events/", {"data": event, "version": 0}, format="json")
+    response = client_for(annotator_a).post(
+        f"/api/packets/{packet.pk}/ledger/events/", {"data": event, "version": 0}, format="json"
+    )
     assert response.status_code == 400
     error = response.json()["error"]
     assert error["field"] == field and reason in error["message"], error
@@ -38,9 +40,13 @@ def test_invalid_events_are_refused_with_the_field_and_reason(packet, annotator_
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("body", [b"not json", b"[1, 2]", b'{"data": "x", "version": 0}', b'{"data": {}, "version": "0"}'])
+@pytest.mark.parametrize(
+    "body", [b"not json", b"[1, 2]", b'{"data": "x", "version": 0}', b'{"data": {}, "version": "0"}']
+)
 def test_malformed_bodies_get_a_clear_error(packet, annotator_a, body):
-    response = client_for(annotator_a).generic("POST", f"/api/packets/{packet.pk}/ledger/events/", body, content_type="application/json")
+    response = client_for(annotator_a).generic(
+        "POST", f"/api/packets/{packet.pk}/ledger/events/", body, content_type="application/json"
+    )
     assert response.status_code == 400
     assert response.json()["error"]["message"]
     assert LedgerEvent.objects.count() == 0
@@ -49,7 +55,12 @@ def test_malformed_bodies_get_a_clear_error(packet, annotator_a, body):
 @pytest.mark.django_db
 def test_a_stale_version_is_refused_and_changes_nothing(packet, annotator_a):
     client = client_for(annotator_a)
-    first = client.post(f"/api/packets/{packet.pk}/ledger/events/", {"data": GOOD}, format="json", HTTP_IF_MATCH=f'"ledger-{Ledger.objects.get(packet=packet, side="A").pk}-v0"')
+    first = client.post(
+        f"/api/packets/{packet.pk}/ledger/events/",
+        {"data": GOOD},
+        format="json",
+        HTTP_IF_MATCH=f'"ledger-{Ledger.objects.get(packet=packet, side="A").pk}-v0"',
+    )
     assert first.status_code == 201
     stale = client.post(f"/api/packets/{packet.pk}/ledger/events/", {"data": {**GOOD, "end_frame": 40}},
                         format="json", HTTP_IF_MATCH=first.request["HTTP_IF_MATCH"])  # fmt: skip
@@ -100,7 +111,13 @@ def test_a_decision_needs_a_rationale_and_a_valid_edit(packet, annotator_a, anno
     do_build_union(packet, actor=adjudicator)
     client = client_for(adjudicator)
     url = f"/api/packets/{packet.pk}/union/items/0/decision/"
-    assert client.post(url, {"action": "take_a", "rationale": ""}, format="json").json()["error"]["field"] == "rationale"
-    assert client.post(url, {"action": "flip", "rationale": "ok ok"}, format="json").json()["error"]["field"] == "action"
-    bad_edit = client.post(url, {"action": "edit", "final_value": {**GOOD, "verb": "juggle"}, "rationale": "ok ok"}, format="json")
+    assert (
+        client.post(url, {"action": "take_a", "rationale": ""}, format="json").json()["error"]["field"] == "rationale"
+    )
+    assert (
+        client.post(url, {"action": "flip", "rationale": "ok ok"}, format="json").json()["error"]["field"] == "action"
+    )
+    bad_edit = client.post(
+        url, {"action": "edit", "final_value": {**GOOD, "verb": "juggle"}, "rationale": "ok ok"}, format="json"
+    )
     assert bad_edit.status_code == 400 and bad_edit.json()["error"]["field"] == "verb"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
 
 import pytest
 from django.urls import URLPattern, URLResolver, get_resolver
@@ -19,6 +20,7 @@ from annotator.actions.versions import do_import_provisional_version, do_publish
 from annotator.models import Job, Ledger
 from tests.factories import client_for
 
+GOOD_EDIT = {"verb": "put", "nouns": ["cup"], "start_frame": 2, "end_frame": 30}
 ROLES = ["annotator_a", "annotator_b", "adjudicator", "maintainer", "outsider"]
 STATES = ["annotating", "a_frozen", "both_frozen", "published"]
 ATTESTATION = "I labelled this video alone, from the video only."
@@ -47,8 +49,9 @@ def build_scenario(state, packet, users):
                            actor=users["annotator_a"], expected_version=0)  # fmt: skip
     event_b = do_add_event(b, {"verb": "put", "nouns": ["plate"], "start_frame": B_FRAMES[0], "end_frame": B_FRAMES[1]},
                            actor=users["annotator_b"], expected_version=0)  # fmt: skip
+    first, last = PROVISIONAL_FRAMES
     provisional = do_import_provisional_version(
-        packet, [{"verb": "cut", "nouns": ["bagel"], "start_frame": PROVISIONAL_FRAMES[0], "end_frame": PROVISIONAL_FRAMES[1]}],
+        packet, [{"verb": "cut", "nouns": ["bagel"], "start_frame": first, "end_frame": last}],
         actor=users["maintainer"], source="test", source_sha256="0" * 64,
     )  # fmt: skip
     scenario = {"event_uid": {"A": event_a.uid, "B": event_b.uid}, "provisional": provisional, "adjudicated": None}
@@ -58,7 +61,9 @@ def build_scenario(state, packet, users):
         do_freeze_ledger(b, actor=users["annotator_b"], attestation=ATTESTATION, expected_version=1)
         union = do_build_union(packet, actor=users["adjudicator"])
         for item in union.items.all():
-            do_decide_item(item, actor=users["adjudicator"], action="take_a" if item.a_value else "drop", rationale="seen")
+            do_decide_item(
+                item, actor=users["adjudicator"], action="take_a" if item.a_value else "drop", rationale="seen"
+            )
     if state == "published":
         scenario["adjudicated"] = do_publish_adjudicated_version(packet, actor=users["adjudicator"])
     scenario["job"] = Job.objects.create(kind="ingest", video=packet.video, created_by=users["maintainer"])
@@ -86,11 +91,15 @@ def expand(route, packet, scenario):
         "job_id": [scenario["job"].pk],
         "slug": ["action-ledger"],
     }
+    # Media routes name their owner in the path: /media/packets/<object_id>/, /media/videos/<object_id>/.
+    values["object_id"] = [packet.pk] if "/packets/" in route else [packet.video_id]
     for name in re.findall(r"<(?:\w+:)?(\w+)>", route):
         if name not in values:
             values[name] = [0]  # frame numbers, indices: 0 is always in range
         urls = [
-            (re.sub(rf"<(?:\w+:)?{name}>", str(v), url), {**params, name: v}) for url, params in urls for v in values[name]
+            (re.sub(rf"<(?:\w+:)?{name}>", str(v), url), {**params, name: v})
+            for url, params in urls
+            for v in values[name]
         ]
     return urls
 
@@ -113,6 +122,9 @@ def api_visible(name, params, role, state, scenario):
         or (role in {"adjudicator", "maintainer"} and frozen),
         "api-union": role in {"adjudicator", "maintainer"} and frozen,
         "api-audit": role == "maintainer",
+        "video-list": role == "maintainer",
+        "video-detail": role == "maintainer",
+        "job-detail": role == "maintainer",
     }
     if name in {"api-version", "api-version-export"}:
         provisional = params["version_id"] == scenario["provisional"].pk
@@ -120,13 +132,28 @@ def api_visible(name, params, role, state, scenario):
     return rules.get(name)
 
 
-POST_ONLY = {"api-token", "api-ledger-events", "api-ledger-event", "api-ledger-freeze", "api-union-decision", "api-publish"}
+POST_ONLY = {
+    "api-token",
+    "api-ledger-events",
+    "api-ledger-event",
+    "api-ledger-freeze",
+    "api-union-decision",
+    "api-publish",
+}
 
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("state", STATES)
-def test_every_route_answers_each_role_without_leaking(state, packet, annotator_a, annotator_b, adjudicator, maintainer, outsider):
-    users = {"annotator_a": annotator_a, "annotator_b": annotator_b, "adjudicator": adjudicator, "maintainer": maintainer, "outsider": outsider}
+def test_every_route_answers_each_role_without_leaking(
+    state, packet, annotator_a, annotator_b, adjudicator, maintainer, outsider
+):
+    users = {
+        "annotator_a": annotator_a,
+        "annotator_b": annotator_b,
+        "adjudicator": adjudicator,
+        "maintainer": maintainer,
+        "outsider": outsider,
+    }
     scenario = build_scenario(state, packet, users)
     unclassified = []
     for route, name in all_routes():
@@ -146,7 +173,7 @@ def test_every_route_answers_each_role_without_leaking(state, packet, annotator_
                         assert json.loads(body) == {"error": {"code": "not_found", "message": "Not found."}}, label
                 elif name in POST_ONLY:
                     assert response.status_code == 405, label
-                if role == "outsider" and "packet_id" in params:
+                if role == "outsider" and ("packet_id" in params or "object_id" in params):
                     assert response.status_code in {404, 405}, label
                 assert_no_leak(body, role, state, scenario, label)
     assert not unclassified, f"classify these API routes in api_visible: {sorted(set(unclassified))}"
@@ -169,7 +196,9 @@ def assert_no_leak(body, role, state, scenario, label):
 
 
 @pytest.mark.django_db
-def test_writes_by_the_wrong_person_are_refused_and_change_nothing(packet, annotator_a, annotator_b, adjudicator, outsider):
+def test_writes_by_the_wrong_person_are_refused_and_change_nothing(
+    packet, annotator_a, annotator_b, adjudicator, outsider
+):
     a_ledger = Ledger.objects.get(packet=packet, side="A")
     event = do_add_event(a_ledger, {"verb": "take", "nouns": ["cup"], "start_frame": 1, "end_frame": 20},
                          actor=annotator_a, expected_version=0)  # fmt: skip
@@ -186,10 +215,18 @@ def test_writes_by_the_wrong_person_are_refused_and_change_nothing(packet, annot
     for user, method, url in attempts:
         body = {"data": {"verb": "put", "nouns": ["cup"], "start_frame": 2, "end_frame": 30}, "version": 1,
                 "attestation": ATTESTATION, "action": "drop", "rationale": "x" * 10}  # fmt: skip
+        body["version"] = 0  # the writer's own (current) version, so only access can refuse
         response = getattr(client_for(user), method)(url, body, format="json")
         # B editing A's event id looks exactly like editing a missing event of B's own.
         assert response.status_code in {400, 404}, (user.username, method, url, response.status_code)
         assert str(event.uid) not in response.content.decode()
+    # Touching A's event looks exactly like touching an event that does not exist.
+    client_b = client_for(annotator_b)
+    url = f"/api/packets/{packet.pk}/ledger/events/{{}}/"
+    via_a = client_b.put(url.format(event.uid), {"data": GOOD_EDIT, "version": 0}, format="json")
+    via_random = client_b.put(url.format(uuid.uuid4()), {"data": GOOD_EDIT, "version": 0}, format="json")
+    assert via_a.status_code == via_random.status_code == 400
+    assert via_a.json() == via_random.json()
     a_ledger.refresh_from_db()
     event.refresh_from_db()
     assert a_ledger.version == 1 and not a_ledger.is_frozen
@@ -199,7 +236,18 @@ def test_writes_by_the_wrong_person_are_refused_and_change_nothing(packet, annot
 @pytest.mark.django_db
 def test_an_annotators_packet_view_says_nothing_of_the_other_ledger(packet, annotator_b):
     view = client_for(annotator_b).get(f"/api/packets/{packet.pk}/").json()
-    assert set(view) == {"id", "title", "instructions", "params", "sha256", "created_at", "task_kind", "video", "your_role", "ledger"}
+    assert set(view) == {
+        "id",
+        "title",
+        "instructions",
+        "params",
+        "sha256",
+        "created_at",
+        "task_kind",
+        "video",
+        "your_role",
+        "ledger",
+    }
     assert view["ledger"]["side"] == "B"
 
 

@@ -15,7 +15,7 @@ EVENTS_EACH = 5
 
 
 @pytest.mark.postgres
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_concurrent_writers_lose_no_update(packet, annotator_a):
     if connection.vendor != "postgresql":
         pytest.skip("needs PostgreSQL: set DATABASE_URL=postgres://... (the CI run does)")
@@ -31,7 +31,9 @@ def test_concurrent_writers_lose_no_update(packet, annotator_a):
             while accepted < EVENTS_EACH:
                 version = client.get(f"/api/packets/{packet.pk}/ledger/").json()["version"]
                 event = {"verb": "take", "nouns": ["cup"], "start_frame": number * 100 + accepted, "end_frame": 20000}
-                response = client.post(f"/api/packets/{packet.pk}/ledger/events/", {"data": event, "version": version}, format="json")
+                response = client.post(
+                    f"/api/packets/{packet.pk}/ledger/events/", {"data": event, "version": version}, format="json"
+                )
                 if response.status_code == 201:
                     accepted += 1
                 elif response.status_code == 412:

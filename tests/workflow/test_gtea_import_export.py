@@ -22,7 +22,7 @@ def test_import_then_export_reproduces_the_published_gt_json(packet, maintainer,
     out = capsys.readouterr().out
     assert "172 actions, 15 verbs, 35 nouns" in out
     version = GroundTruthVersion.objects.get(packet=packet, tier="provisional")
-    call_command("export_ground_truth", version=version.pk, out=tmp_path / "export")
+    call_command("export_ground_truth", "--version", str(version.pk), "--out", str(tmp_path / "export"))
     export = tmp_path / "export"
     assert (export / "gt.json").read_bytes() == (TASK / "steps/solve/tests/gt.json").read_bytes()
     assert (export / "vocabulary.json").read_bytes() == (TASK / "environment/vocabulary.json").read_bytes()

@@ -28,7 +28,9 @@ def add_events(client, packet_id, events):
     assert ledger.status_code == 200
     etag = ledger["ETag"]
     for event in events:
-        response = client.post(f"/api/packets/{packet_id}/ledger/events/", {"data": event}, format="json", HTTP_IF_MATCH=etag)
+        response = client.post(
+            f"/api/packets/{packet_id}/ledger/events/", {"data": event}, format="json", HTTP_IF_MATCH=etag
+        )
         assert response.status_code == 201, response.content
         etag = response["ETag"]
     return etag
@@ -47,7 +49,10 @@ def test_protocol_runs_from_packet_to_export_through_the_api(packet, annotator_a
     freeze_a = a.post(f"/api/packets/{packet.pk}/ledger/freeze/", attestation, format="json", HTTP_IF_MATCH=etag_a)
     assert freeze_a.status_code == 200, freeze_a.content
     assert len(freeze_a.json()["sha256"]) == 64
-    assert b.post(f"/api/packets/{packet.pk}/ledger/freeze/", attestation, format="json", HTTP_IF_MATCH=etag_b).status_code == 200
+    assert (
+        b.post(f"/api/packets/{packet.pk}/ledger/freeze/", attestation, format="json", HTTP_IF_MATCH=etag_b).status_code
+        == 200
+    )
 
     union = adj.post(f"/api/packets/{packet.pk}/union/")
     assert union.status_code == 200, union.content
@@ -63,14 +68,20 @@ def test_protocol_runs_from_packet_to_export_through_the_api(packet, annotator_a
     assert "need a decision" in refused.json()["error"]["message"]
 
     decisions = {
-        "conflicting": {"action": "edit", "final_value": {**A_EVENTS[1], "start_frame": 154}, "rationale": "pour starts at 154"},
+        "conflicting": {
+            "action": "edit",
+            "final_value": {**A_EVENTS[1], "start_frame": 154},
+            "rationale": "pour starts at 154",
+        },
         "a_only": {"action": "take_a", "rationale": "fridge opens at 400"},
         "b_only": {"action": "drop", "rationale": "no close visible at 900"},
     }
     for item in items:
         if item["status"] in decisions:
             response = adj.post(
-                f"/api/packets/{packet.pk}/union/items/{item['position']}/decision/", decisions[item["status"]], format="json"
+                f"/api/packets/{packet.pk}/union/items/{item['position']}/decision/",
+                decisions[item["status"]],
+                format="json",
             )
             assert response.status_code == 200, response.content
 

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotator.canonical import sha256_hex
 from annotator.export import export_files
+from annotator.management.base import VersionOptionCommand
 from annotator.models import GroundTruthVersion
 
 
-class Command(BaseCommand):
+class Command(VersionOptionCommand):
     help = "Export gt.json, vocabulary.json, the oracle submission and manifest.json of a version."
 
     def add_arguments(self, parser):
@@ -19,9 +20,11 @@ class Command(BaseCommand):
         parser.add_argument("--out", type=Path, required=True, help="folder to write (created if missing)")
 
     def handle(self, *args, version_id: int, out: Path, **options):
-        version = GroundTruthVersion.objects.select_related("packet__task_kind", "packet__video").filter(
-            pk=version_id
-        ).first()
+        version = (
+            GroundTruthVersion.objects.select_related("packet__task_kind", "packet__video")
+            .filter(pk=version_id)
+            .first()
+        )
         if version is None:
             raise CommandError(f"no ground-truth version {version_id}")
         files = export_files(version)

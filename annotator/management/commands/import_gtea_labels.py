@@ -52,7 +52,5 @@ class Command(BaseCommand):
         except WorkflowError as exc:
             raise CommandError(exc.message) from None
         self.stdout.write(
-            self.style.SUCCESS(
-                f"[3/3] provisional version {version.number} (id {version.pk}) SHA-256 {version.sha256}"
-            )
+            self.style.SUCCESS(f"[3/3] provisional version {version.number} (id {version.pk}) SHA-256 {version.sha256}")
         )

@@ -28,7 +28,10 @@ from annotator.models import GroundTruthVersion, Packet, TaskKind, Video
 DEMO_PACKET = "Demo: GTEA Gaze+ Ahmad, American breakfast"
 DEMO_VIDEO = "Demo video (barcode frames, GTEA frame count)"
 GTEA_FRAMES = 25692
-LABELS = Path(settings.BASE_DIR) / "data/agentic-vbench/egocentric-activity-understanding/steps/solve/tests/Ahmad_American.txt"
+LABELS = (
+    Path(settings.BASE_DIR)
+    / "data/agentic-vbench/egocentric-activity-understanding/steps/solve/tests/Ahmad_American.txt"
+)
 PEOPLE = ["annotator_a", "annotator_b", "adjudicator", "maintainer"]
 
 
@@ -59,7 +62,9 @@ class Command(BaseCommand):
             self.stdout.write(f"created packet {packet.pk} ({packet.sha256[:12]}…)")
         if not GroundTruthVersion.objects.filter(packet=packet, tier="provisional").exists():
             if packet.video.frame_count >= GTEA_FRAMES:
-                call_command("import_gtea_labels", str(LABELS), packet=packet.pk, actor="maintainer", stdout=self.stdout)
+                call_command(
+                    "import_gtea_labels", str(LABELS), packet=packet.pk, actor="maintainer", stdout=self.stdout
+                )
             else:
                 self.stdout.write("demo video shorter than the GTEA labels: provisional import skipped")
         self.stdout.write(self.style.SUCCESS("Demo accounts (passwords are new on every start):"))
