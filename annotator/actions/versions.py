@@ -127,6 +127,9 @@ def _create_version(packet, *, actor, tier, events, manifest_extra, source) -> G
     record(
         actor, f"publish_{tier}_version", version, packet=packet, hashes={"version": digest}, details={"number": number}
     )
+    from annotator.actions.grading import compute_calibration_on_publish  # grading imports this module
+
+    compute_calibration_on_publish(version)
     return version
 
 

@@ -32,4 +32,5 @@ urlpatterns = [
     path("versions/<int:version_id>/", views.VersionDetailView.as_view(), name="api-version"),
     path("versions/<int:version_id>/export/", views.VersionExportView.as_view(), name="api-version-export"),
     path("", include("annotator.api.video_urls")),
+    path("", include("annotator.api.grading_urls")),
 ]

@@ -1,12 +1,26 @@
 """FrameLedger's domain model. Rows are written only through ``annotator.actions``."""
 
 from annotator.models.audit import AuditEntry, Job
+from annotator.models.grading import (
+    AgreementReport,
+    ScoringRun,
+    Submission,
+    SubmissionScore,
+    VersionCalibration,
+    VersionReadiness,
+)
 from annotator.models.packets import Ledger, LedgerEvent, Packet
 from annotator.models.taskkinds import TaskKind
 from annotator.models.truth import Decision, GroundTruthVersion, Union, UnionItem
 from annotator.models.videos import Video
 
 __all__ = [
+    "AgreementReport",
+    "ScoringRun",
+    "Submission",
+    "SubmissionScore",
+    "VersionCalibration",
+    "VersionReadiness",
     "AuditEntry",
     "Decision",
     "GroundTruthVersion",

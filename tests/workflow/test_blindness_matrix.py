@@ -125,6 +125,13 @@ def api_visible(name, params, role, state, scenario):
         "video-list": role == "maintainer",
         "video-detail": role == "maintainer",
         "job-detail": role == "maintainer",
+        # Grading (issue 7): maintainers only; the agreement report also for the adjudicator.
+        **dict.fromkeys(["api-submissions", "api-scoring-runs", "api-calibration"], role == "maintainer"),
+        **dict.fromkeys(["api-leaderboard", "api-leaderboard-csv", "api-leaderboard-json"], role == "maintainer"),
+        "api-agreement": role in {"adjudicator", "maintainer"} and frozen,
+        # Submission, run and score ids are 0 here: no such object, for everyone.
+        **dict.fromkeys(["api-submission", "api-submission-content", "api-scoring-run", "api-score"], False),
+        **dict.fromkeys(["api-score-file", "api-score-diagnostics"], False),
     }
     if name in {"api-version", "api-version-export"}:
         provisional = params["version_id"] == scenario["provisional"].pk
@@ -139,6 +146,7 @@ POST_ONLY = {
     "api-ledger-freeze",
     "api-union-decision",
     "api-publish",
+    "api-version-ready",
 }
 
 

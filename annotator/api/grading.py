@@ -1,0 +1,383 @@
+"""REST endpoints of grading (maintainers only; anyone else gets the 404 a missing
+object gets). Each view: ``access_*``, call one ``do_*`` or read function, present.
+
+The agreement report is also open to the packet's adjudicator, once both ledgers are
+frozen (they have seen both ledgers by then).
+"""
+
+from __future__ import annotations
+
+import json
+
+from django.conf import settings
+from django.db import transaction
+from django.http import HttpResponse
+from rest_framework import status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotator import access
+from annotator.actions import grading
+from annotator.errors import InvalidInput
+from annotator.grading import uploads
+from annotator.grading.leaderboard import rows_csv
+from annotator.models import ScoringRun, Submission, SubmissionScore, VersionCalibration, VersionReadiness
+
+SCORE_FILES = {"reward.json": "reward_json", "reward.txt": "reward_txt", "details.json": "details_json"}
+
+
+# ----------------------------------------------------------------------------- access
+
+
+def grading_packet(user, packet_id, *, for_update: bool = False):
+    packet_access = access.access_packet(user, packet_id, for_update=for_update)
+    if packet_access.role != "maintainer":
+        raise access.NotFound("packet")
+    return packet_access.packet
+
+
+def grading_version(user, version_id):
+    packet_access, version = access.access_version(user, version_id)
+    if packet_access.role != "maintainer":
+        raise access.NotFound("version")
+    return version
+
+
+def _maintainer_row(user, queryset, pk, what: str):
+    if not access.is_maintainer(user):
+        raise access.NotFound(what)
+    row = queryset.filter(pk=pk).first()
+    if row is None:
+        raise access.NotFound(what)
+    return row
+
+
+def grading_submission(user, submission_id) -> Submission:
+    return _maintainer_row(user, Submission.objects.select_related("packet"), submission_id, "submission")
+
+
+def grading_run(user, run_id) -> ScoringRun:
+    runs = ScoringRun.objects.select_related("version", "job", "version__packet")
+    return _maintainer_row(user, runs, run_id, "scoring run")
+
+
+def grading_score(user, score_id) -> SubmissionScore:
+    scores = SubmissionScore.objects.select_related(
+        "submission", "run", "version__packet__video", "version__packet__task_kind"
+    )
+    return _maintainer_row(user, scores, score_id, "score")
+
+
+# --------------------------------------------------------------------------- present
+
+
+def submission_view(s: Submission) -> dict:
+    return {
+        "id": s.pk,
+        "packet": s.packet_id,
+        "label": s.label,
+        "original_name": s.original_name,
+        "batch": s.batch,
+        "sha256": s.sha256,
+        "size_bytes": s.size_bytes,
+        "kept": s.content is not None if "content" not in s.get_deferred_fields() else None,
+        "rejected_reason": s.rejected_reason,
+        "uploaded_at": s.uploaded_at.isoformat(),
+    }
+
+
+def run_view(run: ScoringRun, *, include_scores: bool = False) -> dict:
+    job = run.job
+    body = {
+        "id": run.pk,
+        "version": {"id": run.version_id, "tier": run.version.tier, "number": run.version.number},
+        "packet": run.version.packet_id,
+        "scorer_id": run.scorer_id,
+        "params": run.params,
+        "ground_truth_sha256": run.ground_truth_sha256,
+        "scorer_code_sha256": run.scorer_code_sha256,
+        "total": run.total,
+        "counts": grading.run_counts(run),
+        "created_at": run.created_at.isoformat(),
+        "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+        "job": {"id": job.pk, "status": job.status, "progress": job.progress, "message": job.message},
+    }
+    if include_scores:
+        scores = run.results.select_related("submission").defer(
+            "reward_json", "reward_txt", "details_json", "details", "submission__content"
+        )
+        body["scores"] = [
+            {"id": s.pk, "submission": s.submission_id, "label": s.submission.label, "status": s.status,
+             "reward": s.reward, "reason": s.reason, "error": s.error}
+            for s in scores.order_by("id")
+        ]  # fmt: skip
+    return body
+
+
+def score_view(s: SubmissionScore) -> dict:
+    def text(data):
+        return bytes(data).decode("utf-8") if data is not None else None
+
+    return {
+        "id": s.pk,
+        "run": s.run_id,
+        "submission": {"id": s.submission_id, "label": s.submission.label, "sha256": s.submission.sha256},
+        "version": s.version_id,
+        "scorer_id": s.scorer_id,
+        "status": s.status,
+        "reward": s.reward,
+        "reason": s.reason,
+        "error": s.error,
+        "scored_at": s.scored_at.isoformat() if s.scored_at else None,
+        "files": {name: text(getattr(s, field)) for name, field in SCORE_FILES.items()},
+    }
+
+
+def calibration_view(c: VersionCalibration) -> dict:
+    return {
+        "scorer_id": c.scorer_id,
+        "status": c.status,
+        "problems": c.problems,
+        "anchors": c.anchors,
+        "params": c.params,
+        "scorer_code_sha256": c.scorer_code_sha256,
+        "computed_at": c.computed_at.isoformat(),
+    }
+
+
+def readiness_view(r: VersionReadiness | None) -> dict | None:
+    if r is None:
+        return None
+    return {"scorer_id": r.scorer_id, "marked_by": r.marked_by.username if r.marked_by else None,
+            "marked_at": r.marked_at.isoformat()}  # fmt: skip
+
+
+# ----------------------------------------------------------------------- submissions
+
+
+def _form_list(request, name: str) -> list[str]:
+    getlist = getattr(request.data, "getlist", None)
+    if getlist is not None:
+        return [str(v) for v in getlist(name)]
+    value = request.data.get(name) if isinstance(request.data, dict) else None
+    return [str(v) for v in value] if isinstance(value, list) else ([] if value is None else [str(value)])
+
+
+def uploaded_files(request, scorer_id: str) -> list[uploads.SubmissionFile]:
+    """``file`` (+ ``label``), ``files`` (+ ``labels``, one per file) and/or ``archive``
+    (a zip; ``include`` filters its file names with a glob such as ``*solution.json``)."""
+    ceiling = getattr(settings, "FRAMELEDGER_MAX_SUBMISSION_BYTES", uploads.DEFAULT_MAX_SUBMISSION_BYTES)
+    cap = uploads.byte_cap(scorer_id, ceiling)
+    files = []
+    single = request.FILES.getlist("file")
+    many = request.FILES.getlist("files")
+    labels = _form_list(request, "labels")
+    if labels and len(labels) != len(many):
+        raise InvalidInput(f"{len(labels)} labels for {len(many)} files", field="labels")
+    for position, upload in enumerate(single + many):
+        if position < len(single):
+            label = _form_list(request, "label")[0] if _form_list(request, "label") else ""
+        else:
+            label = labels[position - len(single)] if labels else ""
+        files.append(uploads.make_file(label, upload.name, upload.chunks(), cap))
+    include = (_form_list(request, "include") or [None])[0]
+    for archive in request.FILES.getlist("archive"):
+        try:
+            files += uploads.expand_zip(archive, cap, include=include)
+        except uploads.UploadRefused as error:
+            raise InvalidInput(str(error), field="archive") from None
+    if len(files) > uploads.MAX_BATCH_FILES:
+        raise InvalidInput(f"a batch takes at most {uploads.MAX_BATCH_FILES} files", field="files")
+    return files
+
+
+class SubmissionListView(APIView):
+    def get(self, request, packet_id):
+        packet = grading_packet(request.user, packet_id)
+        rows = Submission.objects.filter(packet=packet).defer("content").order_by("id")
+        return Response([submission_view(s) for s in rows])
+
+    def post(self, request, packet_id):
+        packet = grading_packet(request.user, packet_id)
+        files = uploaded_files(request, packet.task_kind.scorer_id)
+        created = grading.do_upload_submissions(packet, files, actor=request.user)
+        return Response(
+            {"batch": created[0].batch, "submissions": [submission_view(s) for s in created]},
+            status=status.HTTP_201_CREATED,
+        )
+
+
+class SubmissionDetailView(APIView):
+    def get(self, request, submission_id):
+        submission = grading_submission(request.user, submission_id)
+        scores = submission.results.exclude(status=SubmissionScore.Status.PENDING).order_by("-id")
+        body = submission_view(submission)
+        body["scores"] = [
+            {"id": s.pk, "run": s.run_id, "version": s.version_id, "scorer_id": s.scorer_id, "reward": s.reward,
+             "status": s.status}
+            for s in scores.only("id", "run_id", "version_id", "scorer_id", "reward", "status")
+        ]  # fmt: skip
+        return Response(body)
+
+
+class SubmissionContentView(APIView):
+    def get(self, request, submission_id):
+        submission = grading_submission(request.user, submission_id)
+        if submission.content is None:
+            raise access.NotFound("content")
+        response = HttpResponse(bytes(submission.content), content_type="application/octet-stream")
+        response["Content-Disposition"] = f'attachment; filename="{submission.original_name}"'
+        return response
+
+
+# ---------------------------------------------------------------------- scoring runs
+
+
+def _body(request) -> dict:
+    if not isinstance(request.data, dict) and not hasattr(request.data, "getlist"):
+        raise InvalidInput("the request body must be a JSON object", field="body")
+    return request.data
+
+
+class ScoringRunListView(APIView):
+    def get(self, request, packet_id):
+        packet = grading_packet(request.user, packet_id)
+        runs = ScoringRun.objects.filter(version__packet=packet).select_related("version", "job")[:200]
+        return Response([run_view(run) for run in runs])
+
+    def post(self, request, packet_id):
+        """Start a run: ``version`` (id) or ``tier`` (default ``adjudicated``: the latest
+        adjudicated version), ``scorer_id`` (default the task kind's), ``submissions``
+        (ids) or ``batch`` (an upload batch); default every submission of the packet."""
+        body = _body(request)
+        with transaction.atomic():
+            packet = grading_packet(request.user, packet_id, for_update=True)
+            version = grading.resolve_version(packet, version_id=_int_or_none(body.get("version"), "version"),
+                                              tier=body.get("tier"))  # fmt: skip
+            chosen = Submission.objects.filter(packet=packet).defer("content").order_by("id")
+            ids = body.get("submissions")
+            if ids is not None:
+                if not isinstance(ids, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
+                    raise InvalidInput("submissions must be a list of ids", field="submissions")
+                chosen = chosen.filter(pk__in=ids)
+                if chosen.count() != len(set(ids)):
+                    raise InvalidInput("some submissions are not on this packet", field="submissions")
+            if body.get("batch"):
+                chosen = chosen.filter(batch=str(body["batch"]))
+            run = grading.do_start_scoring_run(
+                version, list(chosen), actor=request.user, scorer_id=body.get("scorer_id") or None
+            )
+        return Response(run_view(run), status=status.HTTP_202_ACCEPTED)
+
+
+def _int_or_none(value, field: str):
+    if value is None or value == "":
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise InvalidInput(f"{field} must be an id", field=field) from None
+
+
+class ScoringRunDetailView(APIView):
+    def get(self, request, run_id):
+        return Response(run_view(grading_run(request.user, run_id), include_scores=True))
+
+
+class ScoreDetailView(APIView):
+    def get(self, request, score_id):
+        return Response(score_view(grading_score(request.user, score_id)))
+
+
+class ScoreFileView(APIView):
+    """The scorer's output files, byte for byte (what the verifier CLI writes)."""
+
+    def get(self, request, score_id, name):
+        score = grading_score(request.user, score_id)
+        field = SCORE_FILES.get(name)
+        data = getattr(score, field) if field else None
+        if data is None:
+            raise access.NotFound("file")
+        content_type = "application/json" if name.endswith(".json") else "text/plain"
+        return HttpResponse(bytes(data), content_type=content_type)
+
+
+class ScoreDiagnosticsView(APIView):
+    def get(self, request, score_id):
+        return Response(grading.score_diagnostics(grading_score(request.user, score_id)))
+
+
+# ------------------------------------------------------------------------ leaderboard
+
+
+class LeaderboardView(APIView):
+    """``?scorer=ID`` (default the task kind's) and ``?sort=COLUMN`` (``-`` for
+    descending; default ``-reward``). ``export`` in the URL: ``csv`` or ``json`` files."""
+
+    def get(self, request, version_id, export=None):
+        version = grading_version(request.user, version_id)
+        scorer_id = grading.checked_scorer(version, request.query_params.get("scorer") or None)
+        table = grading.leaderboard(version, scorer_id, sort=request.query_params.get("sort"))
+        if export is None:
+            return Response(table)
+        name = f"leaderboard-{version.packet.task_kind.slug}-{version.tier}-v{version.number}-{scorer_id}.{export}"
+        if export == "csv":
+            family = version.packet.task_kind.schema["family"]
+            response = HttpResponse(rows_csv(table["rows"], family), content_type="text/csv")
+        else:
+            data = json.dumps(table, indent=2) + "\n"
+            response = HttpResponse(data, content_type="application/json")
+        response["Content-Disposition"] = f'attachment; filename="{name}"'
+        return response
+
+
+# ------------------------------------------------------------------------ calibration
+
+
+class CalibrationView(APIView):
+    def get(self, request, version_id):
+        version = grading_version(request.user, version_id)
+        readiness = VersionReadiness.objects.filter(version=version).select_related("marked_by").first()
+        return Response(
+            {
+                "version": version.pk,
+                "task_scorer_id": version.packet.task_kind.scorer_id,
+                "calibrations": [calibration_view(c) for c in version.calibrations.all()],
+                "ready": readiness_view(readiness),
+            }
+        )
+
+    def post(self, request, version_id):
+        """(Re)compute the anchors, for the task scorer or ``scorer_id``."""
+        version = grading_version(request.user, version_id)
+        scorer_id = _body(request).get("scorer_id") or None
+        with transaction.atomic():
+            calibration = grading.do_compute_calibration(version, scorer_id=scorer_id)
+        return Response(calibration_view(calibration))
+
+
+class ReadyView(APIView):
+    def post(self, request, version_id):
+        version = grading_version(request.user, version_id)
+        readiness = grading.do_mark_version_ready(version, actor=request.user)
+        return Response(readiness_view(readiness), status=status.HTTP_201_CREATED)
+
+
+# -------------------------------------------------------------------------- agreement
+
+
+class AgreementView(APIView):
+    def get(self, request, packet_id):
+        packet_access = access.access_packet(request.user, packet_id)
+        # Before both freezes there is no report to find (as for the union).
+        if packet_access.role not in {"maintainer", "adjudicator"} or not access.both_frozen(packet_access.packet):
+            raise access.NotFound("agreement")
+        report = grading.do_agreement_report(packet_access.packet, actor=request.user)
+        return Response(
+            {
+                "id": report.pk,
+                "packet": report.packet_id,
+                "created_at": report.created_at.isoformat(),
+                **report.report,
+            }
+        )

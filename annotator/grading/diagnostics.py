@@ -1,0 +1,371 @@
+"""Per-submission diagnostics for the timeline, computed with the scorer's own rules.
+
+Pure: takes the ground truth, the submission bytes and the task parameters, and
+returns plain dicts. The pairs shown as matched are exactly the pairs the scorer
+counts (the same validation and matching functions of ``scoring``), so the page can
+never disagree with the reward. What the scorer does not pair is explained:
+
+* actions: an invalid entry says which check failed; an unmatched valid prediction
+  or a missed reference is paired, where possible, with its nearest counterpart by
+  the union step's weaker tiers (verb and boundaries, boundaries only, overlap), with
+  the fields that differ and the boundary deltas;
+* break points: each scorer pair lists the summary fields that differ and the shot
+  token alignment; an unpaired prediction says why its identity found no partner;
+* moment queries: each query's row, its IoU and why a row was not legal.
+
+Frames: deltas are prediction minus reference. Items carry ``start_frame`` /
+``end_frame`` when the event has them (break points take their reference's frames
+when paired); the page seeks the player there.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from fractions import Fraction
+
+from scoring import align_break_points, egocentric, get_scorer, tennis, union_actions
+from scoring.agreement import distribution
+from scoring.jsonio import decode_json_document
+
+ENTRY_MESSAGE = re.compile(r"^action (\d+) (.*)$")
+NEAR_TIERS = {
+    "verb_and_boundary": "same verb and boundaries",
+    "boundary_only": "same boundaries",
+    "overlap": "overlapping",
+    "out_of_order": "matching but out of order",
+}
+
+ACTION_SUMMARY_KEYS = (
+    "ground_truth_actions", "predicted_actions", "valid_predicted_actions", "invalid_predicted_actions",
+    "true_positives", "false_positives", "false_negatives", "precision", "recall", "f1", "frame_tolerance",
+    "verb_and_boundary_matches", "boundary_only_matches",
+)  # fmt: skip
+BREAK_POINT_SUMMARY_KEYS = (
+    "n_ground_truth", "n_predicted", "identity_matches_in_quality_alignment", "invalid_identity_events",
+    "false_identity_events", "duplicate_identity_events", "out_of_order_identity_matches",
+    "exact_event_matches_ordered", "summary_accuracy", "shot_accuracy", "hierarchical_true_positive_credit",
+    "hierarchical_precision", "hierarchical_recall", "summary_correct_by_field",
+)  # fmt: skip
+MOMENT_SUMMARY_KEYS = (
+    "queries", "scored_queries", "missing", "invalid", "raw_quality", "r1_at_0.5", "r1_at_0.7", "r1_at_0.9",
+    "mean_iou", "excluded_zero_normaliser",
+)  # fmt: skip
+
+
+def diagnostics(
+    scorer_id: str,
+    ground_truth: dict,
+    solution: bytes | BaseException,
+    params: dict,
+    details: dict,
+    *,
+    reference_frames: Sequence[tuple[int, int] | None] = (),
+    frame_rate: tuple[int, int] = (24, 1),
+) -> dict:
+    """Timeline diagnostics of one scored submission (``details``: the scorer's details)."""
+    scorer = get_scorer(scorer_id)
+    base = {"scorer_id": scorer_id, "family": scorer.kind, "reason": details.get("reason", "")}
+    if scorer.kind == "actions":
+        return {**base, **_actions(scorer.version, ground_truth, solution, params, details)}
+    if scorer.kind == "break_points":
+        return {**base, **_break_points(scorer.version, ground_truth, solution, details, reference_frames)}
+    return {**base, **_moments(ground_truth, details, frame_rate)}
+
+
+def _pick(details: dict, keys: Sequence[str]) -> dict:
+    return {key: details[key] for key in keys if key in details}
+
+
+# ----------------------------------------------------------------------------- actions
+
+
+def _action_label(event: object) -> str:
+    if not isinstance(event, dict):
+        return "(not an object)"
+    nouns = event.get("nouns")
+    nouns = "+".join(sorted(map(str, nouns))) if isinstance(nouns, list) else str(nouns)
+    return f"{event.get('verb')} {nouns}"
+
+
+def _frames(event: object) -> tuple[int | None, int | None]:
+    def frame(name: str) -> int | None:
+        value = event.get(name) if isinstance(event, dict) else None
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    return frame("start_frame"), frame("end_frame")
+
+
+def _submitted_actions(solution: bytes | BaseException, task: egocentric.EgocentricTask) -> tuple[list, str | None]:
+    """The submitted entries, or the whole-file rejection reason (exactly the scorer's)."""
+    parsed = egocentric.parse_submission(solution, task)
+    if parsed.reason.startswith("invalid solution: "):
+        return [], parsed.reason
+    return decode_json_document(bytes(solution))["actions"], None
+
+
+def _actions(version: str, ground_truth: dict, solution, params: dict, details: dict) -> dict:
+    task = egocentric.build_task(ground_truth, **params)
+    references = egocentric.ground_truth_actions(ground_truth)
+    entries, rejection = _submitted_actions(solution, task)
+    valid, messages = egocentric.validate_actions(entries, task) if rejection is None else ([], [])
+    invalid = {}
+    for message in messages:
+        match = ENTRY_MESSAGE.match(message)
+        if match:
+            invalid[int(match[1]) - 1] = match[2]
+    truths = list(task.ground_truth)
+    if version == "v1":
+        truths = egocentric.chronological(truths)
+    pairs = egocentric.match_actions(valid, truths, tolerance=task.tolerance, version=version)
+    matched = []
+    for i, j in pairs:
+        p, r = valid[i], truths[j]
+        matched.append(
+            {"pred_index": p.index, "ref_index": r.index, "start_delta": p.start - r.start, "end_delta": p.end - r.end}
+        )
+    matched.sort(key=lambda pair: pair["ref_index"])
+    pred_matched = {m["pred_index"] for m in matched}
+    ref_matched = {m["ref_index"] for m in matched}
+    near = _action_near_misses(
+        [a.index for a in valid if a.index not in pred_matched],
+        [r.index for r in task.ground_truth if r.index not in ref_matched],
+        entries,
+        references,
+        task.tolerance,
+        version,
+    )
+    near_by_pred = {n["pred_index"]: n for n in near}
+    near_by_ref = {n["ref_index"]: n for n in near}
+    predictions = []
+    for index, event in enumerate(entries):
+        start, end = _frames(event)
+        if index in pred_matched:
+            status, note = "matched", ""
+        elif index in invalid:
+            status, note = "invalid", f"action {index + 1} {invalid[index]}"
+        else:
+            status, note = "false_positive", _near_note(near_by_pred.get(index), "reference")
+        predictions.append(
+            {"index": index, "label": _action_label(event), "start_frame": start, "end_frame": end,
+             "status": status, "note": note, "event": event}
+        )  # fmt: skip
+    reference = []
+    for index, event in enumerate(references):
+        start, end = _frames(event)
+        status = "matched" if index in ref_matched else "missed"
+        note = "" if status == "matched" else _near_note(near_by_ref.get(index), "prediction")
+        reference.append(
+            {"index": index, "label": _action_label(event), "start_frame": start, "end_frame": end,
+             "status": status, "note": note, "event": event}
+        )  # fmt: skip
+    return {
+        "summary": _pick(details, ACTION_SUMMARY_KEYS),
+        "file_rejection": rejection,
+        "tolerance": task.tolerance,
+        "reference": reference,
+        "predictions": predictions,
+        "matched": matched,
+        "near_misses": near,
+        "boundary_deltas": {
+            "unit": "frames (prediction minus reference)",
+            "start": distribution([m["start_delta"] for m in matched]),
+            "end": distribution([m["end_delta"] for m in matched]),
+        },
+    }
+
+
+def _action_near_misses(
+    pred_left: list[int], ref_left: list[int], entries: list, references: list, tolerance: int, version: str
+) -> list[dict]:
+    """Leftovers paired by the union step's tiers (what each false positive almost was)."""
+    if not pred_left or not ref_left:
+        return []
+    items = union_actions(
+        [entries[i] for i in pred_left], [references[j] for j in ref_left], tolerance=tolerance, version=version
+    )
+    near = []
+    for item in items:
+        if item.a_index is None or item.b_index is None:
+            continue
+        near.append(
+            {
+                "pred_index": pred_left[item.a_index],
+                "ref_index": ref_left[item.b_index],
+                "tier": "out_of_order" if item.tier == "full" else item.tier,
+                "differing_fields": list(item.differing_fields),
+                "start_delta": -item.start_delta if item.start_delta is not None else None,
+                "end_delta": -item.end_delta if item.end_delta is not None else None,
+            }
+        )
+    return near
+
+
+def _near_note(near: dict | None, counterpart: str) -> str:
+    """Why an unmatched item did not match its nearest counterpart (``reference`` or
+    ``prediction``)."""
+    if near is None:
+        return "nothing comparable nearby"
+    tier = NEAR_TIERS.get(near["tier"], near["tier"])
+    number = near["ref_index" if counterpart == "reference" else "pred_index"] + 1
+    fields = ", ".join(near["differing_fields"]) or "none"
+    return (
+        f"closest {counterpart} #{number} ({tier}); differs in {fields}; "
+        f"start {near['start_delta']:+d}, end {near['end_delta']:+d} frames"
+    )
+
+
+# ------------------------------------------------------------------------ break points
+
+
+def _break_point_label(event: object) -> str:
+    if not isinstance(event, dict):
+        return "(not an object)"
+    parts = [
+        f"set {event.get('set')}",
+        f"{event.get('medvedev_games')}-{event.get('de_minaur_games')}",
+        f"{event.get('medvedev_points')}-{event.get('de_minaur_points')}",
+        f"{event.get('server')} serving",
+        f"#{event.get('opportunity')}",
+    ]
+    return ", ".join(parts)
+
+
+def _token_dict(token: tuple) -> dict:
+    return {"stroke": token[0], "direction": token[1]}
+
+
+def _shot_rows(pred_tokens: list, ref_tokens: list, steps: Sequence[Sequence[int]]) -> list[dict]:
+    """The full shot alignment: diagonal steps with their atoms, gaps on either side."""
+    rows = []
+    i = j = 0
+    for pi, rj, atoms in list(steps) + [(len(pred_tokens), len(ref_tokens), None)]:
+        while i < pi:
+            rows.append({"pred": i, "ref": None, "atoms": 0, "pred_token": _token_dict(pred_tokens[i])})
+            i += 1
+        while j < rj:
+            rows.append({"pred": None, "ref": j, "atoms": 0, "ref_token": _token_dict(ref_tokens[j])})
+            j += 1
+        if atoms is not None:
+            rows.append(
+                {"pred": pi, "ref": rj, "atoms": atoms, "pred_token": _token_dict(pred_tokens[pi]),
+                 "ref_token": _token_dict(ref_tokens[rj])}
+            )  # fmt: skip
+            i, j = pi + 1, rj + 1
+    return rows
+
+
+def _break_points(version: str, ground_truth: dict, solution, details: dict, reference_frames) -> dict:
+    references = tennis.ground_truth_events(ground_truth)
+    events, _, error = tennis.parse_submission(solution)
+    pairs = align_break_points(events, references, version=version) if error is None else []
+    ref_keys = [tennis.identity_key(e) for e in references]
+    frames = list(reference_frames) + [None] * max(0, len(references) - len(reference_frames))
+    matched = []
+    for pair in pairs:
+        p, r = events[pair.pred_index], references[pair.ref_index]
+        wrong = [f for f in tennis.SUMMARY_FIELDS if f not in pair.correct_summary_fields]
+        matched.append(
+            {
+                "pred_index": pair.pred_index,
+                "ref_index": pair.ref_index,
+                "event_credit": round(float(pair.event_credit), 4),
+                "event_credit_exact": str(pair.event_credit),
+                "summary_accuracy": round(float(pair.summary_accuracy), 4),
+                "shot_accuracy": round(float(pair.shot_accuracy), 4),
+                "shot_atoms": pair.shot_atoms,
+                "shot_denominator": pair.shot_denominator,
+                "bottleneck": "summary" if pair.summary_accuracy <= pair.shot_accuracy else "shots",
+                "field_differences": [
+                    {"field": f, "predicted": p.get(f, "<missing>"), "reference": r.get(f)} for f in wrong
+                ],
+                "shot_alignment": _shot_rows(
+                    tennis.shot_tokens(p), tennis.shot_tokens(r), [list(s) for s in pair.shot_alignment]
+                ),
+            }
+        )
+    pred_to_ref = {m["pred_index"]: m["ref_index"] for m in matched}
+    ref_matched = set(pred_to_ref.values())
+    predictions = []
+    for index, event in enumerate(events):
+        start, end = _frames(event)
+        placed_by = "prediction" if start is not None else None
+        if index in pred_to_ref:
+            status, note = "matched", ""
+            if start is None and frames[pred_to_ref[index]]:
+                (start, end), placed_by = frames[pred_to_ref[index]], "reference"
+        else:
+            key = tennis.identity_key(event)
+            status = "false_positive"
+            if key is None:
+                note = "identity fields missing or mistyped"
+            elif key not in ref_keys:
+                note = "no break point with this identity in the ground truth"
+            else:
+                note = "identity already paired (a duplicate, or out of order)"
+        predictions.append(
+            {"index": index, "label": _break_point_label(event), "start_frame": start, "end_frame": end,
+             "placed_by": placed_by, "status": status, "note": note, "event": event}
+        )  # fmt: skip
+    reference = []
+    for index, event in enumerate(references):
+        start, end = frames[index] or (None, None)
+        status = "matched" if index in ref_matched else "missed"
+        note = "" if status == "matched" else "no prediction with this identity in order"
+        reference.append(
+            {"index": index, "label": _break_point_label(event), "start_frame": start, "end_frame": end,
+             "status": status, "note": note, "event": event}
+        )  # fmt: skip
+    return {
+        "summary": _pick(details, BREAK_POINT_SUMMARY_KEYS),
+        "file_rejection": None if error is None else details.get("reason"),
+        "reference": reference,
+        "predictions": predictions,
+        "matched": sorted(matched, key=lambda m: m["ref_index"]),
+        "near_misses": [],
+        "boundary_deltas": None,
+    }
+
+
+# ----------------------------------------------------------------------------- moments
+
+
+def _second_to_frame(seconds: float, frame_rate: tuple[int, int]) -> int:
+    return math.floor(Fraction(seconds) * Fraction(frame_rate[0], frame_rate[1] or 1) + Fraction(1, 10**6))
+
+
+def _moments(ground_truth: dict, details: dict, frame_rate: tuple[int, int]) -> dict:
+    queries = {q["query_id"]: q for q in ground_truth.get("queries", []) if isinstance(q, dict)}
+    reference, predictions, matched = [], [], []
+    for index, record in enumerate(details.get("per_query", [])):
+        query = queries.get(record["query_id"], {})
+        intervals = query.get("intervals") or [[0.0, 0.0]]
+        first = intervals[0]
+        status = record.get("status", "")
+        reference.append(
+            {"index": index, "label": record["query_id"], "start_frame": _second_to_frame(first[0], frame_rate),
+             "end_frame": _second_to_frame(first[1], frame_rate), "status": "matched" if status == "ok" else "missed",
+             "note": "" if status == "ok" else status, "event": query}
+        )  # fmt: skip
+        if status == "ok":
+            predictions.append(
+                {"index": len(predictions), "label": record["query_id"],
+                 "start_frame": _second_to_frame(record["start"], frame_rate),
+                 "end_frame": _second_to_frame(record["end"], frame_rate), "status": "matched",
+                 "note": f"IoU {record['iou']:.3f}, score {record['score']:.3f}",
+                 "event": {"start": record["start"], "end": record["end"]}}
+            )  # fmt: skip
+            matched.append(
+                {"pred_index": len(predictions) - 1, "ref_index": index, "iou": record["iou"],
+                 "start_delta_seconds": record["start"] - first[0], "end_delta_seconds": record["end"] - first[1]}
+            )  # fmt: skip
+    return {
+        "summary": _pick(details, MOMENT_SUMMARY_KEYS),
+        "file_rejection": details.get("reason") if str(details.get("reason", "")).startswith("unreadable") else None,
+        "reference": reference,
+        "predictions": predictions,
+        "matched": matched,
+        "near_misses": [],
+        "boundary_deltas": None,
+    }

@@ -1,0 +1,69 @@
+"""Leaderboard rows of one (ground-truth version, scorer): shaping, sorting, CSV."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+
+KEY_DIAGNOSTICS = {
+    "actions": (
+        "precision", "recall", "true_positives", "false_positives", "false_negatives", "predicted_actions",
+        "invalid_predicted_actions", "verb_and_boundary_matches", "boundary_only_matches",
+    ),
+    "break_points": (
+        "n_predicted", "identity_matches_in_quality_alignment", "false_identity_events", "duplicate_identity_events",
+        "exact_event_matches_ordered", "summary_accuracy", "shot_accuracy", "hierarchical_precision",
+        "hierarchical_recall",
+    ),
+    "moments": ("raw_quality", "r1_at_0.5", "r1_at_0.7", "r1_at_0.9", "mean_iou", "missing", "invalid"),
+}  # fmt: skip
+BASE_COLUMNS = ("rank", "kind", "label", "reward", "reason", "submission", "sha256", "result", "run", "scored_at")
+
+
+class BadSort(ValueError):
+    pass
+
+
+def columns(family: str) -> tuple[str, ...]:
+    return BASE_COLUMNS + KEY_DIAGNOSTICS[family]
+
+
+def make_row(family: str, *, kind: str, label: str, reward, reason: str, details: dict | None, **extra) -> dict:
+    details = details or {}
+    row = {"rank": None, "kind": kind, "label": label, "reward": reward, "reason": reason}
+    row.update({key: extra.get(key) for key in ("submission", "sha256", "result", "run", "scored_at")})
+    row.update({key: details.get(key) for key in KEY_DIAGNOSTICS[family]})
+    return row
+
+
+def rank(rows: list[dict]) -> list[dict]:
+    """Competition ranking by reward (1, 2, 2, 4); rows without a reward get none."""
+    rewards = sorted((r["reward"] for r in rows if r["reward"] is not None), reverse=True)
+    for row in rows:
+        row["rank"] = None if row["reward"] is None else 1 + sum(1 for value in rewards if value > row["reward"])
+    return rows
+
+
+def sort_rows(rows: Sequence[dict], sort: str | None, family: str) -> list[dict]:
+    """``sort`` is a column name, ``-`` in front for descending (default ``-reward``).
+    Missing values go last either way; ties by label, then result id."""
+    sort = sort or "-reward"
+    descending = sort.startswith("-")
+    column = sort.lstrip("-")
+    if column not in columns(family):
+        raise BadSort(f"cannot sort by {column!r}; columns: {', '.join(columns(family))}")
+    tiebreak = sorted(rows, key=lambda r: (str(r["label"]), r["result"] or 0))
+    present = [r for r in tiebreak if r[column] is not None]
+    missing = [r for r in tiebreak if r[column] is None]
+    present.sort(key=lambda r: r[column], reverse=descending)
+    return present + missing
+
+
+def rows_csv(rows: Sequence[dict], family: str) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=columns(family), extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({key: "" if row.get(key) is None else row[key] for key in columns(family)})
+    return buffer.getvalue()

@@ -1,0 +1,98 @@
+"""Grading fixtures: the published tennis and GTEA ground truths imported as provisional
+versions, and the published calibration submissions packed the way a maintainer
+uploads them (one zip per batch)."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+from annotator.actions.grading import do_score_batch, run_chunks
+from annotator.actions.versions import do_import_provisional_version
+from annotator.models import GroundTruthVersion
+from tests.factories import make_packet, make_ready_video
+
+TENNIS = Path("data/agentic-vbench/medvedev-de-minaur-2023-us-open-break-point-ledger/calibration")
+TENNIS_ORACLE = TENNIS / "baselines/anchors/oracle/solution.json"
+EGOCENTRIC = Path("data/agentic-vbench/egocentric-activity-understanding")
+GTEA_LABELS = EGOCENTRIC / "steps/solve/tests/Ahmad_American.txt"
+TENNIS_FRAMES = 214363
+GTEA_FRAMES = 25692
+
+
+def tennis_submissions() -> dict[str, Path]:
+    """Every published break-point submission: path inside the batch -> file."""
+    files = sorted(TENNIS.glob("rollouts/*submitted-solution.json")) + sorted(
+        TENNIS.glob("ablations/*submitted-solution.json")
+    )
+    files += sorted(TENNIS.glob("baselines/*/solution.json")) + sorted(TENNIS.glob("baselines/anchors/*/solution.json"))
+    return {str(path.relative_to(TENNIS.parent)): path for path in files}
+
+
+def tennis_golden(path: Path) -> Path:
+    """The published output for a break-point submission (SCORING.md golden table)."""
+    if path.name.endswith(".submitted-solution.json"):
+        return path.with_name(path.name.replace(".submitted-solution.json", ".hierarchical-verifier-details.json"))
+    if path.parent.parent.name == "anchors":
+        return path.with_name("reward.json")
+    return path.with_name("hierarchical-verifier-details.json")
+
+
+def egocentric_submissions() -> dict[str, Path]:
+    files = sorted((EGOCENTRIC / "calibration/rollouts").glob("*.solution.json"))
+    return {str(path.relative_to(EGOCENTRIC)): path for path in files}
+
+
+def zip_of(files: dict[str, Path]) -> io.BytesIO:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, path in files.items():
+            archive.writestr(name, path.read_bytes())
+    buffer.seek(0)
+    buffer.name = "batch.zip"
+    return buffer
+
+
+def score_in_process(run) -> None:
+    """Score a run's pending batches in this process (the body of the Celery task)."""
+    for chunk in run_chunks(run):
+        do_score_batch(run.pk, chunk)
+
+
+@pytest.fixture
+def tennis_packet(maintainer, annotator_a, annotator_b, adjudicator):
+    video = make_ready_video("Medvedev v De Minaur, US Open 2023", frame_count=TENNIS_FRAMES, fps=(30000, 1001))
+    return make_packet(maintainer, annotator_a, annotator_b, adjudicator, kind="break-point-ledger", video=video)
+
+
+@pytest.fixture
+def tennis_version(tennis_packet, maintainer) -> GroundTruthVersion:
+    data = TENNIS_ORACLE.read_bytes()
+    events = json.loads(data)["break_points"]
+    return do_import_provisional_version(
+        tennis_packet,
+        events,
+        actor=maintainer,
+        source="oracle solution.json",
+        source_sha256=hashlib.sha256(data).hexdigest(),
+    )
+
+
+@pytest.fixture
+def gtea_packet(maintainer, annotator_a, annotator_b, adjudicator):
+    video = make_ready_video("GTEA Ahmad American", frame_count=GTEA_FRAMES, fps=(24, 1))
+    return make_packet(maintainer, annotator_a, annotator_b, adjudicator, kind="action-ledger", video=video)
+
+
+@pytest.fixture
+def gtea_version(gtea_packet) -> GroundTruthVersion:
+    call_command(
+        "import_gtea_labels", str(GTEA_LABELS), packet=gtea_packet.pk, actor="maintainer", stdout=io.StringIO()
+    )
+    return GroundTruthVersion.objects.get(packet=gtea_packet, tier="provisional")
