@@ -8,7 +8,7 @@ call; the command line writes ``ScoreResult.reward_json`` / ``reward_txt`` /
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from . import egocentric, moments, tennis
@@ -41,7 +41,7 @@ class Scorer:
     description: str
     parameters: tuple[Parameter, ...]
     published: bool
-    _score: Callable = None  # type: ignore[assignment]
+    _score: Callable = field(default=None, repr=False, compare=False)  # type: ignore[assignment]
 
     def check_params(self, params: Mapping) -> dict:
         """The parameters with defaults filled in; unknown or missing ones raise."""

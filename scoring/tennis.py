@@ -501,7 +501,6 @@ def score_events(predictions: list, references: Sequence[EventView], version: st
         "matched_pairs": pair_details,
         "formula": FORMULA,
         "exact_event_formula": EXACT_EVENT_FORMULA,
-        "_credit": credit,
     }
 
 
@@ -552,7 +551,6 @@ def score(version: str, ground_truth: object, solution: bytes | BaseException) -
     events, root_schema_issue, error = parse_submission(solution)
     reason = "ok" if error is None else f"unreadable solution.json: {error}"
     counts = score_events(events, references, version)
-    counts.pop("_credit")
     reward = counts.pop("reward")
     details = {"reason": reason, "root_schema_issue": root_schema_issue, **counts}
     document = {"reward": reward, "details": details}

@@ -1,0 +1,155 @@
+"""Scoring benchmarks (budgets from DESIGN.md; a benchmark, not a timed test).
+
+Run: ``.venv/bin/python bench/scoring.py``. Prints, for each workload, the median and
+best of several repeats:
+
+* a 2,000-entry egocentric submission (budget <= 50 ms) against the published key;
+* a 256-event tennis submission at the shot caps (4,096 shots, every event pairing);
+* 500 moment queries on 2-hour videos with a 0.5 s grid;
+* the grid normaliser's closed form against brute force over all grid pairs
+  (budget >= 100x), both giving the same value.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT))
+
+from scoring import score_submission  # noqa: E402
+from scoring.moments import best_grid_iou, brute_force_best_grid_iou, encode_rows, grid_from_step  # noqa: E402
+
+DATA = REPO_ROOT / "data" / "agentic-vbench"
+EGO_GT = DATA / "egocentric-activity-understanding" / "steps" / "solve" / "tests" / "gt.json"
+TENNIS_GT = (
+    DATA
+    / "medvedev-de-minaur-2023-us-open-break-point-ledger"
+    / "calibration"
+    / "baselines"
+    / "anchors"
+    / "oracle"
+    / "solution.json"
+)
+
+
+def timings(call, repeats: int) -> tuple[float, float]:
+    """(median, best) wall time of ``call`` in milliseconds."""
+    samples = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        call()
+        samples.append((time.perf_counter() - started) * 1000)
+    return statistics.median(samples), min(samples)
+
+
+def report(name: str, median: float, best: float, budget: str = "") -> None:
+    print(f"{name:<64} median {median:8.1f} ms   best {best:8.1f} ms   {budget}")
+
+
+def bench_egocentric() -> None:
+    truth = json.loads(EGO_GT.read_text())
+    rng = random.Random(2026)
+    actions = []
+    for _ in range(2000):
+        action, shift = rng.choice(truth["actions"]), rng.randint(-12, 12)
+        start = max(0, action["start_frame"] + shift)
+        actions.append({**action, "start_frame": start, "end_frame": action["end_frame"] + shift})
+    actions.sort(key=lambda a: a["start_frame"])
+    payload = json.dumps({"actions": actions}).encode()
+    for scorer in ("egocentric-f1-v2", "egocentric-f1-v1"):
+        result = score_submission(scorer, truth, payload, frame_count=25692)
+        assert result.details["valid_predicted_actions"] == 2000
+        median, best = timings(lambda s=scorer: score_submission(s, truth, payload, frame_count=25692), 15)
+        verdict = "OK" if median <= 50 else "OVER BUDGET"
+        report(f"{scorer}: 2,000 entries ({len(payload):,} bytes)", median, best, f"budget <= 50 ms: {verdict}")
+
+
+def bench_tennis() -> None:
+    truth = json.loads(TENNIS_GT.read_text())
+    rng = random.Random(7)
+    longest = max(truth["break_points"], key=lambda event: len(event["shots"]))
+    strokes = ["serve", "forehand_groundstroke", "backhand_groundstroke", "backhand_slice"]
+    directions = ["wide", "middle", "receiver_backhand", "receiver_forehand"]
+    events = []
+    for _ in range(256):
+        shots = [{"stroke": rng.choice(strokes), "direction": rng.choice(directions)} for _ in range(16)]
+        events.append({**longest, "shots": shots})  # every event pairs with the longest rally
+    payload = json.dumps({"break_points": events}).encode()
+    for scorer in ("hierarchical-bottleneck-v1", "hierarchical-bottleneck-v2"):
+        assert score_submission(scorer, truth, payload).reason == "ok"
+        median, best = timings(lambda s=scorer: score_submission(s, truth, payload), 5)
+        report(f"{scorer}: 256 events, 4,096 shots", median, best)
+    one_long = [{**longest, "shots": events[0]["shots"] * 32}] + events[1:225]
+    payload = json.dumps({"break_points": one_long}).encode()
+    assert score_submission("hierarchical-bottleneck-v1", truth, payload).reason == "ok"
+    median, best = timings(lambda: score_submission("hierarchical-bottleneck-v1", truth, payload), 5)
+    report("hierarchical-bottleneck-v1: one 512-shot event + 224 x 16", median, best)
+
+
+def bench_moments() -> None:
+    rng = random.Random(11)
+    videos = [f"video{k:02d}" for k in range(50)]
+    corpus = [{"video_id": v, "duration": 7200.0, "grid": {"step": 0.5}} for v in videos]
+    queries, rows = [], []
+    for k in range(500):
+        intervals = []
+        for _ in range(rng.randint(1, 3)):
+            start = rng.uniform(0, 7000)
+            intervals.append([round(start, 3), round(start + rng.uniform(2, 180), 3)])
+        queries.append(
+            {"query_id": f"q{k}", "video_id": rng.choice(videos), "source": f"s{k % 2}", "intervals": intervals}
+        )
+        first = rng.randrange(0, 14000)
+        rows.append({"query_id": f"q{k}", "start": first * 0.5, "end": (first + rng.randint(1, 300)) * 0.5})
+    truth, payload = {"queries": queries}, encode_rows(rows)
+    result = score_submission("moment-utility-v1", truth, payload, corpus=corpus)
+    assert result.details["scored_queries"] == 500 and result.details["invalid"] == 0
+    median, best = timings(lambda: score_submission("moment-utility-v1", truth, payload, corpus=corpus), 5)
+    report("moment-utility-v1: 500 queries, 50 x 2-hour videos, 0.5 s grid", median, best)
+
+
+def bench_normaliser() -> None:
+    rng = random.Random(3)
+    print("grid normaliser, per query (closed form vs brute force over all grid pairs):")
+    for duration, step in ((150, 2), (300, 2), (600, 2)):
+        grid = grid_from_step(duration, step)
+        cases = []
+        for _ in range(5):
+            start = rng.uniform(0, duration - 10)
+            cases.append([(start, min(duration, start + rng.uniform(1, 60)))])
+        closed, brute = 0.0, 0.0
+        for intervals in cases:
+            started = time.perf_counter()
+            for _ in range(50):
+                fast = best_grid_iou(grid, intervals)
+            closed += (time.perf_counter() - started) / 50
+            started = time.perf_counter()
+            slow = brute_force_best_grid_iou(grid, intervals)
+            brute += time.perf_counter() - started
+            assert fast == slow
+        closed, brute = closed / len(cases) * 1000, brute / len(cases) * 1000
+        speedup = brute / closed
+        verdict = "OK" if speedup >= 100 else "UNDER BUDGET"
+        pairs = len(grid) * (len(grid) - 1) // 2
+        print(
+            f"  {len(grid):4d} grid points ({pairs:7,d} pairs): closed form {closed:8.4f} ms, "
+            f"brute force {brute:9.1f} ms, {speedup:9,.0f}x (budget >= 100x: {verdict}); same values"
+        )
+
+
+def main() -> None:
+    print(f"scoring benchmarks (python {sys.version.split()[0]})")
+    bench_egocentric()
+    bench_tennis()
+    bench_moments()
+    bench_normaliser()
+
+
+if __name__ == "__main__":
+    main()
