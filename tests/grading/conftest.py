@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from annotator.actions.grading import do_score_batch, run_chunks
+from annotator.actions.grading import do_score_batch, do_start_scoring_run, do_upload_submissions, run_chunks
 from annotator.actions.versions import do_import_provisional_version
-from annotator.models import GroundTruthVersion
+from annotator.grading.uploads import byte_cap, make_file
+from annotator.models import GroundTruthVersion, SubmissionScore
 from tests.factories import make_packet, make_ready_video
 
 TENNIS = Path("data/agentic-vbench/medvedev-de-minaur-2023-us-open-break-point-ledger/calibration")
@@ -63,6 +64,20 @@ def score_in_process(run) -> None:
     """Score a run's pending batches in this process (the body of the Celery task)."""
     for chunk in run_chunks(run):
         do_score_batch(run.pk, chunk)
+
+
+def upload(packet, actor, named: dict[str, bytes]):
+    """Upload {label: bytes} as one batch, with the packet scorer's caps."""
+    cap = byte_cap(packet.task_kind.scorer_id)
+    files = [make_file(label, f"{label}.json", [data], cap) for label, data in named.items()]
+    return do_upload_submissions(packet, files, actor=actor)
+
+
+def scored(version, submissions, actor, **kwargs) -> dict[str, SubmissionScore]:
+    """Run and score in this process; {label: final score}."""
+    run = do_start_scoring_run(version, submissions, actor=actor, dispatch=False, **kwargs)
+    score_in_process(run)
+    return {s.submission.label: s for s in run.results.select_related("submission")}
 
 
 @pytest.fixture

@@ -1,0 +1,106 @@
+"""The agreement report after both freezes, the human ceiling on the leaderboard, and
+the leaderboard's sorting and exports."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+
+from annotator.actions.adjudication import do_decide_item
+from annotator.actions.ledgers import do_add_event, do_freeze_ledger
+from annotator.actions.union import do_build_union
+from annotator.actions.versions import do_publish_adjudicated_version
+from annotator.models import AgreementReport, Ledger, VersionCalibration
+from tests.factories import client_for
+from tests.grading.conftest import EGOCENTRIC, scored, upload
+
+ATTESTATION = "I labelled this video alone, from the video only."
+A_EVENTS = [("take", ["cup"], 100, 200), ("put", ["plate"], 1000, 1100), ("cut", ["bagel"], 3000, 3100)]
+B_EVENTS = [("take", ["cup"], 100, 200), ("put", ["plate"], 1020, 1120), ("open", ["fridge"], 5000, 5050)]
+
+
+def fill_and_freeze(packet, side, user, events):
+    ledger = Ledger.objects.get(packet=packet, side=side)
+    for version, (verb, nouns, start, end) in enumerate(events):
+        data = {"verb": verb, "nouns": nouns, "start_frame": start, "end_frame": end}
+        do_add_event(ledger, data, actor=user, expected_version=version)
+    do_freeze_ledger(ledger, actor=user, attestation=ATTESTATION, expected_version=len(events))
+
+
+@pytest.fixture
+def adjudicated(packet, annotator_a, annotator_b, adjudicator):
+    """A's ledger wins every disagreement; B's extra event is dropped."""
+    fill_and_freeze(packet, "A", annotator_a, A_EVENTS)
+    fill_and_freeze(packet, "B", annotator_b, B_EVENTS)
+    union = do_build_union(packet, actor=adjudicator)
+    for item in union.items.exclude(status="agreed"):
+        action = "take_a" if item.a_value else "drop"
+        do_decide_item(item, actor=adjudicator, action=action, rationale="checked against the video")
+    return do_publish_adjudicated_version(packet, actor=adjudicator)
+
+
+@pytest.mark.django_db
+def test_the_agreement_report_compares_a_with_b_and_each_with_the_version(adjudicated, maintainer, adjudicator):
+    packet = adjudicated.packet
+    assert VersionCalibration.objects.get(version=adjudicated).status == "ok"  # computed on publish
+    body = client_for(maintainer).get(f"/api/packets/{packet.pk}/agreement/").json()
+    assert body["scorer_id"] == "egocentric-f1-v2" and body["version"]["id"] == adjudicated.pk
+    a_vs_b = body["a_vs_b"]
+    # One exact match out of three events each way: precision = recall = 1/3.
+    assert a_vs_b["a_as_prediction"]["reward"] == a_vs_b["b_as_prediction"]["reward"] == 0.333333
+    assert a_vs_b["union"] == {"agreed": 1, "conflicting": 1, "a_only": 1, "b_only": 1}
+    assert a_vs_b["kappa"] == {"verb": 1.0, "nouns": 1.0}
+    assert a_vs_b["boundary_differences"]["start"]["histogram"] == {"0": 1, "20": 1}
+    assert a_vs_b["unmatched"] == {"a": [2], "b": [2]}
+    assert body["versus_version"]["A"]["reward"] == 1.0
+    assert body["versus_version"]["B"]["reward"] == 0.333333
+    assert body["versus_version"]["B"]["agreement"]["boundary_differences"]["end"]["histogram"] == {"0": 1, "-20": 1}
+
+    # Asked again: the same stored report; the adjudicator may read it too.
+    again = client_for(adjudicator).get(f"/api/packets/{packet.pk}/agreement/").json()
+    assert again["id"] == body["id"] and AgreementReport.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_no_agreement_report_before_both_freezes_and_never_for_annotators(packet, annotator_a, maintainer):
+    fill_and_freeze(packet, "A", annotator_a, A_EVENTS)
+    assert client_for(maintainer).get(f"/api/packets/{packet.pk}/agreement/").status_code == 404
+    assert client_for(annotator_a).get(f"/api/packets/{packet.pk}/agreement/").status_code == 404
+    assert not AgreementReport.objects.exists()
+
+
+@pytest.mark.django_db
+def test_the_leaderboard_puts_the_annotators_next_to_the_agents_sorts_and_exports(adjudicated, maintainer):
+    rollouts = EGOCENTRIC / "calibration/rollouts"
+    agents = {"empty": b'{"actions": []}', "claude": (rollouts / "claude-opus-4.8.solution.json").read_bytes()}
+    agents["copy of A"] = b'{"actions": [{"verb": "take", "nouns": ["cup"], "start_frame": 100, "end_frame": 200}]}'
+    scored(adjudicated, upload(adjudicated.packet, maintainer, agents), maintainer)
+    client = client_for(maintainer)
+    url = f"/api/versions/{adjudicated.pk}/leaderboard/"
+    board = client.get(url).json()
+    rows = [(r["rank"], r["kind"], r["label"], r["reward"]) for r in board["rows"]]
+    assert rows == [
+        (1, "human", "annotator A (annotator_a)", 1.0),
+        (2, "agent", "copy of A", 0.5),
+        (3, "human", "annotator B (annotator_b)", 0.333333),
+        (4, "agent", "claude", 0.0),
+        (4, "agent", "empty", 0.0),
+    ]
+    assert [r["label"] for r in client.get(url, {"sort": "label"}).json()["rows"]] == [
+        "annotator A (annotator_a)", "annotator B (annotator_b)", "claude", "copy of A", "empty",
+    ]  # fmt: skip
+    by_fp = client.get(url, {"sort": "-false_positives"}).json()["rows"]
+    assert [r["false_positives"] for r in by_fp] == sorted((r["false_positives"] for r in by_fp), reverse=True)
+    assert client.get(url, {"sort": "shoe_size"}).status_code == 400
+
+    exported = client.get(f"/api/versions/{adjudicated.pk}/leaderboard.csv")
+    assert exported["Content-Type"] == "text/csv" and "attachment" in exported["Content-Disposition"]
+    table = list(csv.DictReader(io.StringIO(exported.content.decode())))
+    assert [(r["label"], float(r["reward"]), r["precision"]) for r in table][:2] == [
+        ("annotator A (annotator_a)", 1.0, "1.0"),
+        ("copy of A", 0.5, "1.0"),
+    ]
+    as_json = client.get(f"/api/versions/{adjudicated.pk}/leaderboard.json").json()
+    assert as_json["rows"] == board["rows"] and as_json["columns"][:4] == ["rank", "kind", "label", "reward"]
