@@ -1,0 +1,365 @@
+"""Training the temporal head within a time budget, with checkpoints and resume.
+
+The budget counts training time over all runs (it is stored in the checkpoint), so a
+resumed run only uses what is left. A run stops cleanly when the budget would be
+exceeded by one more step, when ``max_steps`` is reached, or when a stop is requested
+(SIGTERM/SIGINT in the command line); it always ends by writing the checkpoint.
+All sampling uses one seeded ``torch.Generator`` saved in the checkpoint, so an
+interrupted and resumed run on CPU follows the same trajectory as an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch.nn import functional as F
+
+from retrieval.device import resolve_device
+from retrieval.encoders import TextEncoder
+from retrieval.features import l2_normalize
+from retrieval.fsutil import atomic_writer
+from retrieval.grid import Grid
+from retrieval.head import MAX_PARAMETERS, HeadConfig, HeadOutput, TemporalHead
+from retrieval.pipeline import scan_context
+from retrieval.scan import DEFAULT_GAMMA
+from retrieval.store import FeatureIndex
+
+DEFAULT_BUDGET_S = 45 * 60.0
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    budget_s: float = DEFAULT_BUDGET_S
+    max_steps: int | None = None
+    batch_size: int = 8
+    lr: float = 2e-3
+    weight_decay: float = 1e-4
+    crop_segments: int = 512
+    candidates: int = 32
+    seed: int = 0
+    checkpoint_every_s: float = 60.0
+    gamma: float = DEFAULT_GAMMA
+
+
+@dataclass(frozen=True)
+class TrainingExample:
+    query_id: str
+    video_id: str
+    embedding: np.ndarray
+    intervals: tuple[tuple[float, float], ...]
+
+
+@dataclass
+class TrainResult:
+    steps: int
+    elapsed_s: float
+    stopped: str
+    checkpoint: Path
+    parameter_count: int
+    last_loss: float
+    losses: list[float] = field(default_factory=list)
+
+
+def load_examples(
+    path: str | os.PathLike,
+    index: FeatureIndex,
+    encoder: TextEncoder,
+    warn: Callable[[str], None] | None = None,
+) -> list[TrainingExample]:
+    """Labelled rows ``{query_id, video_id, description, intervals}``; bad rows skipped."""
+    warn = warn or (lambda msg: print(f"retrieval: {msg}", file=sys.stderr))
+    examples = []
+    with open(path, encoding="utf-8") as fh:
+        for line_no, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                vid = row["video_id"]
+                if vid not in index or not index.video(vid).features_ok:
+                    raise ValueError(f"video {vid!r} not usable")
+                intervals = tuple(
+                    (float(s), float(e)) for s, e in row.get("intervals", row.get("relevant_windows", []))
+                )
+                intervals = tuple(iv for iv in intervals if math.isfinite(iv[0] + iv[1]) and iv[1] > iv[0])
+                if not intervals:
+                    raise ValueError("no usable interval")
+                vec = encoder.encode(row.get("description", row.get("query", "")), query_id=str(row.get("query_id")))
+                examples.append(
+                    TrainingExample(str(row.get("query_id", line_no)), vid, l2_normalize(np.asarray(vec)), intervals)
+                )
+            except (ValueError, KeyError, TypeError) as exc:
+                warn(f"{Path(path).name} line {line_no} skipped: {exc}")
+    return examples
+
+
+def interval_ious(starts: np.ndarray, ends: np.ndarray, targets: Sequence[tuple[float, float]]) -> np.ndarray:
+    """Best IoU of each ``[starts[i], ends[i]]`` against the targets (vectorised)."""
+    best = np.zeros(starts.shape, dtype=np.float64)
+    for s, e in targets:
+        inter = np.clip(np.minimum(ends, e) - np.maximum(starts, s), 0, None)
+        union = np.maximum(ends, e) - np.minimum(starts, s)
+        best = np.maximum(best, np.where(union > 0, inter / np.maximum(union, 1e-12), 0))
+    return best
+
+
+def _coverage(times: np.ndarray, targets) -> np.ndarray:
+    lo, hi = times[:-1], times[1:]
+    cov = np.zeros(lo.shape)
+    for s, e in targets:
+        cov += np.clip(np.minimum(hi, e) - np.maximum(lo, s), 0, None) / (hi - lo)
+    return cov / len(targets)
+
+
+class _Stopper:
+    def __init__(self, event: threading.Event | None, handle_signals: bool) -> None:
+        self.event = event or threading.Event()
+        self.reason = "stop_requested"
+        self._old: dict = {}
+        if handle_signals and threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                self._old[sig] = signal.signal(sig, self._handle)
+
+    def _handle(self, signum, frame) -> None:
+        self.reason = "signal"
+        self.event.set()
+
+    def restore(self) -> None:
+        for sig, old in self._old.items():
+            signal.signal(sig, old)
+
+
+class Trainer:
+    """Trains a :class:`TemporalHead` on examples whose videos are in ``index``."""
+
+    def __init__(
+        self,
+        index: FeatureIndex,
+        examples: Sequence[TrainingExample],
+        checkpoint: str | os.PathLike,
+        *,
+        head_config: HeadConfig | None = None,
+        config: TrainConfig | None = None,
+        device: str | torch.device = "auto",
+        log: Callable[[str], None] | None = None,
+    ) -> None:
+        if not examples:
+            raise ValueError("no training examples")
+        self.device = resolve_device(device)
+        self.index = index
+        self.examples = list(examples)
+        self.checkpoint = Path(checkpoint)
+        self.config = config or TrainConfig()
+        self.log = log or (lambda msg: print(f"retrieval: {msg}", file=sys.stderr))
+        self.head = TemporalHead(head_config or HeadConfig(dim=index.dim)).to(self.device)
+        if self.head.parameter_count() > MAX_PARAMETERS:
+            raise ValueError(f"head has {self.head.parameter_count()} parameters, limit {MAX_PARAMETERS}")
+        self.optimizer = torch.optim.AdamW(
+            self.head.parameters(), lr=self.config.lr, weight_decay=self.config.weight_decay
+        )
+        self.generator = torch.Generator().manual_seed(self.config.seed)
+        self.step = 0
+        self.elapsed_s = 0.0
+        self.gamma = self.config.gamma
+        self.losses: list[float] = []
+        self._videos: dict[str, tuple[torch.Tensor, Grid]] = {}
+
+    # --------------------------------------------------------------- checkpoint
+    def state(self) -> dict:
+        return {
+            "config": self.head.config.to_dict(),
+            "model": self.head.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "step": self.step,
+            "elapsed_s": self.elapsed_s,
+            "generator": self.generator.get_state(),
+            "torch_rng": torch.get_rng_state(),
+            "train_config": asdict(self.config),
+            "losses": self.losses[-1000:],
+        }
+
+    def save(self) -> None:
+        self.checkpoint.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_writer(self.checkpoint) as fh:
+            torch.save(self.state(), fh)
+
+    def resume(self) -> bool:
+        """Load the checkpoint if there is one; returns whether it did."""
+        if not self.checkpoint.is_file():
+            return False
+        blob = torch.load(self.checkpoint, map_location=self.device, weights_only=True)
+        if blob["config"] != self.head.config.to_dict():
+            raise ValueError("checkpoint was trained with another head configuration")
+        self.head.load_state_dict(blob["model"])
+        self.optimizer.load_state_dict(blob["optimizer"])
+        self.step = int(blob["step"])
+        self.elapsed_s = float(blob["elapsed_s"])
+        self.generator.set_state(blob["generator"].cpu())
+        torch.set_rng_state(blob["torch_rng"].cpu())
+        self.losses = list(blob.get("losses", []))
+        return True
+
+    # ----------------------------------------------------------------- training
+    def _video(self, video_id: str) -> tuple[torch.Tensor, Grid]:
+        hit = self._videos.get(video_id)
+        if hit is None:
+            entry = self.index.video(video_id)
+            feats = torch.from_numpy(self.index.segment_features(video_id)).to(self.device)
+            hit = (feats, entry.grid)
+            if sum(v[0].numel() for v in self._videos.values()) < 500_000_000:
+                self._videos[video_id] = hit
+        return hit
+
+    def _randint(self, low: int, high: int) -> int:
+        """Uniform integer in ``[low, high]`` from the saved generator."""
+        return low + int(torch.randint(0, high - low + 1, (1,), generator=self.generator))
+
+    def _crop(self, grid: Grid, ex: TrainingExample) -> tuple[int, int]:
+        n = grid.n_segments
+        size = self.config.crop_segments
+        if n <= size:
+            return 0, n
+        _, a, b = grid.best_interval(ex.intervals)
+        size = max(size, b - a + 8)
+        lo = max(0, b - size)
+        hi = min(a, n - size)
+        c0 = self._randint(lo, max(lo, hi))
+        return c0, min(n, c0 + size)
+
+    def _prepare(self, ex: TrainingExample) -> tuple[torch.Tensor, np.ndarray]:
+        feats, grid = self._video(ex.video_id)
+        c0, c1 = self._crop(grid, ex)
+        return feats[c0:c1], np.array(grid.times[c0 : c1 + 1])
+
+    def example_loss(
+        self, ex: TrainingExample, out: HeadOutput, similarity: torch.Tensor, times_np: np.ndarray
+    ) -> torch.Tensor:
+        """Loss of one example given the head's outputs on its crop."""
+        crop_grid = Grid(times_np)
+        cov = torch.from_numpy(_coverage(times_np, ex.intervals)).float().to(self.device)
+        loss = F.binary_cross_entropy_with_logits(out.segment_logits, cov.clamp(0, 1))
+        g = crop_grid.n_points
+        start_t = torch.zeros(g, device=self.device)
+        end_t = torch.zeros(g, device=self.device)
+        best_a, best_b, found = 0, 1, 0
+        for iv in ex.intervals:
+            x, a, b = crop_grid.best_interval([iv])
+            if x > 0:
+                start_t[a] += 1
+                end_t[b] += 1
+                found += 1
+                best_a, best_b = a, b
+        if found:
+            loss = loss + 0.5 * (
+                -(F.log_softmax(out.start_logits, 0) * start_t / found).sum()
+                - (F.log_softmax(out.end_logits, 0) * end_t / found).sum()
+            )
+        times = torch.from_numpy(times_np).to(self.device)
+        with torch.no_grad():
+            detached = HeadOutput(
+                out.hidden.detach(),
+                out.segment_logits.detach(),
+                out.start_logits.detach(),
+                out.end_logits.detach(),
+                out.prefix.detach(),
+            )
+            ctx = scan_context(
+                detached, similarity, times, times_np, gamma=self.gamma, step=crop_grid.step, k=self.config.candidates
+            )
+        jitter = torch.randint(-3, 4, (2, 8), generator=self.generator).numpy()
+        rand = torch.randint(0, g, (2, 8), generator=self.generator).numpy()
+        starts = np.concatenate([ctx.candidates.starts, best_a + jitter[0], rand.min(0)])
+        ends = np.concatenate([ctx.candidates.ends, best_b + jitter[1], rand.max(0)])
+        starts = np.clip(starts, 0, g - 2)
+        ends = np.clip(np.maximum(ends, starts + 1), 1, g - 1)
+        target = interval_ious(times_np[starts], times_np[ends], ex.intervals)
+        starts_t = torch.from_numpy(starts).to(self.device)
+        ends_t = torch.from_numpy(ends).to(self.device)
+        with torch.no_grad():
+            rank = ctx.rank_features(starts_t, ends_t)
+        logits = self.head.interval_logits(out, starts_t, ends_t, times, rank)
+        target_t = torch.from_numpy(target).float().to(self.device)
+        loss = loss + F.binary_cross_entropy_with_logits(logits, target_t)
+        if float(target_t.max()) > 0:  # listwise: put the candidates' mass on the best ones
+            best = (target_t >= target_t.max() - 1e-6).float()
+            loss = loss - (F.log_softmax(logits, 0) * best / best.sum()).sum()
+        return loss
+
+    def train_step(self) -> float:
+        self.head.train()
+        idx = torch.randint(0, len(self.examples), (self.config.batch_size,), generator=self.generator).tolist()
+        batch = [self.examples[i] for i in idx]
+        prepared = [self._prepare(ex) for ex in batch]
+        lengths = [p[0].shape[0] for p in prepared]
+        padded = torch.zeros(len(batch), max(lengths), self.index.dim, device=self.device)
+        for i, (feats, _) in enumerate(prepared):
+            padded[i, : lengths[i]] = feats
+        queries = torch.from_numpy(np.stack([ex.embedding for ex in batch])).to(self.device)
+        self.optimizer.zero_grad(set_to_none=True)
+        outs = self.head.forward_batch(padded, queries, lengths)
+        loss = sum(
+            self.example_loss(ex, out, p[0] @ queries[i], p[1])
+            for i, (ex, out, p) in enumerate(zip(batch, outs, prepared, strict=True))
+        )
+        loss = loss / len(batch)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.head.parameters(), 1.0)
+        self.optimizer.step()
+        self.step += 1
+        value = float(loss.detach())
+        self.losses.append(value)
+        return value
+
+    def run(self, *, stop: threading.Event | None = None, handle_signals: bool = False) -> TrainResult:
+        """Train until the budget, ``max_steps`` or a stop request; save; report."""
+        stopper = _Stopper(stop, handle_signals)
+        cfg = self.config
+        started = time.monotonic()
+        base_elapsed = self.elapsed_s
+        last_save = started
+        step_time = 0.0
+        reason = "budget"
+        try:
+            while True:
+                if cfg.max_steps is not None and self.step >= cfg.max_steps:
+                    reason = "max_steps"
+                    break
+                if stopper.event.is_set():
+                    reason = stopper.reason
+                    break
+                if self.elapsed_s + step_time > cfg.budget_s:
+                    reason = "budget"
+                    break
+                t0 = time.monotonic()
+                self.train_step()
+                step_time = max(step_time * 0.9, time.monotonic() - t0)
+                self.elapsed_s = base_elapsed + (time.monotonic() - started)
+                if time.monotonic() - last_save > cfg.checkpoint_every_s:
+                    self.save()
+                    last_save = time.monotonic()
+        finally:
+            stopper.restore()
+        self.elapsed_s = base_elapsed + (time.monotonic() - started)
+        self.head.eval()
+        self.save()
+        self.log(f"training stopped ({reason}) after {self.step} steps, {self.elapsed_s:.1f} s")
+        return TrainResult(
+            self.step,
+            self.elapsed_s,
+            reason,
+            self.checkpoint,
+            self.head.parameter_count(),
+            self.losses[-1] if self.losses else float("nan"),
+            list(self.losses),
+        )
