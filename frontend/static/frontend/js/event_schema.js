@@ -1,0 +1,170 @@
+// What a task kind's schema means for the editor. Pure: no DOM.
+//
+// The server (annotator/taskkinds.py) is the one authority on event rules: ranges,
+// choices, start < end, grids. The editor only makes sure an event is complete and
+// well-typed before it is sent; anything else the server refuses comes back as
+// {code, message, field} and is shown on that field (`fieldRoot`).
+
+export function fieldsOf(schema) {
+  return schema.fields;
+}
+
+export function boundaryFields(schema) {
+  const names = schema.boundary_fields || [];
+  return names.length === 2 ? { start: names[0], end: names[1] } : null;
+}
+
+export function isRequired(field) {
+  return field.required !== false;
+}
+
+// The form field an error's `field` refers to: "shots[2].direction" -> {name: "shots", index: 2, sub: "direction"}.
+export function fieldRoot(path) {
+  const match = /^([^[.]+)(?:\[(\d+)\])?(?:\.(\w+))?/.exec(String(path || ""));
+  if (!match) return { name: null, index: null, sub: null };
+  return { name: match[1], index: match[2] === undefined ? null : Number(match[2]), sub: match[3] || null };
+}
+
+// Choices of a token sub-field at `position` (token 0 may be narrowed).
+export function tokenChoices(field, sub, position) {
+  const narrowed = field.first_token_choices && field.first_token_choices[sub.name];
+  return position === 0 && narrowed ? narrowed : sub.choices;
+}
+
+export function emptyToken(field, position) {
+  const token = {};
+  for (const sub of field.subfields) {
+    const choices = tokenChoices(field, sub, position);
+    token[sub.name] = choices.length === 1 ? choices[0] : "";
+  }
+  return token;
+}
+
+// A blank draft: every field unset (token lists and interval lists empty).
+export function emptyDraft(schema) {
+  const draft = {};
+  for (const field of schema.fields) {
+    if (field.type === "enum_set" || field.type === "token_list" || field.type === "interval_list") draft[field.name] = [];
+    else draft[field.name] = null;
+  }
+  return draft;
+}
+
+// Draft (form values) -> event data for the API, or {errors} for incomplete fields.
+// Optional empty fields are left out; nothing is range-checked here.
+export function draftToEvent(schema, draft) {
+  const data = {};
+  const errors = {};
+  for (const field of schema.fields) {
+    const value = draft[field.name];
+    const empty = value === null || value === undefined || value === "" || (Array.isArray(value) && value.length === 0);
+    if (empty) {
+      if (isRequired(field)) errors[field.name] = "required";
+      continue;
+    }
+    if (field.type === "int") {
+      const number = typeof value === "number" ? value : Number(String(value).trim());
+      if (!Number.isInteger(number)) errors[field.name] = "must be a whole number";
+      else data[field.name] = number;
+    } else if (field.type === "bool") {
+      if (value === true || value === "true") data[field.name] = true;
+      else if (value === false || value === "false") data[field.name] = false;
+      else errors[field.name] = "choose yes or no";
+    } else if (field.type === "token_list") {
+      const missing = value.findIndex((token) => field.subfields.some((sub) => !token[sub.name]));
+      if (missing >= 0) errors[field.name] = `token ${missing + 1} is incomplete`;
+      else data[field.name] = value.map((token) => ({ ...token }));
+    } else if (field.type === "interval_list") {
+      const pairs = value.map((pair) => pair.map((x) => (x === "" || x === null ? NaN : Number(x))));
+      const bad = pairs.findIndex((pair) => !pair.every(Number.isFinite));
+      if (bad >= 0) errors[field.name] = `interval ${bad + 1} needs a start and an end`;
+      else data[field.name] = pairs;
+    } else if (field.type === "enum_set") {
+      data[field.name] = [...value];
+    } else {
+      data[field.name] = value;
+    }
+  }
+  return Object.keys(errors).length ? { errors } : { data };
+}
+
+// Event data -> draft (for editing an existing event).
+export function eventToDraft(schema, data) {
+  const draft = emptyDraft(schema);
+  for (const field of schema.fields) {
+    if (data[field.name] === undefined) continue;
+    draft[field.name] = JSON.parse(JSON.stringify(data[field.name]));
+  }
+  return draft;
+}
+
+// Type-ahead for closed lists: exact match, else the only prefix match, else the only
+// substring match; null when ambiguous or unknown. Case- and separator-insensitive.
+export function matchChoice(choices, text) {
+  const norm = (s) => String(s).toLowerCase().replace(/[\s_-]+/g, " ").trim();
+  const wanted = norm(text);
+  if (!wanted) return null;
+  const exact = choices.find((c) => norm(c) === wanted);
+  if (exact) return exact;
+  const prefix = choices.filter((c) => norm(c).startsWith(wanted));
+  if (prefix.length === 1) return prefix[0];
+  const inside = choices.filter((c) => norm(c).includes(wanted));
+  return inside.length === 1 ? inside[0] : null;
+}
+
+// One line for tables and timeline tooltips.
+export function summarize(schema, data) {
+  if (!data) return "";
+  const bounds = boundaryFields(schema);
+  const parts = [];
+  for (const field of schema.fields) {
+    if (bounds && (field.name === bounds.start || field.name === bounds.end)) continue;
+    const value = data[field.name];
+    if (value === undefined || value === null) continue;
+    if (field.type === "token_list") parts.push(`${value.length} ${field.name}`);
+    else if (field.type === "interval_list") parts.push(value.map(([a, b]) => `${a}–${b} s`).join(", "));
+    else if (Array.isArray(value)) parts.push(value.join(", "));
+    else parts.push(String(value));
+  }
+  return parts.join(" · ");
+}
+
+export function formatValue(field, value) {
+  if (value === undefined || value === null) return "—";
+  if (field && field.type === "token_list") return value.map((t) => Object.values(t).join("/")).join(" → ");
+  if (field && field.type === "interval_list") return value.map(([a, b]) => `[${a}, ${b}]`).join(" ");
+  if (Array.isArray(value)) return value.join(", ");
+  return String(value);
+}
+
+// A time in seconds snapped to the grid of `step` seconds (nearest point).
+export function snapToGrid(seconds, step, duration) {
+  if (!step) return seconds;
+  const snapped = Math.round(seconds / step) * step;
+  const clean = Number(snapped.toFixed(6));
+  return duration !== undefined && clean > duration ? Number(duration.toFixed(6)) : clean;
+}
+
+// Consistency warnings for break points (SCORING.md section 2; advice, not rules).
+export function breakPointWarnings(data) {
+  const warnings = [];
+  const shots = Array.isArray(data.shots) ? data.shots : null;
+  const rally = data.rally_shots;
+  const result = data.terminal_result;
+  if (shots && Number.isInteger(rally) && result) {
+    const clean = ["winner", "ace", "unreturnable"].includes(result);
+    const expected = clean ? rally : rally + 1;
+    if (shots.length !== expected) {
+      warnings.push(`a point ending in ${result} usually has ${expected} shot token(s) for ${rally} rally shot(s); this one has ${shots.length}`);
+    }
+    if ((result === "ace" || result === "unreturnable") && shots.length !== 1) {
+      warnings.push(`an ${result} has exactly one shot token`);
+    }
+  }
+  if (result && data.terminal_error) {
+    const clean = ["winner", "ace", "unreturnable"].includes(result);
+    if (clean && data.terminal_error !== "none") warnings.push(`terminal_error is "none" for ${result}`);
+    if (!clean && data.terminal_error === "none") warnings.push(`an error point needs a terminal_error other than "none"`);
+  }
+  return warnings;
+}

@@ -1,0 +1,389 @@
+// An annotator's own ledger as a pure reducer: confirmed events, a queue of unsaved
+// operations, undo / redo, the selected event and the save status. No DOM, no fetch.
+//
+// The model. `base` is what the server has confirmed at `version`. `pending` is the
+// ordered queue of operations the server has not confirmed yet ({id, kind: "add" |
+// "update" | "delete", key, data}); the head is sent first and may be `inflight`.
+// What the annotator sees is `events(state)`: base with every pending operation applied.
+// So an operation leaves the queue only when the server confirms it (`saved`), when the
+// server refuses it as invalid (`rejected`: its data goes back to the form, with the
+// error) or when the annotator explicitly discards unsaved work after a conflict.
+// Nothing is dropped silently.
+//
+// Events have a client `key` that never changes: the server uid for events loaded from
+// the server, a fresh key (the caller passes one, e.g. crypto.randomUUID()) for new ones.
+// The server uid of a new event is learnt when its add is confirmed; updates and deletes
+// name the uid only when they are sent, by which time the add ahead of them is confirmed.
+//
+// Queue coalescing (never touches the in-flight head): an update to an unsent add or
+// update of the same event replaces its data; deleting an event whose add was never sent
+// removes its queued operations altogether.
+
+export const SAVE = Object.freeze({
+  SAVED: "saved",
+  SAVING: "saving",
+  FAILED: "failed", // a network or server failure; retried
+  CONFLICT: "conflict", // 412: the ledger changed elsewhere; the annotator decides
+  INVALID: "invalid", // 400: the server refused an event; it is back in the form
+  FROZEN: "frozen",
+});
+
+export function initialState() {
+  return {
+    version: null,
+    ledgerId: null,
+    base: [], // [{key, uid, data}]
+    pending: [], // [{id, kind, key, data}]
+    inflight: null, // id of the operation being sent
+    nextOp: 1,
+    undo: [], // [{key, before, after}]
+    redo: [],
+    selected: null,
+    frozen: false,
+    sha256: null,
+    status: SAVE.SAVED,
+    message: "",
+    rejected: null, // {key, kind, data, field, message}
+    lastRebase: null,
+  };
+}
+
+// ---- derived views -------------------------------------------------------------------
+
+function clone(value) {
+  return value === undefined ? undefined : JSON.parse(JSON.stringify(value));
+}
+
+export function deepEqual(a, b) {
+  return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
+}
+
+function canonical(value) {
+  if (Array.isArray(value)) return value.map(canonical);
+  if (value && typeof value === "object") {
+    const out = {};
+    for (const name of Object.keys(value).sort()) out[name] = canonical(value[name]);
+    return out;
+  }
+  return value;
+}
+
+function applyOp(list, op) {
+  if (op.kind === "add") return [...list, { key: op.key, uid: null, data: op.data }];
+  if (op.kind === "update") return list.map((e) => (e.key === op.key ? { ...e, data: op.data } : e));
+  return list.filter((e) => e.key !== op.key);
+}
+
+// The events the annotator sees, each with `unsaved` when an operation on it is queued.
+export function events(state) {
+  let list = state.base.map((e) => ({ ...e }));
+  for (const op of state.pending) list = applyOp(list, op);
+  const dirty = new Set(state.pending.map((op) => op.key));
+  return list.map((e) => ({ ...e, unsaved: dirty.has(e.key) }));
+}
+
+export function eventByKey(state, key) {
+  return events(state).find((e) => e.key === key) || null;
+}
+
+export function hasUnsaved(state) {
+  return state.pending.length > 0;
+}
+
+// Events in time order: by `startField` when given (missing last), then insertion order.
+export function orderedEvents(state, startField) {
+  const list = events(state).map((e, i) => ({ e, i }));
+  if (startField) {
+    list.sort((x, y) => {
+      const a = x.e.data[startField];
+      const b = y.e.data[startField];
+      const av = Number.isInteger(a) ? a : Infinity;
+      const bv = Number.isInteger(b) ? b : Infinity;
+      return av - bv || x.i - y.i;
+    });
+  }
+  return list.map((x) => x.e);
+}
+
+// The request the head operation needs, or null when nothing can be sent now.
+export function nextRequest(state) {
+  if (state.frozen || state.status === SAVE.CONFLICT || state.inflight !== null) return null;
+  const op = state.pending[0];
+  if (!op) return null;
+  if (op.kind === "add") return { op, method: "POST", uid: null, body: { data: op.data } };
+  const entry = state.base.find((e) => e.key === op.key);
+  if (!entry) return null; // cannot happen: its add is ahead of it in the queue
+  if (op.kind === "update") return { op, method: "PUT", uid: entry.uid, body: { data: op.data } };
+  return { op, method: "DELETE", uid: entry.uid, body: undefined };
+}
+
+export function etag(state) {
+  return state.ledgerId === null ? null : `"ledger-${state.ledgerId}-v${state.version}"`;
+}
+
+// ---- the reducer ---------------------------------------------------------------------
+
+function statusAfter(state) {
+  if (state.frozen) return { status: SAVE.FROZEN, message: "" };
+  if (state.status === SAVE.CONFLICT) return { status: state.status, message: state.message };
+  if (state.pending.length) {
+    const keep = state.status === SAVE.FAILED || state.status === SAVE.INVALID;
+    return keep ? { status: state.status, message: state.message } : { status: SAVE.SAVING, message: "" };
+  }
+  if (state.status === SAVE.INVALID) return { status: state.status, message: state.message };
+  return { status: SAVE.SAVED, message: "" };
+}
+
+function withStatus(state) {
+  const selected = state.selected !== null && !eventByKey(state, state.selected) ? null : state.selected;
+  return { ...state, ...statusAfter(state), selected };
+}
+
+// Queue `op` for `key` with coalescing; returns the new pending list.
+function enqueue(state, kind, key, data) {
+  const pending = state.pending.slice();
+  const movable = (op) => op.key === key && op.id !== state.inflight;
+  const lastIndex = pending.map(movable).lastIndexOf(true);
+  const last = lastIndex >= 0 ? pending[lastIndex] : null;
+  const nextOp = state.nextOp;
+  if (kind === "update" && last && (last.kind === "add" || last.kind === "update")) {
+    pending[lastIndex] = { ...last, data };
+    return { pending, nextOp };
+  }
+  if (kind === "delete") {
+    const neverSent = pending.some((op) => movable(op) && op.kind === "add");
+    const kept = pending.filter((op) => !movable(op));
+    if (neverSent) return { pending: kept, nextOp };
+    return { pending: [...kept, { id: nextOp, kind, key, data: null }], nextOp: nextOp + 1 };
+  }
+  return { pending: [...pending, { id: nextOp, kind, key, data }], nextOp: nextOp + 1 };
+}
+
+// Make the event `key` hold `data` (null: not exist), queueing whatever that takes.
+function setEvent(state, key, data) {
+  const current = eventByKey(state, key);
+  if (data === null) {
+    if (!current) return state;
+    return { ...state, ...enqueue(state, "delete", key, null) };
+  }
+  if (!current) return { ...state, ...enqueue(state, "add", key, clone(data)) };
+  if (deepEqual(current.data, data)) return state;
+  return { ...state, ...enqueue(state, "update", key, clone(data)) };
+}
+
+function edit(state, key, data) {
+  if (state.frozen) return state;
+  const before = eventByKey(state, key);
+  const beforeData = before ? clone(before.data) : null;
+  const next = setEvent(state, key, data);
+  if (next === state) return state;
+  const undo = [...state.undo, { key, before: beforeData, after: data === null ? null : clone(data) }];
+  const rejected = state.rejected && state.rejected.key === key ? null : state.rejected;
+  const status = state.status === SAVE.INVALID && !rejected ? SAVE.SAVED : state.status;
+  return withStatus({ ...next, undo: undo.slice(-500), redo: [], rejected, status });
+}
+
+function keyForUid(base, uid, rememberedKeys) {
+  const known = base.find((e) => e.uid === uid);
+  if (known) return known.key;
+  return (rememberedKeys && rememberedKeys[uid]) || uid;
+}
+
+function fromServer(ledger, previousBase = [], rememberedKeys = null) {
+  return ledger.events.map((e) => ({
+    key: keyForUid(previousBase, e.uid, rememberedKeys),
+    uid: e.uid,
+    data: clone(e.data),
+  }));
+}
+
+// Re-apply the queued operations on top of the server's ledger (after a 412).
+// Operations the server already reflects are dropped (a save whose answer was lost);
+// an update of an event deleted elsewhere becomes an add, so the work is kept.
+function rebasePending(base, pending) {
+  const claimed = new Set(base.filter((e) => e.key !== e.uid).map((e) => e.uid));
+  let view = base.map((e) => ({ ...e }));
+  const kept = [];
+  const summary = { reapplied: 0, alreadySaved: 0, restored: 0 };
+  for (const op of pending) {
+    const current = view.find((e) => e.key === op.key);
+    if (op.kind === "add") {
+      const twin = view.find((e) => e.key === e.uid && !claimed.has(e.uid) && deepEqual(e.data, op.data));
+      if (twin && !current) {
+        claimed.add(twin.uid);
+        base = base.map((e) => (e.uid === twin.uid ? { ...e, key: op.key } : e));
+        view = view.map((e) => (e.uid === twin.uid ? { ...e, key: op.key } : e));
+        summary.alreadySaved += 1;
+        continue;
+      }
+      kept.push({ ...op });
+      view = applyOp(view, op);
+      summary.reapplied += 1;
+    } else if (op.kind === "update") {
+      if (current && deepEqual(current.data, op.data)) {
+        summary.alreadySaved += 1;
+        continue;
+      }
+      const restored = !current;
+      const next = { ...op, kind: restored ? "add" : "update" };
+      kept.push(next);
+      view = applyOp(view, next);
+      summary[restored ? "restored" : "reapplied"] += 1;
+    } else {
+      if (!current) {
+        summary.alreadySaved += 1;
+        continue;
+      }
+      kept.push({ ...op });
+      view = applyOp(view, op);
+      summary.reapplied += 1;
+    }
+  }
+  return { base, pending: kept, summary };
+}
+
+export function reducer(state, action) {
+  switch (action.type) {
+    case "loaded": {
+      // The server's ledger; `restore` = {version, pending, keys, nextOp} kept from an
+      // earlier page (localStorage) whose changes never reached the server.
+      const { ledger, ledgerId, restore } = action;
+      let next = {
+        ...initialState(),
+        ledgerId,
+        version: ledger.version,
+        frozen: Boolean(ledger.frozen),
+        sha256: ledger.sha256 || null,
+        base: fromServer(ledger, [], restore && restore.keys),
+      };
+      if (restore && restore.pending && restore.pending.length && !next.frozen) {
+        const ids = restore.pending.map((op) => op.id);
+        next = {
+          ...next,
+          pending: restore.pending.map((op) => ({ ...op })),
+          nextOp: Math.max(restore.nextOp || 1, ...ids.map((id) => id + 1)),
+        };
+        if (restore.version !== ledger.version) {
+          next.status = SAVE.CONFLICT;
+          next.message = "Unsaved changes from an earlier visit were made on an older version of this ledger.";
+        }
+      }
+      return withStatus(next);
+    }
+    case "add":
+      return edit(state, action.key, action.data);
+    case "update":
+      return edit(state, action.key, action.data);
+    case "remove":
+      return edit(state, action.key, null);
+    case "undo":
+    case "redo": {
+      const from = action.type === "undo" ? state.undo : state.redo;
+      if (!from.length || state.frozen) return state;
+      const entry = from[from.length - 1];
+      const target = action.type === "undo" ? entry.before : entry.after;
+      const next = setEvent(state, entry.key, target === null ? null : clone(target));
+      const rest = from.slice(0, -1);
+      const moved = action.type === "undo" ? { undo: rest, redo: [...state.redo, entry] } : { redo: rest, undo: [...state.undo, entry] };
+      return withStatus({ ...next, ...moved, selected: target === null ? next.selected : entry.key });
+    }
+    case "select":
+      return { ...state, selected: action.key !== null && eventByKey(state, action.key) ? action.key : null };
+    case "sendStarted":
+      if (!state.pending.length || state.pending[0].id !== action.id) return state;
+      return { ...state, inflight: action.id, status: SAVE.SAVING, message: "" };
+    case "saved": {
+      const op = state.pending[0];
+      if (!op || op.id !== action.id) return state;
+      let base = state.base;
+      if (op.kind === "add") base = [...base, { key: op.key, uid: action.uid, data: clone(action.data ?? op.data) }];
+      else if (op.kind === "update") base = base.map((e) => (e.key === op.key ? { ...e, data: clone(action.data ?? op.data) } : e));
+      else base = base.filter((e) => e.key !== op.key);
+      const status = state.status === SAVE.FAILED ? SAVE.SAVING : state.status;
+      return withStatus({ ...state, base, pending: state.pending.slice(1), inflight: null, version: action.version, status });
+    }
+    case "failed":
+      // Network failure or server error: the operation stays at the head and is retried.
+      return { ...state, inflight: null, status: SAVE.FAILED, message: action.message || "Save failed." };
+    case "conflict":
+      return { ...state, inflight: null, status: SAVE.CONFLICT, message: action.message || "The ledger changed elsewhere." };
+    case "rejected": {
+      // 400: the server refused the head operation. Its data (with any queued edits of
+      // the same event) goes back to the form with the error; nothing else changes.
+      const op = state.pending[0];
+      if (!op || op.id !== action.id) return state;
+      const sameEvent = op.kind === "add" ? state.pending.filter((o) => o.key === op.key) : [op];
+      const latest = sameEvent[sameEvent.length - 1];
+      const pending = state.pending.filter((o) => !sameEvent.includes(o));
+      const rejected = latest.kind === "delete"
+        ? null // the annotator deleted the refused event meanwhile: nothing to give back
+        : { key: op.key, kind: op.kind, data: clone(latest.data), field: action.field || null, message: action.message || "" };
+      const status = rejected ? SAVE.INVALID : SAVE.SAVING;
+      return withStatus({ ...state, pending, inflight: null, rejected, status, message: rejected ? action.message || "" : "" });
+    }
+    case "dismissRejected":
+      return withStatus({ ...state, rejected: null, status: state.status === SAVE.INVALID ? SAVE.SAVED : state.status });
+    case "rebase": {
+      // The annotator chose to keep their changes: re-apply them on the server's ledger.
+      const base = fromServer(action.ledger, state.base);
+      const result = rebasePending(base, state.pending);
+      return withStatus({
+        ...state,
+        base: result.base,
+        pending: result.pending,
+        inflight: null,
+        version: action.ledger.version,
+        frozen: Boolean(action.ledger.frozen),
+        sha256: action.ledger.sha256 || null,
+        status: SAVE.SAVING,
+        message: "",
+        lastRebase: result.summary,
+      });
+    }
+    case "discard": {
+      // The annotator chose the server's ledger over their unsaved changes.
+      return withStatus({
+        ...state,
+        base: fromServer(action.ledger, state.base),
+        pending: [],
+        inflight: null,
+        undo: [],
+        redo: [],
+        version: action.ledger.version,
+        frozen: Boolean(action.ledger.frozen),
+        sha256: action.ledger.sha256 || null,
+        status: SAVE.SAVED,
+        message: "",
+      });
+    }
+    case "frozen":
+      return withStatus({ ...state, frozen: true, sha256: action.sha256, version: action.version ?? state.version, inflight: null });
+    default:
+      throw new Error(`unknown action ${action.type}`);
+  }
+}
+
+// What survives a closed tab: the unsaved queue and the keys it refers to.
+export function persistable(state) {
+  const keys = {};
+  for (const e of state.base) if (e.key !== e.uid) keys[e.uid] = e.key;
+  return { version: state.version, pending: state.pending.map(({ id, kind, key, data }) => ({ id, kind, key, data })), keys, nextOp: state.nextOp };
+}
+
+// A minimal store: dispatch, getState, subscribe.
+export function createStore(reduce, state) {
+  const listeners = new Set();
+  return {
+    getState: () => state,
+    dispatch(action) {
+      const previous = state;
+      state = reduce(state, action);
+      if (state !== previous) for (const listener of listeners) listener(state, previous, action);
+      return state;
+    },
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
+}

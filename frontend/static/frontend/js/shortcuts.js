@@ -1,0 +1,73 @@
+// Keyboard shortcuts as data: key combination -> command. Pure: no DOM.
+// `comboOf(event)` names a keydown the way the tables below do ("Shift+ArrowRight",
+// "Ctrl+z", "?"); pages look the command up and run it.
+
+export const WORKSPACE_SHORTCUTS = [
+  { keys: ["ArrowLeft", "ArrowRight"], command: ["step-1", "step+1"], help: "step one frame back / forward" },
+  { keys: ["Shift+ArrowLeft", "Shift+ArrowRight"], command: ["step-10", "step+10"], help: "step ten frames back / forward" },
+  { keys: ["Home", "End"], command: ["first-frame", "last-frame"], help: "first / last frame" },
+  { keys: ["Space"], command: ["play"], help: "play / pause at the chosen rate" },
+  { keys: ["h"], command: ["play-half"], help: "play / pause at 0.5×" },
+  { keys: ["i"], command: ["set-start"], help: "set the start at the current frame" },
+  { keys: ["o"], command: ["set-end"], help: "set the end at the current frame" },
+  { keys: ["Enter", "Ctrl+Enter"], command: ["commit", "commit"], help: "add the new event (or save the selected one)" },
+  { keys: ["e"], command: ["edit-fields"], help: "go to the event's fields (Esc comes back)" },
+  { keys: ["[", "]"], command: ["prev-event", "next-event"], help: "previous / next event (seeks to its start)" },
+  { keys: ["b"], command: ["toggle-boundary"], help: "switch the selected boundary (start ↔ end)" },
+  { keys: [",", "."], command: ["nudge-1", "nudge+1"], help: "nudge the selected boundary by one frame" },
+  { keys: ["<", ">"], command: ["nudge-10", "nudge+10"], help: "nudge the selected boundary by ten frames" },
+  { keys: ["Escape"], command: ["deselect"], help: "leave a field / start a new event" },
+  { keys: ["Delete"], command: ["delete"], help: "delete the selected event" },
+  { keys: ["Ctrl+z"], command: ["undo"], help: "undo" },
+  { keys: ["Ctrl+Shift+z", "Ctrl+y"], command: ["redo", "redo"], help: "redo" },
+  { keys: ["+", "-", "0"], command: ["zoom-in", "zoom-out", "zoom-fit"], help: "zoom the timeline in / out / to the whole video" },
+  { keys: ["Ctrl+s"], command: ["save-now"], help: "retry saving now" },
+  { keys: ["?"], command: ["help"], help: "this sheet" },
+];
+
+export const ADJUDICATE_SHORTCUTS = [
+  { keys: ["ArrowLeft", "ArrowRight"], command: ["step-1", "step+1"], help: "step one frame back / forward" },
+  { keys: ["Shift+ArrowLeft", "Shift+ArrowRight"], command: ["step-10", "step+10"], help: "step ten frames back / forward" },
+  { keys: ["Space"], command: ["play"], help: "play / pause" },
+  { keys: ["h"], command: ["replay-half"], help: "play the selected item at 0.5×" },
+  { keys: ["[", "]"], command: ["prev-item", "next-item"], help: "previous / next item (seeks and plays it at 0.5×)" },
+  { keys: ["u"], command: ["next-undecided"], help: "next item still needing a decision" },
+  { keys: ["1", "2", "3", "4", "5"], command: ["take_a", "take_b", "edit", "drop", "unknown"], help: "choose take A / take B / edit / drop / unknown" },
+  { keys: ["r"], command: ["rationale"], help: "write the rationale" },
+  { keys: ["Ctrl+Enter"], command: ["decide"], help: "record the decision" },
+  { keys: ["+", "-", "0"], command: ["zoom-in", "zoom-out", "zoom-fit"], help: "zoom the timeline in / out / to the whole video" },
+  { keys: ["Escape"], command: ["escape"], help: "leave a field" },
+  { keys: ["?"], command: ["help"], help: "this sheet" },
+];
+
+const NAMES = { " ": "Space", Esc: "Escape", Del: "Delete" };
+
+export function comboOf(event) {
+  let key = NAMES[event.key] || event.key;
+  const ctrl = event.ctrlKey || event.metaKey;
+  if (key.length === 1 && ctrl) key = key.toLowerCase();
+  else if (key.length === 1 && /[A-Z]/.test(key) && event.shiftKey) key = key.toLowerCase();
+  const parts = [];
+  if (ctrl) parts.push("Ctrl");
+  if (event.altKey) parts.push("Alt");
+  // Shift is part of the name for named keys and with Ctrl; for printable keys it is
+  // already in the character ("?" is Shift+/).
+  if (event.shiftKey && (key.length > 1 || ctrl)) parts.push("Shift");
+  parts.push(key);
+  return parts.join("+");
+}
+
+export function keymap(table) {
+  const map = new Map();
+  for (const row of table) row.keys.forEach((key, i) => map.set(key, row.command[i]));
+  return map;
+}
+
+// Shortcuts that still work while the focus is in a form field.
+export const FIELD_SAFE = new Set(["Ctrl+Enter", "Escape", "Ctrl+s"]);
+
+export function commandFor(map, event, { inField = false } = {}) {
+  const combo = comboOf(event);
+  if (inField && !FIELD_SAFE.has(combo)) return null;
+  return map.get(combo) || null;
+}
