@@ -23,14 +23,44 @@ async function request(method, url, { body, headers = {} } = {}) {
   if (method !== "GET") init.headers["X-CSRFToken"] = csrfToken();
   const response = await fetch(url, init);
   const text = await response.text();
-  const data = text ? JSON.parse(text) : null;
+  let data = null;
+  try {
+    data = text ? JSON.parse(text) : null;
+  } catch {
+    // Not JSON (a proxy's error page): keep the status, drop the body.
+    if (response.ok) throw new ApiError(response.status, null);
+  }
   if (!response.ok) throw new ApiError(response.status, data);
   return { data, etag: response.headers.get("ETag") };
+}
+
+// Multipart upload (e.g. a video) with progress: onProgress(fraction) as bytes go out.
+function upload(url, formData, { onProgress } = {}) {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open("POST", url);
+    xhr.setRequestHeader("X-CSRFToken", csrfToken());
+    xhr.setRequestHeader("Accept", "application/json");
+    xhr.upload.onprogress = (event) => event.lengthComputable && onProgress && onProgress(event.loaded / event.total);
+    xhr.onerror = () => reject(new TypeError("the upload could not reach the server"));
+    xhr.onload = () => {
+      let data = null;
+      try {
+        data = xhr.responseText ? JSON.parse(xhr.responseText) : null;
+      } catch {
+        data = null;
+      }
+      if (xhr.status >= 200 && xhr.status < 300) resolve(data);
+      else reject(new ApiError(xhr.status, data));
+    };
+    xhr.send(formData);
+  });
 }
 
 export const api = {
   async get(url) { return (await request("GET", url)).data; },
   request,
+  upload,
   socket(path) {
     const scheme = location.protocol === "https:" ? "wss" : "ws";
     return new WebSocket(`${scheme}://${location.host}${path}`);

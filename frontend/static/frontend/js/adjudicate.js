@@ -1,0 +1,444 @@
+// The adjudication view (DOM): the union of both frozen ledgers on one timeline (A and
+// B lanes, the final lane), the items table, a decision for each item, progress and
+// publishing. Maintainers may follow it read-only. Pure helpers: union_view.js.
+
+import { api } from "./api.js";
+import { EventForm } from "./event_form.js";
+import { boundaryFields, draftToEvent, emptyDraft, eventToDraft, formatValue, summarize } from "./event_schema.js";
+import { connectPacket, renderPresence } from "./live.js";
+import { mountPlayer } from "./player.js";
+import { ADJUDICATE_SHORTCUTS, commandFor, keymap } from "./shortcuts.js";
+import { Timeline } from "./timeline.js";
+import { $, anyDialogOpen, el, isField, pageConfig, shortcutSheet } from "./ui.js";
+import { comparisonRows, deltaText, itemSpan, needsDecision, nextUndecided, progress } from "./union_view.js";
+
+const config = pageConfig();
+const packetUrl = `/api/packets/${config.packetId}/`;
+const KEYS = keymap(ADJUDICATE_SHORTCUTS);
+const canDecide = config.role === "adjudicator";
+
+window.frameledger = window.frameledger || {};
+
+async function loadUnion(packet) {
+  if (!packet.union_ready) return null;
+  if (!packet.union && canDecide) return api.request("POST", `${packetUrl}union/`).then((r) => r.data);
+  try {
+    return await api.get(`${packetUrl}union/`);
+  } catch (error) {
+    if (error.status === 404) return null;
+    throw error;
+  }
+}
+
+function showWaiting(packet) {
+  const box = $("#waiting");
+  box.hidden = false;
+  const state = (side) => (packet.ledgers && packet.ledgers[side] && packet.ledgers[side].frozen ? "frozen" : "not frozen yet");
+  box.textContent = packet.union_ready
+    ? "Both ledgers are frozen; the union has not been built yet (the adjudicator builds it by opening this page)."
+    : `Waiting for both ledgers to be frozen: ledger A is ${state("A")}, ledger B is ${state("B")}. This page checks again every few seconds.`;
+}
+
+async function main() {
+  let packet = await api.get(packetUrl);
+  $("#task-kind").textContent = packet.task_kind.name;
+  let union = await loadUnion(packet);
+  while (!union) {
+    showWaiting(packet);
+    $("#adjudication").dataset.state = "waiting";
+    window.frameledger.ready = true;
+    await new Promise((resolve) => setTimeout(resolve, 5000));
+    packet = await api.get(packetUrl);
+    union = await loadUnion(packet);
+  }
+  $("#waiting").hidden = true;
+  const schema = packet.task_kind.schema;
+  const bounds = boundaryFields(schema);
+  const fieldsByName = Object.fromEntries(schema.fields.map((f) => [f.name, f]));
+  let items = union.items;
+  let selected = null; // position
+  let playUntil = null;
+
+  $("#hash-a").textContent = union.ledger_a_sha256;
+  $("#hash-b").textContent = union.ledger_b_sha256;
+  $("#scorer").textContent = union.scorer_id;
+
+  let player;
+  try {
+    player = await mountPlayer($("#player"), { urls: config.media, keyboard: false });
+  } catch (error) {
+    $("#player-error").hidden = false;
+    $("#player-error").textContent = `The video could not be loaded: ${error.message}`;
+    player = null;
+  }
+  window.frameledger.player = player;
+  let thumbs = null;
+  try {
+    const response = await fetch(config.media.thumbsMeta, { credentials: "same-origin" });
+    if (response.ok) thumbs = await response.json();
+  } catch {
+    thumbs = null;
+  }
+  const frameCount = (player && player.frameCount) || packet.video.frame_count || 1;
+  const timeline = new Timeline($("#timeline"), { frameCount, thumbs });
+  const frameOfTime = (t) => (player && player.clock ? player.clock.frameAtTime(t) : Math.round((t * packet.video.frame_rate[0]) / packet.video.frame_rate[1]));
+  const span = (value) => itemSpan(schema, value, frameOfTime);
+
+  const editForm = canDecide ? new EventForm($("#edit-form"), schema, { idPrefix: "fin" }) : null;
+
+  // ---- rendering ----------------------------------------------------------------------
+  function valueCell(item, side) {
+    const value = side === "a" ? item.a_value : item.b_value;
+    if (!value) return el("td", { class: "absent", text: "—" });
+    const frames = span(value);
+    const parts = [];
+    if (frames && bounds) parts.push(el("span", { class: "frames", text: `${frames.start}–${frames.end}` }), " ");
+    for (const field of schema.fields) {
+      if (bounds && (field.name === bounds.start || field.name === bounds.end)) continue;
+      if (value[field.name] === undefined) continue;
+      const differs = item.differing_fields.includes(field.name);
+      parts.push(el("span", { class: differs ? "differs" : "", title: field.name, text: formatValue(field, value[field.name]) }), " ");
+    }
+    return el("td", { class: "value" }, parts);
+  }
+
+  function decisionText(item) {
+    if (!item.decision) return needsDecision(item) ? "needs a decision" : "agreed";
+    return `${item.decision.action.replace("_", " ")} · ${item.decision.decided_by}`;
+  }
+
+  function renderTable() {
+    const body = $("#items-table tbody");
+    body.replaceChildren(
+      ...items.map((item) => {
+        const row = el("tr", { dataset: { position: String(item.position), status: item.status }, class: item.position === selected ? "selected" : "" }, [
+          el("td", { class: "num", text: String(item.position + 1) }),
+          el("td", {}, el("span", { class: `status ${item.status}`, text: item.status.replace("_", " ") })),
+          valueCell(item, "a"),
+          valueCell(item, "b"),
+          el("td", { class: "differing", text: item.differing_fields.join(", ") }),
+          el("td", {}, deltaNodes(item)),
+          el("td", { class: item.decision ? "decided" : needsDecision(item) ? "undecided" : "" }, decisionText(item)),
+        ]);
+        row.addEventListener("click", () => select(item.position));
+        return row;
+      }),
+    );
+  }
+
+  function deltaNodes(item) {
+    return Object.entries(item.boundary_deltas || {}).map(([name, delta]) =>
+      el("div", { class: `delta ${delta ? "nonzero" : ""}`, text: deltaText(name, delta) }),
+    );
+  }
+
+  function renderTimeline() {
+    const lane = (id, label, className, pick) => ({
+      id,
+      label,
+      className,
+      items: items
+        .map((item) => {
+          const value = pick(item);
+          const frames = value && span(value);
+          if (!frames) return null;
+          return { key: String(item.position), start: frames.start, end: frames.end, label: summarize(schema, value), className: `st-${item.status}` };
+        })
+        .filter(Boolean),
+    });
+    timeline.setLanes([
+      lane("a", "A", "lane-a", (item) => item.a_value),
+      lane("b", "B", "lane-b", (item) => item.b_value),
+      lane("final", "final", "lane-final", (item) => (item.decision ? item.decision.final_value : item.status === "agreed" ? item.a_value : null)),
+    ]);
+    timeline.setSelected(selected === null ? null : String(selected));
+  }
+
+  function renderProgress() {
+    const p = progress(items);
+    $("#progress-text").textContent = `${p.decided} of ${p.needed} decided · ${p.agreed} agreed · ${items.length} items`;
+    $("#progress-bar").style.width = `${p.needed ? (100 * p.decided) / p.needed : 100}%`;
+    const publish = $("#publish");
+    publish.hidden = !canDecide;
+    publish.disabled = p.decided < p.needed;
+    publish.title = p.decided < p.needed ? `${p.needed - p.decided} item(s) still need a decision` : "Publish the adjudicated ground truth";
+  }
+
+  function renderDetail() {
+    const item = items.find((it) => it.position === selected);
+    $("#item-detail").hidden = !item;
+    $("#no-item").hidden = Boolean(item);
+    if (!item) return;
+    $("#item-title").textContent = `Item ${item.position + 1}`;
+    $("#item-status").className = `status ${item.status}`;
+    $("#item-status").textContent = item.status.replace("_", " ");
+    $("#compare tbody").replaceChildren(
+      ...comparisonRows(schema, item).map((row) =>
+        el("tr", { class: row.differs ? "differs" : "", dataset: { field: row.name } }, [
+          el("th", { text: row.name.replace(/_/g, " ") }),
+          el("td", { class: "a", text: formatValue(fieldsByName[row.name], row.a) }),
+          el("td", { class: "b", text: formatValue(fieldsByName[row.name], row.b) }),
+        ]),
+      ),
+    );
+    $("#item-deltas").replaceChildren(...deltaNodes(item));
+    const current = item.decision;
+    $("#current-decision").textContent = current
+      ? `Decided: ${current.action.replace("_", " ")} by ${current.decided_by} — “${current.rationale}”`
+      : needsDecision(item) ? "No decision yet." : "Agreed by both annotators: no decision needed (you may still override it).";
+    if (!canDecide) {
+      $("#decision-form").hidden = true;
+      return;
+    }
+    for (const input of document.querySelectorAll("#decision-form input[name=action]")) {
+      input.checked = current ? input.value === current.action : false;
+      input.disabled = (input.value === "take_a" && !item.a_value) || (input.value === "take_b" && !item.b_value);
+    }
+    $("#rationale").value = current ? current.rationale : "";
+    clearDecisionErrors();
+    showEditor();
+  }
+
+  function chosenAction() {
+    const checked = document.querySelector("#decision-form input[name=action]:checked");
+    return checked ? checked.value : null;
+  }
+
+  function showEditor() {
+    const item = items.find((it) => it.position === selected);
+    const editing = chosenAction() === "edit";
+    $("#edit-box").hidden = !editing;
+    if (editing && item) {
+      const start = (item.decision && item.decision.action === "edit" && item.decision.final_value) || item.a_value || item.b_value;
+      editForm.setDraft(start ? eventToDraft(schema, start) : emptyDraft(schema));
+    }
+  }
+
+  function clearDecisionErrors() {
+    $("#rationale-error").textContent = "";
+    $("#action-error").textContent = "";
+    $("#rationale").classList.remove("invalid");
+    if (editForm) editForm.clearErrors();
+  }
+
+  function render() {
+    renderTable();
+    renderTimeline();
+    renderProgress();
+  }
+
+  // ---- selection and playback ---------------------------------------------------------
+  async function playItem(item) {
+    if (!player) return;
+    const frames = span(item.a_value) || span(item.b_value);
+    if (!frames) return;
+    const start = Math.min(...[item.a_value, item.b_value].filter(Boolean).map((v) => (span(v) || frames).start));
+    const end = Math.max(...[item.a_value, item.b_value].filter(Boolean).map((v) => (span(v) || frames).end));
+    timeline.reveal(start, end);
+    player.setRate(0.5);
+    playUntil = null;
+    await player.seekToFrame(start);
+    playUntil = end;
+    await player.play().catch(() => undefined);
+  }
+
+  function select(position, { play = true } = {}) {
+    const item = items.find((it) => it.position === position);
+    if (!item) return;
+    selected = position;
+    for (const row of document.querySelectorAll("#items-table tbody tr")) row.classList.toggle("selected", Number(row.dataset.position) === position);
+    timeline.setSelected(String(position));
+    renderDetail();
+    $("#live-notice").textContent = "";
+    if (play) playItem(item);
+  }
+
+  function move(step) {
+    if (!items.length) return;
+    const index = items.findIndex((it) => it.position === selected);
+    const next = index < 0 ? 0 : Math.min(items.length - 1, Math.max(0, index + step));
+    select(items[next].position);
+  }
+
+  function replace(updated) {
+    items = items.map((it) => (it.position === updated.position ? updated : it));
+    render();
+    if (selected === updated.position) renderDetail();
+  }
+
+  // ---- deciding ---------------------------------------------------------------------
+  async function decide() {
+    if (!canDecide || selected === null) return;
+    clearDecisionErrors();
+    const action = chosenAction();
+    const rationale = $("#rationale").value.trim();
+    if (!action) {
+      $("#action-error").textContent = "Choose take A, take B, edit, drop or unknown.";
+      return;
+    }
+    if (!rationale) {
+      $("#rationale-error").textContent = "A rationale is required: say what in the video settles it.";
+      $("#rationale").classList.add("invalid");
+      $("#rationale").focus();
+      return;
+    }
+    const body = { action, rationale };
+    if (action === "edit") {
+      const result = draftToEvent(schema, editForm.draft);
+      if (result.errors) {
+        editForm.showErrors(result.errors);
+        return;
+      }
+      body.final_value = result.data;
+    }
+    const position = selected;
+    $("#decide").disabled = true;
+    try {
+      const { data } = await api.request("POST", `${packetUrl}union/items/${position}/decision/`, { body });
+      replace(data);
+      const next = nextUndecided(items, position);
+      if (next !== null) select(next);
+      else {
+        renderDetail();
+        $("#publish").focus();
+      }
+    } catch (error) {
+      if (error.field === "rationale") {
+        $("#rationale-error").textContent = error.message;
+        $("#rationale").classList.add("invalid");
+      } else if (error.field === "action" || !error.field) {
+        $("#action-error").textContent = error.message;
+      } else {
+        editForm.markError(error.field, error.message);
+      }
+    } finally {
+      $("#decide").disabled = false;
+    }
+  }
+
+  async function publish() {
+    $("#publish-error").textContent = "";
+    $("#publish").disabled = true;
+    try {
+      const { data } = await api.request("POST", `${packetUrl}publish/`);
+      showPublished(data);
+    } catch (error) {
+      $("#publish-error").textContent = error.message;
+      renderProgress();
+    }
+  }
+
+  function showPublished(version) {
+    const box = $("#published");
+    box.hidden = false;
+    box.replaceChildren(
+      `Published ${version.tier} version ${version.number} · SHA-256 `,
+      el("code", { class: "sha", text: version.sha256 }),
+      " · ",
+      el("a", { id: "version-link", href: `/versions/${version.id}/`, text: "open the version page" }),
+    );
+  }
+
+  async function showVersions() {
+    try {
+      const versions = await api.get(`${packetUrl}versions/`);
+      const adjudicated = versions.filter((v) => v.tier === "adjudicated");
+      if (adjudicated.length) showPublished(adjudicated[adjudicated.length - 1]);
+    } catch {
+      // The versions list is a convenience here.
+    }
+  }
+
+  // ---- wiring -------------------------------------------------------------------------
+  if (player) {
+    player.addEventListener("frame", (e) => {
+      timeline.setPlayhead(e.detail.frame);
+      if (playUntil !== null && !player.paused && e.detail.frame >= playUntil) {
+        playUntil = null;
+        player.pause();
+      }
+    });
+  }
+  timeline.addEventListener("seek", (e) => player && player.seekToFrame(e.detail.frame));
+  timeline.addEventListener("select", (e) => select(Number(e.detail.key)));
+  if (canDecide) {
+    $("#decide").addEventListener("click", decide);
+    editForm.addEventListener("commit", decide); // Enter in the final value's fields
+    for (const input of document.querySelectorAll("#decision-form input[name=action]")) input.addEventListener("change", showEditor);
+    $("#publish").addEventListener("click", publish);
+  }
+  $("#help-open").addEventListener("click", () => $("#help-dialog").showModal());
+  shortcutSheet($("#help-dialog"), ADJUDICATE_SHORTCUTS);
+
+  const choose = (action) => {
+    const input = document.querySelector(`#decision-form input[name=action][value="${action}"]`);
+    if (!input || input.disabled || !canDecide) return;
+    input.checked = true;
+    showEditor();
+  };
+  const commands = {
+    "step-1": () => player && player.step(-1),
+    "step+1": () => player && player.step(1),
+    "step-10": () => player && player.step(-10),
+    "step+10": () => player && player.step(10),
+    play: () => player && player.togglePlay(),
+    "replay-half": () => selected !== null && playItem(items.find((it) => it.position === selected)),
+    "prev-item": () => move(-1),
+    "next-item": () => move(1),
+    "next-undecided": () => {
+      const next = nextUndecided(items, selected === null ? -1 : selected);
+      if (next !== null) select(next);
+    },
+    take_a: () => choose("take_a"),
+    take_b: () => choose("take_b"),
+    edit: () => choose("edit"),
+    drop: () => choose("drop"),
+    unknown: () => choose("unknown"),
+    rationale: () => canDecide && $("#rationale").focus(),
+    decide,
+    "zoom-in": () => timeline.zoomIn(),
+    "zoom-out": () => timeline.zoomOut(),
+    "zoom-fit": () => timeline.fit(),
+    escape: () => isField(document.activeElement) && $("#adjudication").focus(),
+    help: () => $("#help-dialog").showModal(),
+  };
+  document.addEventListener("keydown", (event) => {
+    if (anyDialogOpen()) return;
+    const target = event.target;
+    if (target instanceof HTMLButtonElement && (event.key === "Enter" || event.key === " ")) return;
+    if (target instanceof HTMLInputElement && target.type === "radio" && event.key === " ") return;
+    const command = commandFor(KEYS, event, { inField: isField(target) && !(target instanceof HTMLInputElement && target.type === "radio") });
+    if (!command || !commands[command]) return;
+    event.preventDefault();
+    commands[command]();
+  });
+
+  connectPacket(config.packetId, {
+    onPresence: (people) => renderPresence($("#presence"), people),
+    onItem(item) {
+      const before = items.find((it) => it.position === item.position);
+      replace(item);
+      const by = item.decision && item.decision.decided_by;
+      if (item.position === selected && by && by !== config.username && JSON.stringify(before) !== JSON.stringify(item)) {
+        $("#live-notice").textContent = `${by} just decided this item (${item.decision.action.replace("_", " ")}).`;
+      }
+    },
+  });
+
+  render();
+  await showVersions();
+  $("#adjudication").dataset.state = "ready";
+  $("#adjudication").focus({ preventScroll: true });
+  const first = nextUndecided(items, -1);
+  if (first !== null) select(first, { play: false });
+  window.frameledger.union = () => items;
+  window.frameledger.ready = true;
+}
+
+main().catch((error) => {
+  const box = $("#load-error");
+  box.hidden = false;
+  box.textContent = `This page could not load: ${error.message}`;
+  window.frameledger.loadError = String(error.message);
+});
+

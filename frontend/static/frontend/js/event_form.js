@@ -1,0 +1,395 @@
+// The event form, generated from a task kind's schema (DOM). Rules: event_schema.js.
+//
+//   const form = new EventForm(root, schema, { onChange, onCommit });
+//   form.setDraft(draft); form.draft; form.showErrors({field: message}); form.setReadOnly(true);
+//
+// Field types: enum -> <select> (type a letter to jump); enum_set -> type-ahead with
+// chips (Enter adds, Backspace on an empty box removes the last); int -> number box;
+// bool -> yes / no; string -> text; token_list -> the shot-token editor (rows of
+// sub-field selects; Alt+Enter adds a token after this one, Alt+Backspace removes it,
+// Alt+Up / Alt+Down move it); interval_list -> rows of start / end seconds.
+// "change" is reported after every edit; "commit" when Enter is pressed in a field
+// (or Ctrl+Enter anywhere), unless a type-ahead box still holds text.
+
+import { emptyDraft, emptyToken, fieldRoot, isRequired, matchChoice, tokenChoices } from "./event_schema.js";
+
+function el(tag, attrs = {}, children = []) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === "class") node.className = value;
+    else if (key === "text") node.textContent = value;
+    else if (key === "dataset") Object.assign(node.dataset, value);
+    else node.setAttribute(key, value === true ? "" : value);
+  }
+  for (const child of children) if (child !== null && child !== undefined) node.append(child);
+  return node;
+}
+
+function select(name, choices, value, { blank = "—", label } = {}) {
+  const node = el("select", { name, "aria-label": label || name });
+  node.append(el("option", { value: "", text: blank }));
+  for (const choice of choices) node.append(el("option", { value: choice, text: choice.replace(/_/g, " ") }));
+  node.value = value ?? "";
+  return node;
+}
+
+// Closed lists this short are a <select> (arrow keys); longer ones a type-ahead box.
+const SELECT_MAX_CHOICES = 6;
+
+export class EventForm extends EventTarget {
+  constructor(root, schema, { idPrefix = "ev" } = {}) {
+    super();
+    this.root = root;
+    this.schema = schema;
+    this.idPrefix = idPrefix;
+    this.readOnly = false;
+    this._draft = emptyDraft(schema);
+    this.form = el("form", { class: "event-form", novalidate: true, autocomplete: "off" });
+    this.form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      this.commit();
+    });
+    this.form.addEventListener("keydown", (event) => this._onKey(event));
+    this.root.append(this.form);
+    this.render();
+  }
+
+  // Enter commits, except in buttons and text areas, and on a type-ahead holding text,
+  // where it adds the typed choice.
+  _onKey(event) {
+    if (event.key !== "Enter" || event.altKey || event.ctrlKey || event.metaKey) return;
+    const target = event.target;
+    if (target instanceof HTMLButtonElement || target instanceof HTMLTextAreaElement) return;
+    event.preventDefault();
+    event.stopPropagation();
+    if (target instanceof HTMLInputElement && target.dataset.typeahead !== undefined) {
+      if (target.value.trim()) this._addFromTypeahead(target);
+      else this.commit();
+      return;
+    }
+    if (target instanceof HTMLInputElement || target instanceof HTMLSelectElement) target.dispatchEvent(new Event("change"));
+    this.commit();
+  }
+
+  get draft() {
+    return JSON.parse(JSON.stringify(this._draft));
+  }
+
+  setDraft(draft) {
+    this._draft = { ...emptyDraft(this.schema), ...JSON.parse(JSON.stringify(draft)) };
+    this.render();
+  }
+
+  setValue(name, value) {
+    this._draft[name] = value;
+    this.render();
+    this._changed(name);
+  }
+
+  setReadOnly(readOnly) {
+    this.readOnly = readOnly;
+    this.render();
+  }
+
+  focusFirst() {
+    const first = this.form.querySelector("[data-field] select, [data-field] input:not([data-frame]), [data-field] textarea");
+    (first || this.form.querySelector("select, input, textarea"))?.focus();
+  }
+
+  // errors: {fieldPath: message}; paths like "shots[2].direction" mark that token row.
+  showErrors(errors) {
+    this.clearErrors();
+    for (const [path, message] of Object.entries(errors || {})) this.markError(path, message);
+  }
+
+  markError(path, message) {
+    const { name, index } = fieldRoot(path);
+    const box = this.form.querySelector(`[data-field="${CSS.escape(name || "")}"]`);
+    const target = box || this.form;
+    target.classList.add("has-error");
+    const out = target.querySelector(":scope > .field-error") || target.appendChild(el("div", { class: "field-error", role: "alert" }));
+    out.textContent = path === name || !box ? message : `${path}: ${message}`;
+    if (box && index !== null) box.querySelectorAll(".token-row, .interval-row")[index]?.classList.add("has-error");
+  }
+
+  clearErrors() {
+    for (const node of this.form.querySelectorAll(".has-error")) node.classList.remove("has-error");
+    for (const node of this.form.querySelectorAll(".field-error")) node.textContent = "";
+  }
+
+  _changed(name) {
+    this.dispatchEvent(new CustomEvent("change", { detail: { field: name, draft: this.draft } }));
+  }
+
+  commit() {
+    if (this.readOnly) return;
+    const pending = [...this.form.querySelectorAll("input[data-typeahead]")].find((input) => input.value.trim());
+    if (pending) {
+      this._addFromTypeahead(pending);
+      return;
+    }
+    this.dispatchEvent(new CustomEvent("commit", { detail: { draft: this.draft } }));
+  }
+
+  // ---- rendering -----------------------------------------------------------------------
+
+  render() {
+    const focused = document.activeElement && this.form.contains(document.activeElement) ? this._focusPath(document.activeElement) : null;
+    this.form.replaceChildren();
+    for (const field of this.schema.fields) this.form.append(this._field(field));
+    this.form.append(el("button", { type: "submit", class: "primary commit", text: "Add / save event (Enter)", disabled: this.readOnly }));
+    if (focused) this._restoreFocus(focused);
+  }
+
+  _focusPath(node) {
+    const box = node.closest("[data-field]");
+    const row = node.closest(".token-row, .interval-row");
+    const typing = node instanceof HTMLInputElement || node instanceof HTMLTextAreaElement;
+    return {
+      field: box?.dataset.field,
+      row: row ? [...row.parentNode.children].indexOf(row) : null,
+      name: node.getAttribute("name"),
+      // Text being typed that no "change" has taken in yet survives a re-render.
+      value: typing ? node.value : null,
+      caret: typing && node.type !== "number" ? node.selectionStart : null,
+    };
+  }
+
+  _restoreFocus(path) {
+    const box = this.form.querySelector(`[data-field="${CSS.escape(path.field || "")}"]`);
+    if (!box) return;
+    let scope = box;
+    if (path.row !== null) scope = box.querySelectorAll(".token-row, .interval-row")[path.row] || box;
+    const target = (path.name && scope.querySelector(`[name="${CSS.escape(path.name)}"]`)) || scope.querySelector("select, input, textarea, button");
+    if (!target) return;
+    if (path.value !== null && target.matches("input, textarea") && target.value !== path.value) target.value = path.value;
+    target.focus();
+    if (path.caret !== null && target.setSelectionRange) target.setSelectionRange(path.caret, path.caret);
+  }
+
+  _field(field) {
+    const required = isRequired(field);
+    const id = `${this.idPrefix}-${field.name}`;
+    const label = el("label", { for: id, class: "field-label", text: field.name.replace(/_/g, " ") + (required ? "" : " (optional)") });
+    const box = el("div", { class: `field field-${field.type}`, dataset: { field: field.name, type: field.type } }, [label]);
+    const value = this._draft[field.name];
+    const disabled = this.readOnly;
+    let control;
+    if (field.type === "enum" && field.choices.length <= SELECT_MAX_CHOICES) {
+      control = select(field.name, field.choices, value, { label: field.name });
+      control.addEventListener("change", () => this._set(field.name, control.value || null));
+    } else if (field.type === "enum") {
+      control = this._enumInput(field, value);
+    } else if (field.type === "bool") {
+      control = el("select", { name: field.name, "aria-label": field.name });
+      for (const [v, text] of [["", "—"], ["true", "yes"], ["false", "no"]]) control.append(el("option", { value: v, text }));
+      control.value = value === true ? "true" : value === false ? "false" : "";
+      control.addEventListener("change", () => this._set(field.name, control.value === "" ? null : control.value === "true"));
+    } else if (field.type === "int") {
+      control = el("input", { name: field.name, type: "number", step: "1", min: field.frame ? 0 : field.min, max: field.max, inputmode: "numeric", dataset: field.frame ? { frame: "1" } : {} });
+      control.value = value ?? "";
+      control.addEventListener("change", () => this._set(field.name, control.value === "" ? null : Number(control.value)));
+    } else if (field.type === "string") {
+      const long = (field.max_length || 2000) > 200;
+      control = el(long ? "textarea" : "input", { name: field.name, rows: long ? 2 : undefined, maxlength: field.max_length });
+      control.value = value ?? "";
+      control.addEventListener("change", () => this._set(field.name, control.value === "" ? null : control.value));
+      if (long) control.addEventListener("keydown", (e) => e.key === "Enter" && !e.shiftKey && !e.ctrlKey && (e.preventDefault(), control.dispatchEvent(new Event("change")), this.commit()));
+    } else if (field.type === "enum_set") {
+      control = this._enumSet(field, value || [], disabled);
+    } else if (field.type === "token_list") {
+      control = this._tokens(field, value || [], disabled);
+    } else {
+      control = this._intervals(field, value || [], disabled);
+    }
+    if (control.matches("select, input, textarea")) {
+      control.id = id;
+      control.disabled = disabled;
+    } else {
+      control.querySelector("select, input, textarea")?.setAttribute("id", id);
+    }
+    box.append(control, el("div", { class: "field-error", role: "alert" }));
+    return box;
+  }
+
+  _set(name, value) {
+    this._draft[name] = value;
+    this._clearFieldError(name);
+    this._changed(name);
+  }
+
+  _clearFieldError(name) {
+    const box = this.form.querySelector(`[data-field="${CSS.escape(name)}"]`);
+    if (!box) return;
+    box.classList.remove("has-error");
+    const out = box.querySelector(":scope > .field-error");
+    if (out) out.textContent = "";
+  }
+
+  // ---- enum: type-ahead box --------------------------------------------------------
+
+  _enumInput(field, value) {
+    const listId = `${this.idPrefix}-${field.name}-choices`;
+    const input = el("input", { name: field.name, list: listId, placeholder: "type to choose", dataset: { enum: field.name }, disabled: this.readOnly });
+    input.value = value ?? "";
+    const datalist = el("datalist", { id: listId });
+    for (const choice of field.choices) datalist.append(el("option", { value: choice }));
+    input.addEventListener("change", () => {
+      if (!input.value.trim()) {
+        this._set(field.name, null);
+        return;
+      }
+      const choice = matchChoice(field.choices, input.value);
+      if (choice) {
+        input.value = choice;
+        this._set(field.name, choice);
+      } else {
+        this._draft[field.name] = null;
+        this.markError(field.name, `“${input.value}” is not one of the choices (or matches several)`);
+      }
+    });
+    const wrap = el("div", { class: "typeahead" }, [input, datalist]);
+    return wrap;
+  }
+
+  // ---- enum set: type-ahead + chips ------------------------------------------------
+
+  _enumSet(field, values, disabled) {
+    const listId = `${this.idPrefix}-${field.name}-choices`;
+    const chips = el("span", { class: "chips" });
+    for (const v of values) {
+      const remove = el("button", { type: "button", class: "chip-x", "aria-label": `remove ${v}`, text: "×", disabled });
+      remove.addEventListener("click", () => {
+        this._set(field.name, values.filter((x) => x !== v));
+        this.render();
+      });
+      chips.append(el("span", { class: "chip", dataset: { value: v } }, [v, remove]));
+    }
+    const input = el("input", { name: field.name, list: listId, placeholder: "type, Enter to add", dataset: { typeahead: field.name }, disabled });
+    const datalist = el("datalist", { id: listId });
+    for (const choice of field.choices) if (!values.includes(choice)) datalist.append(el("option", { value: choice }));
+    input.addEventListener("keydown", (event) => {
+      if (event.key === "Backspace" && !input.value && values.length) {
+        event.preventDefault();
+        this._set(field.name, values.slice(0, -1));
+        this.render();
+      }
+    });
+    return el("div", { class: "typeahead" }, [chips, input, datalist]);
+  }
+
+  _addFromTypeahead(input) {
+    const name = input.dataset.typeahead;
+    const field = this.schema.fields.find((f) => f.name === name);
+    const choice = matchChoice(field.choices, input.value);
+    if (!choice) {
+      this.markError(name, `“${input.value}” is not one of the choices (or matches several)`);
+      return;
+    }
+    const values = this._draft[name] || [];
+    input.value = "";
+    if (!values.includes(choice)) this._set(name, [...values, choice]);
+    this.render();
+  }
+
+  // ---- token list: the shot-token editor -------------------------------------------
+
+  _tokens(field, tokens, disabled) {
+    const list = el("ol", { class: "token-list" });
+    tokens.forEach((token, position) => {
+      const row = el("li", { class: "token-row", dataset: { index: String(position) } });
+      for (const sub of field.subfields) {
+        const control = select(sub.name, tokenChoices(field, sub, position), token[sub.name], { label: `${field.name} ${position + 1} ${sub.name}` });
+        control.disabled = disabled;
+        control.addEventListener("change", () => {
+          const next = this._draft[field.name].map((t) => ({ ...t }));
+          next[position][sub.name] = control.value;
+          this._set(field.name, next);
+        });
+        control.addEventListener("keydown", (event) => this._tokenKey(event, field, position));
+        row.append(control);
+      }
+      const remove = el("button", { type: "button", class: "token-x", "aria-label": `remove token ${position + 1}`, text: "×", disabled });
+      remove.addEventListener("click", () => this._tokenEdit(field, position, "remove"));
+      row.append(remove);
+      list.append(row);
+    });
+    const add = el("button", { type: "button", class: "token-add", text: "+ token", disabled });
+    add.addEventListener("click", () => this._tokenEdit(field, tokens.length - 1, "insert"));
+    return el("div", { class: "tokens" }, [list, add]);
+  }
+
+  _tokenKey(event, field, position) {
+    if (!event.altKey) return;
+    const action = { Enter: "insert", Backspace: "remove", ArrowUp: "up", ArrowDown: "down" }[event.key];
+    if (!action) return;
+    event.preventDefault();
+    event.stopPropagation();
+    this._tokenEdit(field, position, action);
+  }
+
+  _tokenEdit(field, position, action) {
+    const tokens = (this._draft[field.name] || []).map((t) => ({ ...t }));
+    let focus = position;
+    if (action === "insert") {
+      tokens.splice(position + 1, 0, emptyToken(field, position + 1));
+      focus = position + 1;
+    } else if (action === "remove") {
+      tokens.splice(position, 1);
+      focus = Math.min(position, tokens.length - 1);
+    } else {
+      const other = action === "up" ? position - 1 : position + 1;
+      if (other < 0 || other >= tokens.length) return;
+      [tokens[position], tokens[other]] = [tokens[other], tokens[position]];
+      focus = other;
+    }
+    // Token 0 is narrowed (the serve): keep values that are still allowed there.
+    tokens.forEach((token, i) => {
+      const fixed = emptyToken(field, i); // a sub-field with one allowed value takes it
+      for (const sub of field.subfields) {
+        if (token[sub.name] && !tokenChoices(field, sub, i).includes(token[sub.name])) token[sub.name] = "";
+        if (fixed[sub.name]) token[sub.name] = fixed[sub.name];
+      }
+    });
+    this._set(field.name, tokens);
+    this.render();
+    const row = this.form.querySelectorAll(`[data-field="${CSS.escape(field.name)}"] .token-row`)[focus];
+    (row?.querySelector("select:not(:disabled)") || this.form.querySelector(`[data-field="${CSS.escape(field.name)}"] .token-add`))?.focus();
+  }
+
+  // ---- interval list ----------------------------------------------------------------
+
+  _intervals(field, intervals, disabled) {
+    const list = el("ol", { class: "interval-list" });
+    intervals.forEach((pair, position) => {
+      const row = el("li", { class: "interval-row", dataset: { index: String(position) } });
+      ["start", "end"].forEach((side, k) => {
+        const input = el("input", { type: "number", step: field.grid_step || "any", min: "0", name: `${field.name}-${side}`, "aria-label": `${field.name} ${position + 1} ${side} (s)`, disabled });
+        input.value = pair[k] ?? "";
+        input.addEventListener("change", () => {
+          const next = this._draft[field.name].map((p) => [...p]);
+          next[position][k] = input.value === "" ? "" : Number(input.value);
+          this._set(field.name, next);
+        });
+        row.append(el("label", { class: "inline-label" }, [`${side} `, input, " s"]));
+      });
+      const remove = el("button", { type: "button", "aria-label": `remove interval ${position + 1}`, text: "×", disabled });
+      remove.addEventListener("click", () => {
+        const next = this._draft[field.name].filter((_, i) => i !== position);
+        this._set(field.name, next);
+        this.render();
+      });
+      row.append(remove);
+      list.append(row);
+    });
+    const add = el("button", { type: "button", class: "interval-add", text: "+ interval", disabled });
+    add.addEventListener("click", () => {
+      this._set(field.name, [...(this._draft[field.name] || []), ["", ""]]);
+      this.render();
+    });
+    return el("div", { class: "intervals" }, [list, add]);
+  }
+}
+
+export { isRequired };

@@ -1,0 +1,72 @@
+// Small DOM helpers shared by the pages.
+
+export function $(selector, root = document) {
+  return root.querySelector(selector);
+}
+
+export function el(tag, attrs = {}, children = []) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === "class") node.className = value;
+    else if (key === "text") node.textContent = value;
+    else if (key === "dataset") Object.assign(node.dataset, value);
+    else node.setAttribute(key, value === true ? "" : value);
+  }
+  for (const child of [].concat(children)) if (child !== null && child !== undefined && child !== false) node.append(child);
+  return node;
+}
+
+export function pageConfig() {
+  return JSON.parse(document.getElementById("page-config").textContent);
+}
+
+export function showError(box, error) {
+  box.hidden = false;
+  box.textContent = error && error.message ? error.message : String(error);
+}
+
+// The shortcut sheet: a <dialog> listing a shortcuts table (shortcuts.js).
+export function shortcutSheet(dialog, table, title = "Keyboard shortcuts") {
+  const keyName = (key) => key.replace("Arrow", "").replace("Ctrl+", "Ctrl + ").replace("Shift+", "Shift + ");
+  const rows = table.map((row) =>
+    el("tr", {}, [el("td", {}, row.keys.map((k) => el("kbd", { text: keyName(k) }))), el("td", { text: row.help })]),
+  );
+  dialog.replaceChildren(
+    el("h2", { text: title }),
+    el("table", { class: "table shortcuts" }, [el("tbody", {}, rows)]),
+    el("form", { method: "dialog" }, [el("button", { type: "submit", text: "Close (Esc)" })]),
+  );
+}
+
+export function anyDialogOpen() {
+  return Boolean(document.querySelector("dialog[open]"));
+}
+
+export function isField(target) {
+  return Boolean(target && target.matches && target.matches("input, select, textarea, [contenteditable]"));
+}
+
+export function shortSha(sha) {
+  return sha ? `${sha.slice(0, 12)}…` : "—";
+}
+
+export function when(iso) {
+  if (!iso) return "—";
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? iso : date.toLocaleString();
+}
+
+// Copy-to-clipboard button for a value (hashes).
+export function copyButton(value, label = "copy") {
+  const button = el("button", { type: "button", class: "copy", text: label });
+  button.addEventListener("click", async () => {
+    try {
+      await navigator.clipboard.writeText(value);
+      button.textContent = "copied";
+    } catch {
+      button.textContent = "select and copy";
+    }
+  });
+  return button;
+}
