@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from annotator import realtime
 from annotator.actions.audit import record
 from annotator.actions.ledgers import check_event
 from annotator.errors import InvalidInput
@@ -64,4 +65,5 @@ def do_decide_item(item: UnionItem, *, actor, action: str, final_value=None, rat
             "rationale": rationale.strip(),
         },
     )
+    transaction.on_commit(lambda: realtime.broadcast_union_item(item.union.packet_id, item.position))
     return decision
