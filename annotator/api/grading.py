@@ -11,6 +11,7 @@ import json
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.http import HttpResponse
 from rest_framework import status
 from rest_framework.response import Response
@@ -80,7 +81,7 @@ def submission_view(s: Submission) -> dict:
         "batch": s.batch,
         "sha256": s.sha256,
         "size_bytes": s.size_bytes,
-        "kept": s.content is not None if "content" not in s.get_deferred_fields() else None,
+        "kept": getattr(s, "kept", None) if "content" in s.get_deferred_fields() else s.content is not None,
         "rejected_reason": s.rejected_reason,
         "uploaded_at": s.uploaded_at.isoformat(),
     }
@@ -195,6 +196,7 @@ class SubmissionListView(APIView):
     def get(self, request, packet_id):
         packet = grading_packet(request.user, packet_id)
         rows = Submission.objects.filter(packet=packet).defer("content").order_by("id")
+        rows = rows.annotate(kept=ExpressionWrapper(Q(content__isnull=False), output_field=BooleanField()))
         return Response([submission_view(s) for s in rows])
 
     def post(self, request, packet_id):

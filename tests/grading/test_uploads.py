@@ -112,6 +112,8 @@ def test_the_scorers_byte_cap_applies_at_upload(gtea_packet, maintainer):
     (row,) = response.json()["submissions"]
     assert (row["kept"], row["size_bytes"], row["sha256"]) == (False, len(big), hashlib.sha256(big).hexdigest())
     assert row["rejected_reason"] == "solution exceeds 2000000 bytes"
+    listed = client_for(maintainer).get(f"/api/packets/{gtea_packet.pk}/submissions/").json()
+    assert [(s["id"], s["kept"]) for s in listed] == [(row["id"], False)]
 
 
 @pytest.mark.django_db

@@ -1,0 +1,124 @@
+// The agreement report of a packet: A vs B with the task scorer (both ways), per-field
+// Cohen's kappa, the boundary differences as a histogram, and each annotator against
+// the published adjudicated version.
+
+import { api } from "../api.js";
+
+const SVG = "http://www.w3.org/2000/svg";
+
+function el(tag, text, attrs = {}) {
+  const node = document.createElement(tag);
+  if (text !== undefined) node.textContent = text;
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+  return node;
+}
+
+function fmt(value) {
+  if (value === null || value === undefined) return "–";
+  return typeof value === "number" && !Number.isInteger(value) ? String(Math.round(value * 1e4) / 1e4) : String(value);
+}
+
+// Bars of a {delta: count} histogram (deltas in frames), zero marked.
+export function histogramSvg(histogram, { width = 420, height = 120, title = "" } = {}) {
+  const entries = Object.entries(histogram || {}).map(([k, v]) => [Number(k), v]).sort((a, b) => a[0] - b[0]);
+  const root = document.createElementNS(SVG, "svg");
+  root.setAttribute("width", width);
+  root.setAttribute("height", height + 30);
+  root.setAttribute("class", "agreement-histogram");
+  root.setAttribute("role", "img");
+  root.setAttribute("aria-label", title);
+  if (!entries.length) return root;
+  const low = Math.min(0, entries[0][0]);
+  const high = Math.max(0, entries[entries.length - 1][0]);
+  const span = Math.max(1, high - low + 1);
+  const top = Math.max(...entries.map(([, v]) => v));
+  const barWidth = Math.max(2, (width - 20) / span);
+  const x = (delta) => 10 + (delta - low) * ((width - 20) / span);
+  for (const [delta, count] of entries) {
+    const h = (count / top) * height;
+    const rect = document.createElementNS(SVG, "rect");
+    rect.setAttribute("x", x(delta));
+    rect.setAttribute("y", height - h);
+    rect.setAttribute("width", Math.max(1, barWidth - 1));
+    rect.setAttribute("height", h);
+    rect.setAttribute("data-delta", delta);
+    rect.setAttribute("data-count", count);
+    const tip = document.createElementNS(SVG, "title");
+    tip.textContent = `${delta > 0 ? "+" : ""}${delta} frames: ${count}`;
+    rect.append(tip);
+    root.append(rect);
+  }
+  for (const [value, anchor] of [[low, "start"], [0, "middle"], [high, "end"]]) {
+    const label = document.createElementNS(SVG, "text");
+    label.setAttribute("x", x(value) + barWidth / 2);
+    label.setAttribute("y", height + 16);
+    label.setAttribute("text-anchor", anchor);
+    label.textContent = `${value > 0 ? "+" : ""}${value}`;
+    root.append(label);
+  }
+  return root;
+}
+
+function comparison(title, result) {
+  const box = el("section", undefined, { class: "card" });
+  box.append(el("h2", title));
+  box.append(
+    el("p", `reward as prediction: first ${fmt(result.a_as_prediction.reward)} · second ${fmt(result.b_as_prediction.reward)} · pairs ${result.pairs}`),
+  );
+  box.append(el("p", `union: ${Object.entries(result.union).map(([k, v]) => `${k} ${v}`).join(" · ")}`, { class: "muted" }));
+  const kappa = el("table", undefined, { class: "table kappa" });
+  kappa.append(el("thead"), el("tbody"));
+  const head = el("tr");
+  head.append(el("th", "field"), el("th", "Cohen's kappa"));
+  kappa.tHead.append(head);
+  for (const [field, value] of Object.entries(result.kappa || {})) {
+    const tr = el("tr", undefined, { "data-field": field });
+    tr.append(el("td", field), el("td", fmt(value)));
+    kappa.tBodies[0].append(tr);
+  }
+  box.append(kappa);
+  const boundaries = result.boundary_differences;
+  if (boundaries) {
+    for (const side of ["start", "end"]) {
+      const d = boundaries[side];
+      box.append(el("h3", `${side} boundary differences (${boundaries.unit}): n ${d.count}, mean ${fmt(d.mean)}, median ${fmt(d.median)}, max |Δ| ${fmt(d.max_abs)}`));
+      box.append(histogramSvg(d.histogram, { title: `${side} boundary differences` }));
+    }
+  }
+  if (result.shot_count_differences) {
+    const d = result.shot_count_differences;
+    box.append(el("h3", `shot-count differences: n ${d.count}, mean ${fmt(d.mean)}`));
+    box.append(histogramSvg(d.histogram, { title: "shot count differences" }));
+  }
+  box.append(el("p", `unmatched: first ${JSON.stringify(result.unmatched.a)} · second ${JSON.stringify(result.unmatched.b)}`, { class: "muted" }));
+  return box;
+}
+
+export async function mountAgreement(root, { packetId }) {
+  let report;
+  try {
+    report = await api.get(`/api/packets/${packetId}/agreement/`);
+  } catch (error) {
+    root.replaceChildren(el("p", error.status === 404 ? "No report: both ledgers must be frozen first." : error.message, { class: "error" }));
+    return null;
+  }
+  const a = report.ledgers.A;
+  const b = report.ledgers.B;
+  const parts = [
+    el("p", `${report.scorer_id} · A: ${a.annotator} (${a.events} events) · B: ${b.annotator} (${b.events} events)`),
+    comparison("Annotator A vs annotator B", report.a_vs_b),
+  ];
+  if (report.version) {
+    for (const side of ["A", "B"]) {
+      const versus = report.versus_version[side];
+      const section = comparison(`Annotator ${side} vs adjudicated v${report.version.number} — reward ${fmt(versus.reward)}`, versus.agreement);
+      section.dataset.side = side;
+      parts.push(section);
+    }
+  } else {
+    parts.push(el("p", "No adjudicated version is published yet.", { class: "muted" }));
+  }
+  root.replaceChildren(...parts);
+  root.dataset.state = "ready";
+  return report;
+}
