@@ -15,6 +15,7 @@ import json
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from .errors import GroundTruthError, ParameterError
 from .jsonio import decode_json_document, dumps_indented
@@ -29,8 +30,7 @@ REQUIRED_KEYS = frozenset({"verb", "nouns", "start_frame", "end_frame"})
 VERSIONS = ("v1", "v2")
 
 
-@dataclass(frozen=True)
-class Action:
+class Action(NamedTuple):
     """A validated action; ``index`` is its position in the list it came from."""
 
     index: int
@@ -142,7 +142,7 @@ def build_task(
 # ----------------------------------------------------------------------- submission
 
 
-def _validate_entry(entry: object, task: EgocentricTask, previous_start: int) -> Action:
+def _validate_entry(entry: object, task: EgocentricTask, previous_start: int, index: int = -1) -> Action:
     """Apply checks 1-9 of SCORING.md section 1 in order.
 
     Raises ``_EntryInvalid`` with the failure text, or ``TypeError`` when a verb or
@@ -170,7 +170,7 @@ def _validate_entry(entry: object, task: EgocentricTask, previous_start: int) ->
         raise _EntryInvalid("has frame numbers outside the video")
     if start < previous_start:
         raise _EntryInvalid("is not in chronological order")
-    return Action(-1, verb, frozenset(nouns), start, end)
+    return Action(index, verb, frozenset(nouns), start, end)
 
 
 def _parse_document(data: bytes) -> list:
@@ -197,12 +197,12 @@ def validate_actions(actions: list, task: EgocentricTask) -> tuple[list[Action],
     previous_start = -1
     for position, entry in enumerate(actions, start=1):
         try:
-            action = _validate_entry(entry, task, previous_start)
+            action = _validate_entry(entry, task, previous_start, position - 1)
         except _EntryInvalid as failure:
             messages.append(f"action {position} {failure}")
             continue
         previous_start = action.start
-        valid.append(Action(position - 1, action.verb, action.nouns, action.start, action.end))
+        valid.append(action)
     return valid, messages
 
 
@@ -254,29 +254,55 @@ def chronological(actions: Iterable[Action]) -> list[Action]:
     return sorted(actions, key=lambda action: action.start)
 
 
-def candidate_lists(
-    predictions: Sequence[Action],
-    truths: Sequence[Action],
-    predicate: Predicate,
-    tolerance: int,
-) -> list[list[int]]:
-    """For each prediction, the truth positions it matches, closest boundaries first."""
+def localized_candidates(predictions: Sequence[Action], truths: Sequence[Action], tolerance: int) -> list[list[int]]:
+    """For each prediction, the truth positions with both boundaries within
+    ``tolerance``, closest boundaries first (ties: lower position)."""
     order = sorted(range(len(truths)), key=lambda k: (truths[k].start, k))
     starts = [truths[k].start for k in order]
     result: list[list[int]] = []
     for prediction in predictions:
-        low = bisect_left(starts, prediction.start - tolerance)
-        high = bisect_right(starts, prediction.start + tolerance)
+        start, end = prediction.start, prediction.end
+        low = bisect_left(starts, start - tolerance)
+        high = bisect_right(starts, start + tolerance)
         found = []
         for position in range(low, high):
             k = order[position]
             truth = truths[k]
-            if abs(prediction.end - truth.end) <= tolerance and predicate(prediction, truth):
-                distance = abs(prediction.start - truth.start) + abs(prediction.end - truth.end)
-                found.append((distance, k))
+            if -tolerance <= end - truth.end <= tolerance:
+                found.append((abs(start - truth.start) + abs(end - truth.end), k))
         found.sort()
         result.append([k for _, k in found])
     return result
+
+
+def filter_candidates(
+    localized: Sequence[Sequence[int]],
+    predictions: Sequence[Action],
+    truths: Sequence[Action],
+    predicate: Predicate,
+) -> list[list[int]]:
+    """Keep the localized candidates that also satisfy ``predicate`` (order kept)."""
+    if predicate is boundary_match:
+        return [list(ks) for ks in localized]
+    return [
+        [k for k in ks if predicate(prediction, truths[k])]
+        for prediction, ks in zip(predictions, localized, strict=True)
+    ]
+
+
+def candidate_lists(
+    predictions: Sequence[Action], truths: Sequence[Action], predicate: Predicate, tolerance: int
+) -> list[list[int]]:
+    """For each prediction, the truth positions it matches, closest boundaries first."""
+    localized = localized_candidates(predictions, truths, tolerance)
+    return filter_candidates(localized, predictions, truths, predicate)
+
+
+def solve_matching(candidates: Sequence[Sequence[int]], n_truths: int, version: str) -> list[tuple[int, int]]:
+    """``v1``: longest order-preserving matching; ``v2``: maximum matching."""
+    if version == "v1":
+        return longest_ordered_matching(candidates)
+    return maximum_matching(candidates, n_truths)
 
 
 def match_actions(
@@ -292,9 +318,7 @@ def match_actions(
     For ``v1`` ``truths`` must already be in chronological order.
     """
     candidates = candidate_lists(predictions, truths, predicate, tolerance)
-    if version == "v1":
-        return longest_ordered_matching(candidates)
-    return maximum_matching(candidates, len(truths))
+    return solve_matching(candidates, len(truths), version)
 
 
 # -------------------------------------------------------------------------- scoring
@@ -305,8 +329,11 @@ def _counts(valid: Sequence[Action], predicted_count: int, task: EgocentricTask,
     if version == "v1":
         truths = chronological(truths)
 
+    localized = localized_candidates(valid, truths, task.tolerance)
+
     def matched(predicate: Predicate) -> int:
-        return len(match_actions(valid, truths, tolerance=task.tolerance, version=version, predicate=predicate))
+        candidates = filter_candidates(localized, valid, truths, predicate)
+        return len(solve_matching(candidates, len(truths), version))
 
     true_positives = matched(full_match)
     precision = true_positives / predicted_count if predicted_count else 0.0

@@ -26,6 +26,13 @@ def maximum_matching(candidates: Sequence[Sequence[int]], n_right: int) -> list[
     for root, first in enumerate(candidates):
         if not first:
             continue
+        for right in first:  # the first level of the search: a free preferred candidate
+            if match_right[right] < 0:
+                match_right[right] = root
+                match_left[root] = right
+                break
+        if match_left[root] >= 0:
+            continue
         reached_from: dict[int, int] = {}
         queue = deque([root])
         free_right = -1

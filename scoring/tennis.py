@@ -175,22 +175,28 @@ def shot_atom_table(predicted: Sequence[Token], reference: Sequence[Token], vers
 
 
 def shot_atoms(predicted: Sequence[Token], reference: Sequence[Token], version: str) -> int:
+    """Atoms of the best order-preserving alignment of two token lists (the DP of
+    :func:`shot_atom_table`, one row at a time)."""
     if not predicted or not reference:
         return 0
-    v2 = version == "v2"
+    strokes = [r[0] for r in reference]
+    directions = [r[1] for r in reference]
     previous = [0] * (len(reference) + 1)
-    for i, p in enumerate(predicted):
+    for i, (stroke, direction) in enumerate(predicted):
+        credits = [
+            (stroke is not None and stroke == s) + (direction is not None and direction == d)
+            for s, d in zip(strokes, directions, strict=True)
+        ]
+        if i == 0 and version == "v2" and stroke is not None and stroke == strokes[0]:
+            credits[0] -= 1  # token 0 paired with token 0: the stroke earns nothing
         current = [0]
-        serve_row = v2 and i == 0
-        for j, r in enumerate(reference, start=1):
-            credit = 0
-            if p[1] is not None and p[1] == r[1]:
-                credit = 1
-            if p[0] is not None and p[0] == r[0] and not (serve_row and j == 1):
-                credit += 1
-            diagonal = previous[j - 1] + credit
-            best = previous[j] if previous[j] > current[-1] else current[-1]
-            current.append(diagonal if diagonal > best else best)
+        left = 0
+        for j, credit in enumerate(credits):
+            up = previous[j + 1]
+            best = left if left > up else up
+            diagonal = previous[j] + credit
+            left = diagonal if diagonal > best else best
+            current.append(left)
         previous = current
     return previous[-1]
 
