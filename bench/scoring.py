@@ -95,12 +95,13 @@ def bench_tennis() -> None:
 def bench_moments() -> None:
     rng = random.Random(11)
     videos = [f"video{k:02d}" for k in range(50)]
-    corpus = [{"video_id": v, "duration": 7200.0, "grid": {"step": 0.5}} for v in videos]
+    # Distinct durations (about two hours each) so every video builds its own grid.
+    corpus = [{"video_id": v, "duration": 7200.0 - 1.37 * k, "grid": {"step": 0.5}} for k, v in enumerate(videos)]
     queries, rows = [], []
     for k in range(500):
         intervals = []
         for _ in range(rng.randint(1, 3)):
-            start = rng.uniform(0, 7000)
+            start = rng.uniform(0, 6900)
             intervals.append([round(start, 3), round(start + rng.uniform(2, 180), 3)])
         queries.append(
             {"query_id": f"q{k}", "video_id": rng.choice(videos), "source": f"s{k % 2}", "intervals": intervals}

@@ -85,10 +85,18 @@ def corpus_grids(corpus: object) -> dict[str, list[float]]:
     else:
         raise ParameterError("corpus must be a list of records.jsonl rows")
     grids: dict[str, list[float]] = {}
+    step_grids: dict[tuple, list[float]] = {}  # videos of one duration share a step grid
     for record in items:
         if not isinstance(record, Mapping) or not isinstance(record.get("video_id"), str):
             raise ParameterError("every corpus record needs a string video_id")
-        grids[record["video_id"]] = grid_from_record(record)
+        grid = record.get("grid")
+        if isinstance(grid, Mapping):
+            key = (repr(record.get("duration")), repr(grid.get("step")))
+            if key not in step_grids:
+                step_grids[key] = grid_from_record(record)
+            grids[record["video_id"]] = step_grids[key]
+        else:
+            grids[record["video_id"]] = grid_from_record(record)
     return grids
 
 
