@@ -127,18 +127,39 @@ def snap(grid: Sequence[float], value: float) -> float | None:
 # ------------------------------------------------------------------------ utilities
 
 
+def _iou_terms(start: float, end: float, a: float, b: float) -> tuple[int, int]:
+    """Exact IoU of [start, end] and [a, b] as (numerator, denominator) integers.
+
+    Every float is a dyadic rational, so scaling to the largest denominator makes all
+    four endpoints integers without rounding (the same value ``Fraction`` would give,
+    without building one per comparison)."""
+    (s, ds), (e, de), (x, dx), (y, dy) = (v.as_integer_ratio() for v in (start, end, a, b))
+    scale = max(ds, de, dx, dy)
+    s, e, x, y = s * (scale // ds), e * (scale // de), x * (scale // dx), y * (scale // dy)
+    intersection = (e if e < y else y) - (s if s > x else x)
+    if intersection <= 0:
+        return 0, 1
+    union = (e - s) + (y - x) - intersection
+    return (intersection, union) if union > 0 else (0, 1)
+
+
 def iou(start: float, end: float, a: float, b: float) -> Fraction:
     """Exact temporal IoU of [start, end] and [a, b]."""
-    start, end, a, b = Fraction(start), Fraction(end), Fraction(a), Fraction(b)
-    intersection = min(end, b) - max(start, a)
-    if intersection <= 0:
-        return Fraction(0)
-    union = (end - start) + (b - a) - intersection
-    return intersection / union if union > 0 else Fraction(0)
+    return Fraction(*_iou_terms(start, end, a, b))
+
+
+def _best_terms(start: float, end: float, intervals: Sequence[Sequence[float]]) -> tuple[int, int]:
+    best_n, best_d = 0, 1
+    for a, b in intervals:
+        n, d = _iou_terms(start, end, a, b)
+        if n * best_d > best_n * d:
+            best_n, best_d = n, d
+    return best_n, best_d
 
 
 def best_iou(start: float, end: float, intervals: Sequence[Sequence[float]]) -> Fraction:
-    return max((iou(start, end, a, b) for a, b in intervals), default=Fraction(0))
+    """x: the best exact IoU of [start, end] with any acceptable interval."""
+    return Fraction(*_best_terms(start, end, intervals))
 
 
 def utility(x: Fraction | float) -> float:
@@ -168,15 +189,15 @@ def best_grid_interval(
     of a (and of b), so the best start is a nearest grid point on either side of a and
     the best end one on either side of b: four candidates per acceptable interval.
     """
-    best, witness = Fraction(0), None
+    best_n, best_d, witness = 0, 1, None
     for a, b in intervals:
         for start in _neighbours(grid, a):
             for end in _neighbours(grid, b):
                 if start < end:
-                    value = iou(start, end, a, b)
-                    if value > best:
-                        best, witness = value, (start, end)
-    return best, witness
+                    n, d = _iou_terms(start, end, a, b)
+                    if n * best_d > best_n * d:
+                        best_n, best_d, witness = n, d, (start, end)
+    return Fraction(best_n, best_d), witness
 
 
 def best_grid_iou(grid: Sequence[float], intervals: Sequence[Sequence[float]]) -> Fraction:
@@ -185,13 +206,13 @@ def best_grid_iou(grid: Sequence[float], intervals: Sequence[Sequence[float]]) -
 
 def brute_force_best_grid_iou(grid: Sequence[float], intervals: Sequence[Sequence[float]]) -> Fraction:
     """The same maximum over every pair of grid points (for tests and the bench)."""
-    best = Fraction(0)
+    best_n, best_d = 0, 1
     for i, start in enumerate(grid):
         for end in grid[i + 1 :]:
-            value = best_iou(start, end, intervals)
-            if value > best:
-                best = value
-    return best
+            n, d = _best_terms(start, end, intervals)
+            if n * best_d > best_n * d:
+                best_n, best_d = n, d
+    return Fraction(best_n, best_d)
 
 
 def reward_map(quality: float, *, a: float = DEFAULT_A, b: float = DEFAULT_B) -> float:
