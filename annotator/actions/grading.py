@@ -62,7 +62,12 @@ from scoring.errors import ScoringError
 logger = logging.getLogger(__name__)
 
 SCORING_JOB_KIND = "scoring"
-MAX_CHUNK = 25
+# A Celery task scores up to MAX_CHUNK submissions (a run of n is split into about 8
+# tasks, so several workers share it); scores are committed COMMIT_EVERY at a time and
+# the Job row is brought up to date at most every PROGRESS_SECONDS within a task.
+MAX_CHUNK = 100
+COMMIT_EVERY = 25
+PROGRESS_SECONDS = 0.5
 
 
 # ---------------------------------------------------------------------------- uploads
@@ -255,15 +260,20 @@ def do_score_batch(run_id: int, result_ids: Sequence[int], *, progress: Callable
         .order_by("id")
     )
     done = 0
-    if pending:
-        inputs = _pinned_inputs(run)
-        for result in pending:
-            if inputs is None:
-                _fail(result, "the version's ground truth no longer exports to the pinned bytes")
-            else:
-                done += do_score_submission(result, inputs)
-            if progress is not None:
-                progress(1)
+    inputs = _pinned_inputs(run) if pending else None
+    reported = time.monotonic()
+    for start in range(0, len(pending), COMMIT_EVERY):
+        with transaction.atomic():
+            for result in pending[start : start + COMMIT_EVERY]:
+                if inputs is None:
+                    _fail(result, "the version's ground truth no longer exports to the pinned bytes")
+                else:
+                    done += do_score_submission(result, inputs)
+                if progress is not None:
+                    progress(1)
+        if time.monotonic() - reported >= PROGRESS_SECONDS:
+            update_progress(run)
+            reported = time.monotonic()
     update_progress(run)
     return done
 

@@ -10,10 +10,13 @@ import pytest
 from annotator.models import Job, ScoringRun, SubmissionScore
 from tests.factories import client_for
 from tests.grading.conftest import (
+    EGOCENTRIC,
     egocentric_submissions,
     score_in_process,
+    scored,
     tennis_golden,
     tennis_submissions,
+    upload,
     zip_of,
 )
 
@@ -85,3 +88,12 @@ def test_the_egocentric_rollouts_give_the_published_reward_files(gtea_version, m
         score = SubmissionScore.objects.get(run=run, submission__label=label)
         assert bytes(score.reward_json) == golden, label
         assert client.get(f"/api/scores/{score.pk}/files/reward.json").content == golden
+
+
+@pytest.mark.django_db
+def test_the_older_verifier_is_reproduced_by_egocentric_f1_v1(gtea_version, maintainer):
+    folder = EGOCENTRIC / "_older_versions/157e7b4/calibration/rollouts"
+    path = folder / "codex-gpt-5.6-sol.solution.json"
+    subs = upload(gtea_version.packet, maintainer, {"codex (old verifier)": path.read_bytes()})
+    score = scored(gtea_version, subs, maintainer, scorer_id="egocentric-f1-v1")["codex (old verifier)"]
+    assert bytes(score.reward_json) == (folder / "codex-gpt-5.6-sol.reward.json").read_bytes()
