@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from fractions import Fraction
 
 from .errors import GroundTruthError, ParameterError
@@ -398,8 +399,53 @@ def _pair_detail(i: int, j: int, quality: PairQuality, p: EventView, r: EventVie
     }
 
 
+@dataclass
+class _PairTotals:
+    """Sums over the scorer's pairs."""
+
+    summary_correct: int = 0
+    present: int = 0
+    predicted_shots: int = 0
+    reference_shots: int = 0
+    atoms: int = 0
+    denominators: int = 0
+    fully_correct: int = 0
+    credit: Fraction = Fraction(0)
+    per_field: Counter = dataclass_field(default_factory=Counter)
+    details: list = dataclass_field(default_factory=list)
+
+
+def _pair_totals(
+    predictions: list,
+    views: Sequence[EventView],
+    references: Sequence[EventView],
+    pairs: Sequence[tuple[int, int]],
+    qualities: dict,
+    version: str,
+) -> _PairTotals:
+    totals = _PairTotals()
+    for i, j in pairs:
+        quality, p, r = qualities[(i, j)], views[i], references[j]
+        totals.summary_correct += quality.summary_correct
+        totals.present += sum(name in predictions[i] for name in SUMMARY_FIELDS)
+        totals.per_field.update(quality.correct_fields)
+        totals.predicted_shots += quality.predicted_denominator
+        totals.reference_shots += quality.reference_denominator
+        totals.atoms += quality.atoms
+        totals.credit += quality.credit
+        totals.denominators += quality.shot_denominator
+        totals.fully_correct += quality.summary_correct == len(SUMMARY_FIELDS) and exact_tokens(
+            p.tokens, version
+        ) == exact_tokens(r.tokens, version)
+        totals.details.append(_pair_detail(i, j, quality, p, r))
+    return totals
+
+
 def score_events(predictions: list, references: Sequence[EventView], version: str) -> dict:
-    """All counts of the published details object (without reason / root flag)."""
+    """All counts of the published details object (without reason / root flag).
+
+    Long on purpose: the returned literal lists the published keys in their published
+    order, so the layout can be checked against the golden files line by line."""
     check_caps(predictions)
     views = [view(event) for event in predictions]
     best, qualities = align_views(views, references, version)
@@ -412,25 +458,10 @@ def score_events(predictions: list, references: Sequence[EventView], version: st
     identity_precision = _ratio(identity_ordered, n_predicted)
     identity_recall = _ratio(identity_ordered, n_reference)
 
-    summary_correct = present = predicted_shots = reference_shots = atoms = 0
-    pair_denominators = fully_correct = 0
-    credit = Fraction(0)
-    per_field: Counter = Counter()
-    pair_details = []
-    for i, j in pairs:
-        quality, p, r = qualities[(i, j)], views[i], references[j]
-        summary_correct += quality.summary_correct
-        present += sum(field in predictions[i] for field in SUMMARY_FIELDS)
-        per_field.update(quality.correct_fields)
-        predicted_shots += quality.predicted_denominator
-        reference_shots += quality.reference_denominator
-        atoms += quality.atoms
-        credit += quality.credit
-        pair_denominators += quality.shot_denominator
-        fully_correct += quality.summary_correct == len(SUMMARY_FIELDS) and exact_tokens(
-            p.tokens, version
-        ) == exact_tokens(r.tokens, version)
-        pair_details.append(_pair_detail(i, j, quality, p, r))
+    totals = _pair_totals(predictions, views, references, pairs, qualities, version)
+    summary_correct, present, atoms = totals.summary_correct, totals.present, totals.atoms
+    predicted_shots, reference_shots = totals.predicted_shots, totals.reference_shots
+    pair_denominators, credit = totals.denominators, totals.credit
 
     summary_total = len(SUMMARY_FIELDS) * len(pairs)
     shot_precision = _ratio(atoms, predicted_shots)
@@ -480,7 +511,7 @@ def score_events(predictions: list, references: Sequence[EventView], version: st
         "summary_fields_predicted": summary_total,
         "summary_fields_total": summary_total,
         "summary_accuracy": round(_ratio(summary_correct, summary_total), 4),
-        "summary_correct_by_field": {field: per_field[field] for field in SUMMARY_FIELDS},
+        "summary_correct_by_field": {field: totals.per_field[field] for field in SUMMARY_FIELDS},
         "shot_fields_correct_ordered": atoms,
         "shot_fields_predicted_in_matched_events": predicted_shots,
         "shot_fields_reference_in_matched_events": reference_shots,
@@ -498,13 +529,13 @@ def score_events(predictions: list, references: Sequence[EventView], version: st
         "detail_denominator": detail_denominator,
         "detail_accuracy": round(_ratio(detail_correct, detail_denominator), 4),
         "fully_correct_events": exact_ordered,
-        "fully_correct_events_in_quality_alignment": fully_correct,
+        "fully_correct_events_in_quality_alignment": totals.fully_correct,
         "hierarchical_true_positive_credit": exact(credit),
         "hierarchical_precision": exact(credit / n_predicted if n_predicted else Fraction(0)),
         "hierarchical_recall": exact(credit / n_reference if n_reference else Fraction(0)),
         "hierarchical_event_f1": exact(event_f1),
         "reward_denominator": reward_denominator,
-        "matched_pairs": pair_details,
+        "matched_pairs": totals.details,
         "formula": FORMULA,
         "exact_event_formula": EXACT_EVENT_FORMULA,
     }
