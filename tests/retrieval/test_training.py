@@ -1,0 +1,101 @@
+"""Training the head: time budget, clean stop, checkpoint, resume."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+import torch
+
+from retrieval.encoders import HashTextEncoder
+from retrieval.head import HeadConfig, load_head
+from retrieval.train import TrainConfig, Trainer, load_examples
+
+TINY = HeadConfig(hidden=16, layers=2)
+
+
+@pytest.fixture(scope="module")
+def examples(small_index, small_files):
+    return load_examples(small_files.train, small_index, HashTextEncoder(), warn=lambda m: None)
+
+
+def make(small_index, examples, path, **cfg) -> Trainer:
+    config = TrainConfig(batch_size=2, crop_segments=64, candidates=8, checkpoint_every_s=1e9, **cfg)
+    return Trainer(small_index, examples, path, head_config=TINY, config=config, device="cpu", log=lambda m: None)
+
+
+def params(trainer: Trainer) -> list[torch.Tensor]:
+    return [p.detach().clone() for p in trainer.head.parameters()]
+
+
+def test_training_examples_load_from_the_labelled_split(examples, small_corpus):
+    assert len(examples) == len(small_corpus.queries_in("train")) > 3
+    assert all(ex.intervals and ex.embedding.shape == (512,) for ex in examples)
+
+
+def test_training_stops_within_the_time_budget_and_writes_a_checkpoint(small_index, examples, tmp_path):
+    trainer = make(small_index, examples, tmp_path / "ck.pt", budget_s=1.5)
+    started = time.monotonic()
+    result = trainer.run()
+    assert result.stopped == "budget"
+    assert result.steps > 0
+    assert time.monotonic() - started < 1.5 + 2.0
+    assert result.elapsed_s <= 1.5 + 1.0
+    assert (tmp_path / "ck.pt").is_file()
+    head = load_head(tmp_path / "ck.pt")
+    assert head.parameter_count() == trainer.head.parameter_count()
+
+
+def test_a_stop_request_ends_training_cleanly_with_a_checkpoint(small_index, examples, tmp_path):
+    stop = threading.Event()
+    stop.set()
+    result = make(small_index, examples, tmp_path / "ck.pt", budget_s=60).run(stop=stop)
+    assert result.stopped == "stop_requested" and result.steps == 0
+    assert (tmp_path / "ck.pt").is_file()
+
+
+def test_interrupted_and_resumed_training_equals_uninterrupted_training(small_index, examples, tmp_path):
+    torch.manual_seed(0)
+    straight = make(small_index, examples, tmp_path / "a.pt", max_steps=6)
+    straight.run()
+
+    torch.manual_seed(0)
+    first = make(small_index, examples, tmp_path / "b.pt", max_steps=3)
+    first.run()
+    assert first.step == 3
+    torch.manual_seed(123)  # whatever happens in between must not matter
+    resumed = make(small_index, examples, tmp_path / "b.pt", max_steps=6)
+    assert resumed.resume()
+    assert resumed.step == 3 and resumed.elapsed_s > 0
+    resumed.run()
+    assert resumed.step == 6
+    for p, q in zip(params(straight), params(resumed), strict=True):
+        torch.testing.assert_close(p, q, atol=1e-6, rtol=1e-5)
+    assert straight.losses == pytest.approx(resumed.losses, rel=1e-5)
+
+
+def test_resumed_training_only_uses_what_is_left_of_the_budget(small_index, examples, tmp_path):
+    first = make(small_index, examples, tmp_path / "c.pt", budget_s=1.0)
+    first.run()
+    again = make(small_index, examples, tmp_path / "c.pt", budget_s=1.0)
+    again.resume()
+    steps_before = again.step
+    result = again.run()
+    assert result.stopped == "budget"
+    assert again.step - steps_before <= 2
+
+
+def test_resume_refuses_a_checkpoint_of_another_head_shape(small_index, examples, tmp_path):
+    make(small_index, examples, tmp_path / "d.pt", max_steps=1).run()
+    other = Trainer(small_index, examples, tmp_path / "d.pt", head_config=HeadConfig(hidden=24, layers=2), device="cpu")
+    with pytest.raises(ValueError, match="configuration"):
+        other.resume()
+
+
+def test_training_lowers_the_loss(small_index, examples, tmp_path):
+    torch.manual_seed(0)
+    trainer = make(small_index, examples, tmp_path / "e.pt", max_steps=40, lr=3e-3)
+    trainer.run()
+    first, last = sum(trainer.losses[:8]) / 8, sum(trainer.losses[-8:]) / 8
+    assert last < 0.8 * first
