@@ -7,7 +7,7 @@ frames at 24 fps), it generates ``--count`` action-ledger submissions (seeded
 perturbations of the key: dropped actions, shifted boundaries, swapped nouns, spurious
 actions, and a few malformed files), uploads them as one batch and times:
 
-1. the raw scorer: ``scoring.score_submission`` on every file in a plain loop;
+1. the raw scorer: ``scoring.score_submission`` on every file in a plain loop (best of 3);
 2. the queue: a run dispatched as a Celery group to a real worker process (started
    here, ``--pool=solo`` or ``prefork`` with ``--concurrency``), from the request to the
    Job row saying done;
@@ -137,10 +137,13 @@ def main() -> None:
     files = generate(truth, args.count)
     print(f"{len(files)} submissions, {sum(map(len, files)) / 1e6:.1f} MB, ground truth {len(truth)} actions")
 
-    started = time.perf_counter()
-    rewards = [score_submission("egocentric-f1-v2", inputs.ground_truth, f, **inputs.params).reward for f in files]
-    raw = time.perf_counter() - started
-    print(f"raw scorer, plain loop:      {raw:7.2f} s  ({raw / len(files) * 1000:.2f} ms/submission)"
+    loops = []
+    for _ in range(3):  # the best of three: the machine may be shared
+        started = time.perf_counter()
+        rewards = [score_submission("egocentric-f1-v2", inputs.ground_truth, f, **inputs.params).reward for f in files]
+        loops.append(time.perf_counter() - started)
+    raw = min(loops)
+    print(f"raw scorer, plain loop, best of 3: {raw:7.2f} s  ({raw / len(files) * 1000:.2f} ms/submission)"
           f"  rewards {min(rewards):.3f}..{max(rewards):.3f}")  # fmt: skip
 
     cap = byte_cap("egocentric-f1-v2")
