@@ -8,7 +8,7 @@ import json
 import pytest
 
 from scoring import score_submission
-from scoring.moments import encode_rows
+from scoring.moments import encode_rows, grid_from_step
 from tests.scoring.paths import QVH, qvhighlights_task, top1_submission
 
 
@@ -88,3 +88,11 @@ def test_the_best_constant_window_is_zero_to_thirty_six_seconds(task):
     assert best == 0.117546
     for start, end in [(0, 34), (0, 38), (2, 36), (0, 150)]:
         assert _constant(task, start, end) < best
+
+
+def test_the_whole_video_interval_scores_near_the_constant_window(task):
+    ground_truth, corpus = task
+    last = {record["video_id"]: grid_from_step(record["duration"], 2)[-1] for record in corpus}
+    rows = [{"query_id": q["query_id"], "start": 0, "end": last[q["video_id"]]} for q in ground_truth["queries"]]
+    details = _details(task, encode_rows(rows))
+    assert (details["raw_quality"], details["reward"]) == (0.116387, 0.11879)
