@@ -1,6 +1,7 @@
 """A submission's diagnostics in real headless Chromium: clicking an unmatched event on
 the timeline seeks the player to that event's start frame, and the frame on screen
-(read from its barcode) is that frame."""
+(read from its barcode) is that frame. Then the version page shows the calibration
+anchors and marks the version ready."""
 
 from __future__ import annotations
 
@@ -74,3 +75,11 @@ def test_clicking_an_unmatched_event_shows_its_start_frame(page_as, media_packet
     page.wait_for_function("window.frameledger.player.currentFrame === 200 && !window.frameledger.player.seeking")
     detail = page.inner_text("#diag-detail")
     assert "closest reference #3 (overlapping); differs in start_frame, end_frame; start +20, end +20 frames" in detail
+
+    # The version page carries the calibration anchors of the version it shows.
+    page.goto(page.url.split("/grading/")[0] + f"/versions/{score.version_id}/")
+    page.wait_for_selector("#calibration-card[data-state=ready]")
+    oracle = page.locator('#calibration tr[data-anchor="oracle"] td')
+    assert oracle.nth(1).inner_text() == "1" and oracle.nth(3).inner_text() == "✓"
+    page.click("#calibration [data-action=ready]")
+    page.wait_for_function("document.querySelector('[data-field=ready-message]').textContent.startsWith('Ready')")

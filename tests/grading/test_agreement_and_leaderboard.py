@@ -8,37 +8,9 @@ import io
 
 import pytest
 
-from annotator.actions.adjudication import do_decide_item
-from annotator.actions.ledgers import do_add_event, do_freeze_ledger
-from annotator.actions.union import do_build_union
-from annotator.actions.versions import do_publish_adjudicated_version
-from annotator.models import AgreementReport, Ledger, VersionCalibration
+from annotator.models import AgreementReport, VersionCalibration
 from tests.factories import client_for
-from tests.grading.conftest import EGOCENTRIC, scored, upload
-
-ATTESTATION = "I labelled this video alone, from the video only."
-A_EVENTS = [("take", ["cup"], 100, 200), ("put", ["plate"], 1000, 1100), ("cut", ["bagel"], 3000, 3100)]
-B_EVENTS = [("take", ["cup"], 100, 200), ("put", ["plate"], 1020, 1120), ("open", ["fridge"], 5000, 5050)]
-
-
-def fill_and_freeze(packet, side, user, events):
-    ledger = Ledger.objects.get(packet=packet, side=side)
-    for version, (verb, nouns, start, end) in enumerate(events):
-        data = {"verb": verb, "nouns": nouns, "start_frame": start, "end_frame": end}
-        do_add_event(ledger, data, actor=user, expected_version=version)
-    do_freeze_ledger(ledger, actor=user, attestation=ATTESTATION, expected_version=len(events))
-
-
-@pytest.fixture
-def adjudicated(packet, annotator_a, annotator_b, adjudicator):
-    """A's ledger wins every disagreement; B's extra event is dropped."""
-    fill_and_freeze(packet, "A", annotator_a, A_EVENTS)
-    fill_and_freeze(packet, "B", annotator_b, B_EVENTS)
-    union = do_build_union(packet, actor=adjudicator)
-    for item in union.items.exclude(status="agreed"):
-        action = "take_a" if item.a_value else "drop"
-        do_decide_item(item, actor=adjudicator, action=action, rationale="checked against the video")
-    return do_publish_adjudicated_version(packet, actor=adjudicator)
+from tests.grading.conftest import A_EVENTS, EGOCENTRIC, fill_and_freeze, scored, upload
 
 
 @pytest.mark.django_db

@@ -38,3 +38,11 @@ def test_grading_pages_are_for_maintainers(gtea_version, maintainer, who, reques
         get(request.getfixturevalue("adjudicator"), f"/grading/packets/{gtea_version.packet_id}/agreement/").status_code
         == 200
     )
+
+
+@pytest.mark.django_db
+def test_the_version_page_shows_the_anchors_to_maintainers_only(adjudicated, maintainer, adjudicator):
+    url = f"/versions/{adjudicated.pk}/"
+    assert b'id="calibration-card"' in get(maintainer, url).content
+    response = get(adjudicator, url)
+    assert response.status_code == 200 and b"calibration" not in response.content
