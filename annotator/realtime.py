@@ -7,11 +7,14 @@ Groups, and who is in them:
 - ``packet-<id>-staff``: the adjudicator's and maintainers' sockets. Presence of
   everyone on the packet and every change to a union item reach this group.
 - ``packet-<id>-user-<user id>``: every socket of one person on the packet (their tabs).
+- ``packet-<id>-all``: every socket; used only for a staff socket's roll call.
 
-An annotator's socket joins only its own user group. It announces itself to the staff
-group and to its own tabs, and it is told only about its own tabs; it never receives a
-message caused by the other annotator, so neither the content nor the timing of what
-it gets says anything about them. Staff sockets see everyone.
+An annotator's socket announces itself to the staff group and to its own tabs only, so
+the other annotator's socket never hears of it. It answers a staff roll call (so the
+adjudicator sees who is here) without passing anything to its browser, and what it
+sends its browser is about its own tabs only: neither the content nor the timing of
+what an annotator receives says anything about the other annotator. Staff sockets
+see everyone.
 
 Presence is kept by the sockets themselves (no table): a new socket says ``hello``,
 those allowed to know it exists answer ``here`` to it directly, a closing socket says
@@ -51,6 +54,10 @@ def user_group(packet_id: int, user_id: int) -> str:
     return f"packet-{packet_id}-user-{user_id}"
 
 
+def all_group(packet_id: int) -> str:
+    return f"packet-{packet_id}-all"
+
+
 def role_on(user, packet_id: int) -> str | None:
     try:
         return access.access_packet(user, packet_id).role
@@ -86,7 +93,7 @@ class PacketConsumer(AsyncJsonWebsocketConsumer):
             return
         self.member = {"channel": self.channel_name, "user_id": user.pk, "username": user.username, "role": role}
         self.members: dict[str, tuple[dict, float]] = {self.channel_name: (self.member, time.monotonic())}
-        self.joined = [user_group(self.packet_id, user.pk)]
+        self.joined = [user_group(self.packet_id, user.pk), all_group(self.packet_id)]
         if role in STAFF_ROLES:
             self.joined.append(staff_group(self.packet_id))
         await self.accept()
@@ -102,7 +109,11 @@ class PacketConsumer(AsyncJsonWebsocketConsumer):
 
     async def _announce(self, kind: str) -> None:
         # Everyone who may know this socket exists: staff, and the person's own tabs.
-        for group in {staff_group(self.packet_id), user_group(self.packet_id, self.member["user_id"])}:
+        # A new staff socket also calls the roll, so it learns about annotators.
+        groups = {staff_group(self.packet_id), user_group(self.packet_id, self.member["user_id"])}
+        if kind == "presence.hello" and self.is_staff:
+            groups.add(all_group(self.packet_id))
+        for group in groups:
             await self.channel_layer.group_send(group, {"type": kind, "member": self.member})
 
     async def _beat(self) -> None:

@@ -147,7 +147,13 @@ function enqueue(state, kind, key, data) {
   const last = lastIndex >= 0 ? pending[lastIndex] : null;
   const nextOp = state.nextOp;
   if (kind === "update" && last && (last.kind === "add" || last.kind === "update")) {
-    pending[lastIndex] = { ...last, data };
+    const confirmed = state.base.find((e) => e.key === key);
+    const sentBefore = pending.some((op) => op.key === key && op.id === state.inflight);
+    if (last.kind === "update" && confirmed && !sentBefore && deepEqual(confirmed.data, data)) {
+      pending.splice(lastIndex, 1); // back to what the server has: nothing to send
+    } else {
+      pending[lastIndex] = { ...last, data };
+    }
     return { pending, nextOp };
   }
   if (kind === "delete") {
@@ -166,7 +172,15 @@ function setEvent(state, key, data) {
     if (!current) return state;
     return { ...state, ...enqueue(state, "delete", key, null) };
   }
-  if (!current) return { ...state, ...enqueue(state, "add", key, clone(data)) };
+  if (!current) {
+    // Bringing back an event whose delete was never sent: cancel the delete instead.
+    const unsent = state.pending.findIndex((op) => op.key === key && op.kind === "delete" && op.id !== state.inflight);
+    if (unsent >= 0 && state.base.some((e) => e.key === key)) {
+      const restored = { ...state, pending: state.pending.filter((_, i) => i !== unsent) };
+      return setEvent(restored, key, data);
+    }
+    return { ...state, ...enqueue(state, "add", key, clone(data)) };
+  }
   if (deepEqual(current.data, data)) return state;
   return { ...state, ...enqueue(state, "update", key, clone(data)) };
 }

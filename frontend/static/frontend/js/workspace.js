@@ -149,6 +149,7 @@ async function main() {
     const event = key === null ? null : eventByKey(store.getState(), key);
     store.dispatch({ type: "select", key: event ? key : null });
     draftKey = event ? key : null;
+    if (event && seekTo) boundary = "start"; // the player shows the start: nudges move it
     form.setDraft(event ? eventToDraft(schema, event.data) : emptyDraft(schema));
     form.clearErrors();
     showDraftTitle();
@@ -235,7 +236,8 @@ async function main() {
     if (data) seek(player.seekToFrame(data[name]));
   }
 
-  function jump(direction) {
+  async function jump(direction) {
+    const frame = await frameNow();
     const state = store.getState();
     const list = orderedEvents(state, bounds && bounds.start).filter((e) => startFrameOf(e.data) !== null);
     if (!list.length) return;
@@ -243,7 +245,6 @@ async function main() {
     const at = list.findIndex((e) => e.key === draftKey);
     if (at >= 0) index = at + direction;
     else {
-      const frame = player.currentFrame;
       index = direction > 0 ? list.findIndex((e) => startFrameOf(e.data) > frame) : list.map((e) => startFrameOf(e.data) < frame).lastIndexOf(true);
     }
     if (index < 0 || index >= list.length) return;
@@ -548,6 +549,14 @@ async function main() {
     help: () => $("#help-dialog").showModal(),
   };
 
+  // Commands that read the frame or the selection run one after another, in key order
+  // (each waits for the seeks before it); moving and focusing run at once, so held keys
+  // coalesce and typing after "e" lands in the field.
+  const ORDERED = new Set([
+    "set-start", "set-end", "commit", "prev-event", "next-event", "toggle-boundary",
+    "nudge-1", "nudge+1", "nudge-10", "nudge+10", "delete", "undo", "redo",
+  ]);
+  let chain = Promise.resolve();
   document.addEventListener("keydown", (event) => {
     if (anyDialogOpen()) return;
     const target = event.target;
@@ -555,7 +564,8 @@ async function main() {
     const command = commandFor(KEYS, event, { inField: isField(target) });
     if (!command || !commands[command]) return;
     event.preventDefault();
-    commands[command]();
+    if (ORDERED.has(command)) chain = chain.then(() => commands[command]()).catch((error) => setNotice(String(error), "bad"));
+    else commands[command]();
   });
 
   connectPacket(config.packetId, {

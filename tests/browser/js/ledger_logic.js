@@ -1,0 +1,160 @@
+// Scenarios for tests/browser/test_ledger_logic_js.py: each runs the pure front-end
+// modules in Chromium and returns plain data for pytest to check.
+
+import * as L from "/js/ledger_state.js";
+import * as S from "/js/event_schema.js";
+import * as T from "/js/timeline_model.js";
+import * as K from "/js/shortcuts.js";
+import * as U from "/js/union_view.js";
+import * as A from "/js/autosave.js";
+
+const start = (events = [], version = 0) => L.reducer(L.initialState(), { type: "loaded", ledgerId: 7, ledger: { version, events } });
+const view = (s) => L.events(s).map((e) => [e.key, e.data, e.unsaved]);
+const ops = (s) => s.pending.map((o) => [o.kind, o.key, o.data]);
+
+export async function edits_queue_operations_and_leave_the_queue_only_when_the_server_confirms() {
+  let s = start();
+  s = L.reducer(s, { type: "add", key: "k1", data: { v: 1 } });
+  const queued = [ops(s), view(s), s.status, L.nextRequest(s).method, L.etag(s)];
+  s = L.reducer(s, { type: "sendStarted", id: s.pending[0].id });
+  s = L.reducer(s, { type: "saved", id: s.pending[0].id, version: 1, uid: "u1", data: { v: 1 } });
+  return [queued, view(s), s.base, s.version, s.status, L.etag(s)];
+}
+
+export async function the_queue_coalesces_unsent_operations_but_never_the_one_in_flight() {
+  let s = start([{ uid: "u0", data: { v: 0 } }], 3);
+  s = L.reducer(s, { type: "add", key: "k1", data: { v: 1 } });
+  s = L.reducer(s, { type: "update", key: "k1", data: { v: 2 } });
+  const coalesced = ops(s);
+  s = L.reducer(s, { type: "sendStarted", id: s.pending[0].id });
+  s = L.reducer(s, { type: "update", key: "k1", data: { v: 3 } });
+  s = L.reducer(s, { type: "update", key: "k1", data: { v: 4 } });
+  const inflight = ops(s);
+  s = L.reducer(s, { type: "add", key: "k2", data: { v: 9 } });
+  s = L.reducer(s, { type: "remove", key: "k2" });
+  const neverSent = ops(s);
+  s = L.reducer(s, { type: "remove", key: "u0" });
+  const request = (() => { const t = L.reducer(s, { type: "saved", id: s.pending[0].id, version: 4, uid: "u1" }); return [ops(t), L.nextRequest(t)]; })();
+  return [coalesced, inflight, neverSent, ops(s), request];
+}
+
+export async function undo_and_redo_replay_through_the_queue() {
+  let s = start([{ uid: "u0", data: { v: 0 } }], 1);
+  s = L.reducer(s, { type: "update", key: "u0", data: { v: 5 } });
+  s = L.reducer(s, { type: "add", key: "k1", data: { v: 1 } });
+  s = L.reducer(s, { type: "remove", key: "u0" });
+  const steps = [view(s)];
+  for (let i = 0; i < 3; i++) { s = L.reducer(s, { type: "undo" }); steps.push(view(s)); }
+  const undone = ops(s);
+  s = L.reducer(s, { type: "redo" });
+  steps.push(view(s));
+  s = L.reducer(s, { type: "undo" });
+  s = L.reducer(s, { type: "add", key: "k9", data: { v: 9 } });  // a new edit clears redo
+  return [steps, undone, s.redo.length, L.reducer(s, { type: "redo" }) === s];
+}
+
+export async function a_refused_add_goes_back_with_its_latest_data_and_error() {
+  let s = start();
+  s = L.reducer(s, { type: "add", key: "k1", data: { v: 1 } });
+  s = L.reducer(s, { type: "sendStarted", id: s.pending[0].id });
+  s = L.reducer(s, { type: "update", key: "k1", data: { v: 2 } });
+  s = L.reducer(s, { type: "add", key: "k2", data: { w: 1 } });
+  s = L.reducer(s, { type: "rejected", id: s.pending[0].id, field: "end_frame", message: "must be after" });
+  const refused = [s.rejected, ops(s), s.status];
+  s = L.reducer(s, { type: "add", key: "k1", data: { v: 3 } });  // fixed and added again
+  return [refused, s.rejected, s.status, ops(s)];
+}
+
+export async function rebase_reapplies_keeps_work_on_deleted_events_and_skips_what_the_server_has() {
+  let s = start([{ uid: "u1", data: { v: 1 } }, { uid: "u2", data: { v: 2 } }, { uid: "u3", data: { v: 3 } }], 3);
+  s = L.reducer(s, { type: "add", key: "k9", data: { v: 9 } });       // answer lost: the server has it
+  s = L.reducer(s, { type: "update", key: "u1", data: { v: 10 } });    // u1 deleted elsewhere: restored
+  s = L.reducer(s, { type: "update", key: "u2", data: { v: 20 } });    // still there: re-applied
+  s = L.reducer(s, { type: "remove", key: "u3" });                     // already deleted elsewhere
+  s = L.reducer(s, { type: "sendStarted", id: s.pending[0].id });
+  s = L.reducer(s, { type: "conflict", id: s.pending[0].id });
+  const blocked = [s.status, L.nextRequest(s)];
+  const server = { version: 6, events: [{ uid: "u2", data: { v: 2 } }, { uid: "u9", data: { v: 9 } }, { uid: "u4", data: { v: 4 } }] };
+  s = L.reducer(s, { type: "rebase", ledger: server });
+  return [blocked, s.lastRebase, ops(s), view(s), s.version, L.nextRequest(s).method];
+}
+
+export async function a_kept_queue_is_restored_on_the_next_visit_or_flagged_as_a_conflict() {
+  let s = start([{ uid: "u1", data: { v: 1 } }], 2);
+  s = L.reducer(s, { type: "add", key: "k1", data: { v: 7 } });
+  s = L.reducer(s, { type: "sendStarted", id: s.pending[0].id });
+  s = L.reducer(s, { type: "saved", id: s.pending[0].id, version: 3, uid: "u7" });
+  s = L.reducer(s, { type: "update", key: "k1", data: { v: 8 } });
+  const kept = JSON.parse(JSON.stringify(L.persistable(s)));
+  const server = { version: 3, events: [{ uid: "u1", data: { v: 1 } }, { uid: "u7", data: { v: 7 } }] };
+  const same = L.reducer(L.initialState(), { type: "loaded", ledgerId: 7, ledger: server, restore: kept });
+  const newer = L.reducer(L.initialState(), { type: "loaded", ledgerId: 7, ledger: { ...server, version: 4 }, restore: kept });
+  return [kept, same.status, ops(same), L.nextRequest(same).uid, newer.status, ops(newer)];
+}
+
+export async function autosave_retries_failures_stops_on_conflict_and_hands_back_refusals() {
+  const outcomes = [
+    () => { throw new TypeError("Failed to fetch"); },
+    () => { const e = new Error("HTTP 503"); e.status = 503; throw e; },
+    (r) => ({ version: 1, uid: "u1", data: r.body.data }),
+    () => { const e = new Error("stale"); e.status = 412; throw e; },
+  ];
+  const sent = [];
+  const store = L.createStore(L.reducer, start());
+  const storage = new Map();
+  const fakeStorage = { getItem: (k) => storage.get(k) ?? null, setItem: (k, v) => storage.set(k, v), removeItem: (k) => storage.delete(k) };
+  const saver = new A.Autosave(store, { delays: [5, 5], storage: fakeStorage, storageKey: "q", online: null,
+    send: async (request, ifMatch) => { sent.push([request.method, ifMatch]); return outcomes.shift()(request); } });
+  store.dispatch({ type: "add", key: "k1", data: { v: 1 } });
+  const storedWhilePending = storage.has("q");
+  const wait = (f) => new Promise((resolve) => { const t = setInterval(() => { if (f()) { clearInterval(t); resolve(); } }, 5); });
+  await wait(() => store.getState().pending.length === 0);
+  const afterRetries = [store.getState().status, storage.has("q"), saver.attempts];
+  store.dispatch({ type: "update", key: "k1", data: { v: 2 } });
+  await wait(() => store.getState().status === "conflict");
+  await new Promise((r) => setTimeout(r, 30));
+  return [sent, storedWhilePending, afterRetries, store.getState().status, store.getState().pending.length, JSON.parse(storage.get("q")).pending.length];
+}
+
+export async function schema_helpers() {
+  const schema = { fields: [
+    { name: "verb", type: "enum", choices: ["take", "put", "turn on", "turn off"] },
+    { name: "nouns", type: "enum_set", choices: ["egg", "egg_shells", "milk"] },
+    { name: "start_frame", type: "int", frame: true },
+    { name: "end_frame", type: "int", frame: true, required: false },
+    { name: "shots", type: "token_list", required: false, subfields: [{ name: "stroke", type: "enum", choices: ["serve", "lob"] }], first_token_choices: { stroke: ["serve"] } },
+  ], boundary_fields: ["start_frame", "end_frame"] };
+  const incomplete = S.draftToEvent(schema, { verb: "take", nouns: [], start_frame: "12", end_frame: null, shots: [{ stroke: "" }] });
+  const complete = S.draftToEvent(schema, { verb: "take", nouns: ["egg"], start_frame: "12", end_frame: "", shots: [] });
+  return [incomplete, complete,
+    ["egg", "EGG", "shel", "turn", "turn_on", "zz"].map((t) => S.matchChoice(["egg", "egg_shells", "turn on", "turn off"], t)),
+    S.fieldRoot("shots[2].stroke"), S.fieldRoot("end_frame"),
+    S.emptyToken(schema.fields[4], 0), S.emptyToken(schema.fields[4], 1),
+    S.snapToGrid(3.1, 2), S.snapToGrid(9.9, 2, 9.5),
+    S.breakPointWarnings({ shots: [{}, {}], rally_shots: 2, terminal_result: "unforced_error", terminal_error: "none" })];
+}
+
+export async function timeline_geometry_and_lane_packing() {
+  const v = new T.TimelineView(1000);
+  const zoomed = v.zoom(4, 500);
+  const followed = zoomed.follow(990);
+  const packed = T.packRows([{ start: 0, end: 10 }, { start: 5, end: 20 }, { start: 11, end: 30 }, { start: 21, end: 25 }]);
+  return [[v.first, v.visible], [zoomed.first, zoomed.visible], [followed.first, followed.last],
+          zoomed.frameAt(0, 250), zoomed.frameAt(249.9, 250), zoomed.x(500, 250),
+          packed.items.map((i) => i.row), packed.rows, new T.TimelineView(5).visible,
+          zoomed.zoom(1000, 500).visible];
+}
+
+export async function shortcut_names_and_union_progress() {
+  const combos = [
+    { key: "ArrowRight", shiftKey: true }, { key: "z", ctrlKey: true }, { key: "Z", ctrlKey: true, shiftKey: true },
+    { key: "?", shiftKey: true }, { key: " " }, { key: "I", shiftKey: true }, { key: "<", shiftKey: true },
+  ].map(K.comboOf);
+  const map = K.keymap(K.WORKSPACE_SHORTCUTS);
+  const items = [{ position: 0, status: "agreed" }, { position: 1, status: "conflicting", decision: { action: "drop" } },
+                 { position: 2, status: "a_only" }, { position: 3, status: "b_only" }];
+  return [combos, K.commandFor(map, { key: "i" }), K.commandFor(map, { key: "i" }, { inField: true }),
+          K.commandFor(map, { key: "Enter", ctrlKey: true }, { inField: true }), U.progress(items),
+          U.nextUndecided(items, 2), U.nextUndecided(items, 3), U.deltaText("start_frame", -3),
+          U.itemSpan({ fields: [{ name: "intervals", type: "interval_list" }] }, { intervals: [[2, 4]] }, (t) => t * 10)];
+}

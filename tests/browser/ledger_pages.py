@@ -1,0 +1,79 @@
+"""Helpers for driving the workspace and adjudication pages from Playwright.
+
+Everything an annotator does here goes through the keyboard (``page.keyboard``); the
+helpers only *wait* on page state (``wait_for_function``), they never call page code
+to make a change.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
+
+
+def wait_ready(page, timeout: float = 30000) -> None:
+    page.wait_for_function(
+        "window.frameledger && (window.frameledger.ready || window.frameledger.loadError)", timeout=timeout
+    )
+    error = page.evaluate("window.frameledger.loadError || null")
+    assert error is None, f"page failed to load: {error}"
+
+
+def wait_frame(page, frame: int) -> None:
+    page.wait_for_function(
+        "(n) => window.frameledger.player.currentFrame === n && !window.frameledger.player.seeking", arg=frame
+    )
+
+
+def go_to_frame(page, frame: int) -> None:
+    """Home, then Shift+Right (10 frames) and Right (1 frame) presses."""
+    page.keyboard.press("Home")
+    wait_frame(page, 0)
+    for _ in range(frame // 10):
+        page.keyboard.press("Shift+ArrowRight")
+    for _ in range(frame % 10):
+        page.keyboard.press("ArrowRight")
+    wait_frame(page, frame)
+
+
+def wait_saved(page, timeout: float = 15000) -> None:
+    page.wait_for_function(
+        "document.querySelector('#save-status').dataset.status === 'saved'"
+        " && window.frameledger.store.getState().pending.length === 0",
+        timeout=timeout,
+    )
+
+
+def add_action_by_keyboard(page, start: int, end: int, verb: str, nouns: list[str]) -> None:
+    """Create one action-ledger event with keys only: seek, i, seek, o, e, type, Enter."""
+    page.locator("#workspace").focus()
+    go_to_frame(page, start)
+    page.keyboard.press("i")
+    go_to_frame(page, end)
+    page.keyboard.press("o")
+    page.wait_for_function(
+        "([s, e]) => document.querySelector('#ev-start_frame').value === String(s)"
+        " && document.querySelector('#ev-end_frame').value === String(e)",
+        arg=[start, end],
+    )
+    page.keyboard.press("e")  # to the first field: the verb
+    page.keyboard.type(verb)
+    page.keyboard.press("Tab")  # the noun type-ahead
+    for noun in nouns:
+        page.keyboard.type(noun)
+        page.keyboard.press("Enter")  # adds the noun as a chip
+    page.keyboard.press("Enter")  # an empty type-ahead: Enter adds the event
+
+
+def ledger_rows(page) -> list[list[str]]:
+    return page.eval_on_selector_all(
+        "#ledger-table tbody tr", "rows => rows.map(r => [...r.cells].map(c => c.textContent.trim()))"
+    )
+
+
+def screenshot(page, name: str) -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / name
+    page.screenshot(path=str(path), full_page=True)
+    return path

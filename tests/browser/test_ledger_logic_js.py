@@ -1,0 +1,170 @@
+"""The pure front-end modules (ledger_state, autosave, event_schema, timeline_model,
+shortcuts, union_view), run in real Chromium: no node test runner in CI.
+
+The modules are served from the source tree at a made-up origin through Playwright
+request routing (no Django server needed). Each scenario is a function of
+``tests/browser/js/ledger_logic.js``; it runs in the page and hands plain data back
+to the test, which checks it here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
+SERVED = {"/js/": ROOT / "frontend" / "static" / "frontend" / "js", "/scenarios/": ROOT / "tests" / "browser" / "js"}
+ORIGIN = "http://frameledger.test"
+
+
+@pytest.fixture
+def page(chromium):
+    context = chromium.new_context()
+
+    def serve(route):
+        path = route.request.url.removeprefix(ORIGIN)
+        if path == "/":
+            route.fulfill(status=200, content_type="text/html", body="<!doctype html><title>js</title>")
+            return
+        for prefix, folder in SERVED.items():
+            if path.startswith(prefix):
+                file = (folder / path.removeprefix(prefix)).resolve()
+                if file.is_file() and folder in file.parents:
+                    route.fulfill(status=200, content_type="text/javascript", body=file.read_bytes())
+                    return
+        route.fulfill(status=404, body="")
+
+    context.route(ORIGIN + "/**", serve)
+    page = context.new_page()
+    page.goto(ORIGIN + "/")
+    yield page
+    context.close()
+
+
+def run(page, scenario: str):
+    return page.evaluate(
+        "async (name) => (await import('/scenarios/ledger_logic.js'))[name]()",
+        scenario,
+    )
+
+
+def test_edits_queue_operations_and_leave_the_queue_only_when_the_server_confirms(page):
+    result = run(page, "edits_queue_operations_and_leave_the_queue_only_when_the_server_confirms")
+    queued, shown, base, version, status, etag = result
+    assert queued == [[["add", "k1", {"v": 1}]], [["k1", {"v": 1}, True]], "saving", "POST", '"ledger-7-v0"']
+    assert shown == [["k1", {"v": 1}, False]]
+    assert base == [{"key": "k1", "uid": "u1", "data": {"v": 1}}]
+    assert (version, status, etag) == (1, "saved", '"ledger-7-v1"')
+
+
+def test_the_queue_coalesces_unsent_operations_but_never_the_one_in_flight(page):
+    result = run(page, "the_queue_coalesces_unsent_operations_but_never_the_one_in_flight")
+    coalesced, inflight, never_sent, final, request = result
+    assert coalesced == [["add", "k1", {"v": 2}]]
+    assert inflight == [["add", "k1", {"v": 2}], ["update", "k1", {"v": 4}]]
+    assert never_sent == inflight
+    assert final == inflight + [["delete", "u0", None]]
+    after_ops, next_request = request
+    assert after_ops == [["update", "k1", {"v": 4}], ["delete", "u0", None]]
+    assert (
+        next_request["method"] == "PUT" and next_request["uid"] == "u1" and next_request["body"] == {"data": {"v": 4}}
+    )
+
+
+def test_undo_and_redo_replay_through_the_queue(page):
+    result = run(page, "undo_and_redo_replay_through_the_queue")
+    steps, undone, redo_left, redo_is_noop = result
+    assert steps[0] == [["k1", {"v": 1}, True]]
+    assert steps[1] == [["u0", {"v": 5}, True], ["k1", {"v": 1}, True]]  # the unsent delete is cancelled
+    assert steps[2] == [["u0", {"v": 5}, True]]
+    assert steps[3] == [["u0", {"v": 0}, False]]
+    assert undone == []  # nothing was sent, so nothing needs sending
+    assert steps[4] == [["u0", {"v": 5}, True]]
+    assert redo_left == 0 and redo_is_noop
+
+
+def test_a_refused_add_goes_back_with_its_latest_data_and_error(page):
+    result = run(page, "a_refused_add_goes_back_with_its_latest_data_and_error")
+    refused, rejected_after, status_after, ops_after = result
+    assert refused[0] == {
+        "key": "k1",
+        "kind": "add",
+        "data": {"v": 2},
+        "field": "end_frame",
+        "message": "must be after",
+    }
+    assert refused[1] == [["add", "k2", {"w": 1}]] and refused[2] == "invalid"
+    assert rejected_after is None and status_after == "saving"
+    assert ops_after == [["add", "k2", {"w": 1}], ["add", "k1", {"v": 3}]]
+
+
+def test_rebase_reapplies_keeps_work_on_deleted_events_and_skips_what_the_server_has(page):
+    result = run(page, "rebase_reapplies_keeps_work_on_deleted_events_and_skips_what_the_server_has")
+    blocked, summary, queued, shown, version, method = result
+    assert blocked == ["conflict", None]
+    assert summary == {"reapplied": 1, "alreadySaved": 2, "restored": 1}
+    assert queued == [["add", "u1", {"v": 10}], ["update", "u2", {"v": 20}]]
+    assert shown == [
+        ["u2", {"v": 20}, True],
+        ["k9", {"v": 9}, False],  # the server's copy took the local key: no duplicate
+        ["u4", {"v": 4}, False],  # someone else's addition is kept
+        ["u1", {"v": 10}, True],
+    ]
+    assert version == 6 and method == "POST"
+
+
+def test_a_kept_queue_is_restored_on_the_next_visit_or_flagged_as_a_conflict(page):
+    result = run(page, "a_kept_queue_is_restored_on_the_next_visit_or_flagged_as_a_conflict")
+    kept, same_status, same_ops, uid, newer_status, newer_ops = result
+    assert kept["version"] == 3 and kept["keys"] == {"u7": "k1"}
+    assert same_status == "saving" and same_ops == [["update", "k1", {"v": 8}]] and uid == "u7"
+    assert newer_status == "conflict" and newer_ops == same_ops
+
+
+def test_autosave_retries_failures_stops_on_conflict_and_hands_back_refusals(page):
+    result = run(page, "autosave_retries_failures_stops_on_conflict_and_hands_back_refusals")
+    sent, stored_while_pending, after_retries, status, pending, stored_after = result
+    assert sent == [
+        ["POST", '"ledger-7-v0"'],
+        ["POST", '"ledger-7-v0"'],
+        ["POST", '"ledger-7-v0"'],
+        ["PUT", '"ledger-7-v1"'],
+    ]  # the conflict is not retried
+    assert stored_while_pending and after_retries == ["saved", False, 0]
+    assert status == "conflict" and pending == 1 and stored_after == 1
+
+
+def test_schema_helpers(page):
+    result = run(page, "schema_helpers")
+    incomplete, complete, matches, root, plain, token0, token1, snap, snap_end, warnings = result
+    assert incomplete == {"errors": {"nouns": "required", "shots": "token 1 is incomplete"}}
+    assert complete == {"data": {"verb": "take", "nouns": ["egg"], "start_frame": 12}}
+    assert matches == ["egg", "egg", "egg_shells", None, "turn on", None]
+    assert root == {"name": "shots", "index": 2, "sub": "stroke"} and plain["name"] == "end_frame"
+    assert token0 == {"stroke": "serve"} and token1 == {"stroke": ""}
+    assert (snap, snap_end) == (4, 9.5)
+    assert len(warnings) == 2
+
+
+def test_timeline_geometry_and_lane_packing(page):
+    result = run(page, "timeline_geometry_and_lane_packing")
+    assert result[0] == [0, 1000]
+    assert result[1] == [375, 250]
+    assert result[2] == [750, 999]
+    assert result[3:6] == [375, 624, 125]
+    assert result[6] == [0, 1, 0, 1] and result[7] == 2
+    assert result[8] == 5 and result[9] == 20
+
+
+def test_shortcut_names_and_union_progress(page):
+    result = run(page, "shortcut_names_and_union_progress")
+    combos, plain, in_field, ctrl_enter, progress, next_after_2, wrapped, delta, span = result
+    assert combos == ["Shift+ArrowRight", "Ctrl+z", "Ctrl+Shift+z", "?", "Space", "i", "<"]
+    assert (plain, in_field, ctrl_enter) == ("set-start", None, "commit")
+    assert progress == {"needed": 3, "decided": 1, "agreed": 1}
+    assert (next_after_2, wrapped) == (3, 2)
+    assert delta == "Δ start −3 frames"
+    assert span == {"start": 20, "end": 40}
