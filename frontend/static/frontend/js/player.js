@@ -1,0 +1,406 @@
+// A frame-accurate video player component (DOM). Pure time <-> frame maths: frame_clock.js.
+//
+//   import { mountPlayer } from ".../player.js";
+//   const player = await mountPlayer(element, { packetId: 12 });        // packet media
+//   const player = await mountPlayer(element, { urls: { proxy, frames } }); // any media
+//   await player.seekToFrame(1234);   // -> Promise of the frame actually presented
+//   await player.step(-10);           // -> Promise of the frame presented
+//   player.currentFrame; player.frameCount; player.clock; await player.pause();
+//   player.addEventListener("frame", (e) => e.detail.frame);
+//
+// How a seek is made exact:
+// 1. the target time is the midpoint of pts[N] and pts[N+1] from the server's table;
+// 2. the presented frame is read from requestVideoFrameCallback metadata.mediaTime
+//    (the frame's own pts), mapped to an index by the table -- never from currentTime;
+// 3. if it is not N, the seek is tried once more; then the player shows an error.
+// Seeks are serialised, latest wins: while one runs, newer requests replace each other,
+// so held-down arrow keys (key repeats) and scrubbing coalesce into few real seeks.
+// After a pause (by the user or at the end), the player snaps to the displayed frame.
+
+import { FrameClock } from "./frame_clock.js";
+
+export const RATES = [0.25, 0.5, 1, 1.5, 2];
+const SEEK_TIMEOUT_MS = 3000;
+
+export function packetMediaUrls(packetId) {
+  const base = `/media/packets/${encodeURIComponent(packetId)}`;
+  return { proxy: `${base}/proxy.mp4`, frames: `${base}/frames.json`, framePng: `${base}/frames/{n}.png` };
+}
+
+export function videoMediaUrls(videoId) {
+  const base = `/media/videos/${encodeURIComponent(videoId)}`;
+  return { proxy: `${base}/proxy.mp4`, frames: `${base}/frames.json`, framePng: `${base}/frames/{n}.png` };
+}
+
+function el(tag, attrs = {}, children = []) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (key === "class") node.className = value;
+    else if (key === "text") node.textContent = value;
+    else node.setAttribute(key, value);
+  }
+  for (const child of children) node.append(child);
+  return node;
+}
+
+function once(target, type, timeoutMs) {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      target.removeEventListener(type, onEvent);
+      reject(new Error(`no ${type} event within ${timeoutMs} ms`));
+    }, timeoutMs);
+    function onEvent(event) {
+      clearTimeout(timer);
+      resolve(event);
+    }
+    target.addEventListener(type, onEvent, { once: true });
+  });
+}
+
+export class FramePlayer extends EventTarget {
+  constructor(root, { packetId = null, urls = null, keyboard = true, seekMode = "midpoint" } = {}) {
+    super();
+    if (!urls && packetId === null) throw new Error("FramePlayer needs a packetId or urls");
+    this.root = root;
+    this.urls = urls || packetMediaUrls(packetId);
+    // "midpoint" (the rule) or "pts" (seek to pts[N] itself; for tests that prove the rule matters).
+    this.seekMode = seekMode;
+    this.clock = null;
+    this.table = null;
+    this.lastError = null;
+    // Counters for tests and benchmarks: real seeks issued to the <video>, and retries.
+    this.stats = { seeks: 0, retries: 0, errors: 0 };
+    this._current = 0;
+    this._intended = 0; // the frame the latest seek request aims at (base for step())
+    this._inflight = null;
+    this._queued = null; // { target, waiters: [resolve, ...] }
+    this._snapping = false;
+    this._snapPromise = null;
+    this._lastPlayed = null;
+    this._playToken = 0;
+    this._requests = 0;
+    this._shown = null; // the frame rVFC last confirmed for the current (paused) position
+    this._shownAt = null; // ... and the time that seek aimed at
+    this._build(keyboard);
+  }
+
+  get currentFrame() {
+    return this._current;
+  }
+
+  get frameCount() {
+    return this.clock ? this.clock.frameCount : 0;
+  }
+
+  get paused() {
+    return this.video.paused;
+  }
+
+  get seeking() {
+    return this._inflight !== null;
+  }
+
+  _build(keyboard) {
+    this.video = el("video", { class: "fl-video", preload: "auto", playsinline: "", muted: "" });
+    this.video.muted = true;
+    this.video.disablePictureInPicture = true;
+    const button = (act, label, title) => el("button", { type: "button", "data-act": act, title, text: label });
+    this.playButton = button("play", "Play", "Play / pause (Space)");
+    this.rateSelect = el("select", { class: "fl-rate", "aria-label": "Playback rate" });
+    for (const rate of RATES) {
+      const option = el("option", { value: String(rate), text: `${rate}\u00d7` });
+      if (rate === 1) option.selected = true;
+      this.rateSelect.append(option);
+    }
+    this.frameInput = el("input", { class: "fl-goto", type: "number", min: "0", step: "1", "aria-label": "Go to frame" });
+    this.frameOut = el("output", { class: "fl-frame", text: "-" });
+    this.countOut = el("span", { class: "fl-count", text: "-" });
+    this.timeOut = el("output", { class: "fl-timecode", text: "--:--:--.---" });
+    this.fpsOut = el("span", { class: "fl-fps" });
+    this.scrub = el("input", { class: "fl-scrub", type: "range", min: "0", max: "0", step: "1", value: "0" });
+    this.errorBox = el("div", { class: "fl-error", role: "alert" });
+    this.errorBox.hidden = true;
+    const readout = el("div", { class: "fl-readout" }, [
+      "Frame ", this.frameOut, " / ", this.countOut, " \u00b7 ", this.timeOut, " \u00b7 ", this.fpsOut,
+    ]);
+    const controls = el("div", { class: "fl-controls" }, [
+      button("back10", "\u221210", "Back 10 frames (Shift+Left)"),
+      button("back1", "\u22121", "Back 1 frame (Left)"),
+      this.playButton,
+      button("fwd1", "+1", "Forward 1 frame (Right)"),
+      button("fwd10", "+10", "Forward 10 frames (Shift+Right)"),
+      el("label", {}, ["Rate ", this.rateSelect]),
+      el("label", {}, ["Go to ", this.frameInput]),
+    ]);
+    this.element = el("div", { class: "fl-player", tabindex: "0" }, [
+      el("div", { class: "fl-stage" }, [this.video]),
+      readout,
+      this.scrub,
+      controls,
+      this.errorBox,
+    ]);
+    this.root.append(this.element);
+
+    controls.addEventListener("click", (event) => {
+      const act = event.target.closest("button")?.dataset.act;
+      const steps = { back10: -10, back1: -1, fwd1: 1, fwd10: 10 };
+      if (act in steps) this.step(steps[act]);
+      else if (act === "play") this.togglePlay();
+    });
+    this.rateSelect.addEventListener("change", () => this.setRate(Number(this.rateSelect.value)));
+    this.frameInput.addEventListener("change", () => this.seekToFrame(Number(this.frameInput.value)));
+    this.scrub.addEventListener("input", () => this.seekToFrame(Number(this.scrub.value)));
+    this.video.addEventListener("play", () => this._onPlay());
+    this.video.addEventListener("pause", () => this._onPause());
+    if (keyboard) this.element.addEventListener("keydown", (event) => this._onKey(event));
+  }
+
+  async load() {
+    const response = await fetch(this.urls.frames, { credentials: "same-origin" });
+    if (!response.ok) throw new Error(`frame table: HTTP ${response.status}`);
+    this.table = await response.json();
+    this.clock = FrameClock.fromTable(this.table);
+    this.countOut.textContent = String(this.clock.frameCount);
+    this.fpsOut.textContent = `${this.clock.fpsLabel} fps`;
+    this.scrub.max = String(this.clock.frameCount - 1);
+    this.frameInput.max = String(this.clock.frameCount - 1);
+    const loaded = once(this.video, "loadeddata", 30000);
+    this.video.src = this.urls.proxy;
+    await loaded;
+    await this.seekToFrame(0);
+    return this;
+  }
+
+  // --- seeking -----------------------------------------------------------------------
+
+  seekToFrame(n) {
+    if (!this.clock) return Promise.reject(new Error("the player is not loaded"));
+    const target = this.clock.clamp(Number(n));
+    this._intended = target;
+    this._requests += 1;
+    return new Promise((resolve) => {
+      if (this._inflight) {
+        if (this._queued) {
+          this._queued.target = target;
+          this._queued.waiters.push(resolve);
+        } else {
+          this._queued = { target, waiters: [resolve] };
+        }
+        return;
+      }
+      this._run(target, [resolve]);
+    });
+  }
+
+  step(k) {
+    if (!this.clock) return Promise.reject(new Error("the player is not loaded"));
+    const base = this._inflight || !this.video.paused ? this._intended : this._current;
+    return this.seekToFrame(base + Math.trunc(Number(k)));
+  }
+
+  async _run(target, waiters) {
+    this._inflight = this._seekExact(target);
+    let presented;
+    try {
+      presented = await this._inflight;
+    } finally {
+      this._inflight = null;
+    }
+    for (const resolve of waiters) resolve(presented);
+    if (this._queued) {
+      const next = this._queued;
+      this._queued = null;
+      this._run(next.target, next.waiters);
+    }
+  }
+
+  async _seekExact(target) {
+    if (!this.video.paused) {
+      this._snapping = true; // this pause is ours; no snap needed
+      this.video.pause();
+      await this._settle();
+      this._playToken += 1;
+    }
+    let presented = null;
+    for (let attempt = 0; attempt < 2 && presented !== target; attempt++) {
+      if (attempt > 0) this.stats.retries += 1;
+      presented = await this._presentAt(this._seekTimeFor(target, attempt));
+    }
+    this._snapping = false;
+    if (presented === target) {
+      this._clearError();
+    } else {
+      this.stats.errors += 1;
+      const shown = presented === null ? "no frame was confirmed" : `frame ${presented} is shown`;
+      this._showError(`Could not show frame ${target} exactly: ${shown}.`);
+      if (presented === null) presented = this.clock.frameAtTime(this.video.currentTime);
+    }
+    this._intended = this._queued ? this._intended : presented;
+    this._setCurrent(presented);
+    return presented;
+  }
+
+  // The midpoint rule; the retry aims a quarter frame in instead, a different time, so
+  // the browser really seeks again. seekMode "pts" (tests only) always aims at pts[N].
+  _seekTimeFor(target, attempt) {
+    if (this.seekMode === "pts") return this.clock.ptsOf(target);
+    if (attempt === 0) return this.clock.seekTime(target);
+    return this.clock.ptsOf(target) + this.clock.durationOf(target) / 4;
+  }
+
+  // Seek to `time`; resolve with the frame the compositor presented (rVFC mediaTime).
+  _presentAt(time) {
+    const video = this.video;
+    // Seeking again to the time of the last confirmed seek presents no new frame (so no
+    // rVFC callback would come): the frame confirmed for that time is still on screen.
+    if (video.paused && this._shown !== null && time === this._shownAt) return Promise.resolve(this._shown);
+    this._shown = null;
+    this._shownAt = null;
+    if (typeof video.requestVideoFrameCallback !== "function") {
+      // Without rVFC the presented frame cannot be confirmed; trust currentTime.
+      this.stats.seeks += 1;
+      const seeked = once(video, "seeked", SEEK_TIMEOUT_MS).then(
+        () => this.clock.frameAtTime(video.currentTime),
+        () => null,
+      );
+      video.currentTime = time;
+      return seeked;
+    }
+    return new Promise((resolve) => {
+      let handle = null;
+      const timer = setTimeout(() => {
+        video.cancelVideoFrameCallback(handle);
+        resolve(null);
+      }, SEEK_TIMEOUT_MS);
+      // The first frame presented after currentTime is set is the seek's frame: when
+      // paused, nothing else is presented (see _settle for the moment after playback).
+      handle = video.requestVideoFrameCallback((_now, metadata) => {
+        clearTimeout(timer);
+        this._shown = this.clock.frameAtMediaTime(metadata.mediaTime);
+        this._shownAt = time;
+        resolve(this._shown);
+      });
+      this.stats.seeks += 1;
+      video.currentTime = time;
+    });
+  }
+
+  // After pausing playback, let frames already on their way to the screen be presented
+  // (their rVFC callbacks run before the next animation frames) so none is mistaken for
+  // the frame of the seek that follows.
+  _settle() {
+    return new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+  }
+
+  // --- playback ----------------------------------------------------------------------
+
+  async play() {
+    if (this._inflight) await this._inflight;
+    await this.video.play();
+  }
+
+  // Pause and snap to the displayed frame; resolves with that frame.
+  async pause() {
+    if (!this.video.paused) {
+      const paused = once(this.video, "pause", 2000);
+      this.video.pause();
+      await paused.catch(() => undefined);
+    }
+    return this._snapPromise || this._current;
+  }
+
+  togglePlay() {
+    return this.video.paused ? this.play() : this.pause();
+  }
+
+  setRate(rate) {
+    if (!RATES.includes(rate)) throw new Error(`rate ${rate} is not one of ${RATES.join(", ")}`);
+    this.video.playbackRate = rate;
+    this.rateSelect.value = String(rate);
+  }
+
+  _onPlay() {
+    this.playButton.textContent = "Pause";
+    this._lastPlayed = null;
+    this._shown = null;
+    this._clearError();
+    const video = this.video;
+    if (typeof video.requestVideoFrameCallback !== "function") return;
+    const token = ++this._playToken;
+    const onFrame = (_now, metadata) => {
+      if (token !== this._playToken) return;
+      this._lastPlayed = this.clock.frameAtMediaTime(metadata.mediaTime);
+      if (video.paused) return; // the last frame presented before the pause is recorded
+      this._intended = this._lastPlayed;
+      this._setCurrent(this._lastPlayed);
+      video.requestVideoFrameCallback(onFrame);
+    };
+    video.requestVideoFrameCallback(onFrame);
+  }
+
+  _onPause() {
+    this.playButton.textContent = "Play";
+    if (this._snapping) return; // paused by a seek, which confirms its own frame
+    this._snapPromise = this._snap().finally(() => {
+      this._snapPromise = null;
+    });
+  }
+
+  // Snap to the displayed frame: the last one rVFC reported while playing.
+  async _snap() {
+    const requests = this._requests;
+    await this._settle();
+    this._playToken += 1; // stop the playback loop before the snap's seek presents a frame
+    if (this._requests !== requests) return this._current; // a newer seek request wins
+    const shown = this._lastPlayed ?? this.clock.frameAtTime(this.video.currentTime);
+    return this.seekToFrame(shown);
+  }
+
+  // --- display -----------------------------------------------------------------------
+
+  _setCurrent(frame) {
+    this._current = frame;
+    this.frameOut.textContent = String(frame);
+    this.timeOut.textContent = this.clock.timecode(frame);
+    if (document.activeElement !== this.scrub) this.scrub.value = String(frame);
+    this.dispatchEvent(new CustomEvent("frame", { detail: { frame, time: this.clock.ptsOf(frame) } }));
+  }
+
+  _showError(message) {
+    this.lastError = message;
+    this.errorBox.textContent = message;
+    this.errorBox.hidden = false;
+  }
+
+  _clearError() {
+    this.lastError = null;
+    this.errorBox.hidden = true;
+    this.errorBox.textContent = "";
+  }
+
+  _onKey(event) {
+    if (event.target instanceof HTMLInputElement || event.target instanceof HTMLSelectElement) return;
+    const big = event.shiftKey ? 10 : 1;
+    if (event.key === "ArrowRight") this.step(big);
+    else if (event.key === "ArrowLeft") this.step(-big);
+    else if (event.key === " ") this.togglePlay();
+    else if (event.key === "Home") this.seekToFrame(0);
+    else if (event.key === "End") this.seekToFrame(this.frameCount - 1);
+    else return;
+    event.preventDefault();
+  }
+
+  destroy() {
+    this.video.pause();
+    this.video.removeAttribute("src");
+    this.video.load();
+    this.element.remove();
+  }
+}
+
+// Create a player inside `root` and load its media; resolves when frame 0 is shown.
+export async function mountPlayer(root, options) {
+  const player = new FramePlayer(root, options);
+  await player.load();
+  return player;
+}

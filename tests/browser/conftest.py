@@ -1,0 +1,124 @@
+"""Real Chromium (Debian's /usr/bin/chromium, headless) driven by Playwright against
+pytest-django's live server (threaded WSGI; Range support comes from our media view).
+
+The browser is started once per module. Playwright's sync API keeps an asyncio loop
+in this thread, which makes Django refuse ORM calls from it; the tests here create
+their rows in that same thread, so ``DJANGO_ALLOW_ASYNC_UNSAFE`` is set while a
+browser module runs (the live server's own threads are unaffected).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.test import Client
+
+# Barcode sources and real ingest, shared with the media suite.
+from tests.media.conftest import ingest, media_packet, synthetic_source  # noqa: F401
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--autoplay-policy=no-user-gesture-required",
+]
+
+# Reads the mean luma of each barcode cell of the frame the <video> shows now.
+READ_CELLS_JS = """
+window.__flReadCells = (boxes) => {
+  const video = document.querySelector("video.fl-video");
+  const canvas = document.createElement("canvas");
+  canvas.width = video.videoWidth;
+  canvas.height = video.videoHeight;
+  const ctx = canvas.getContext("2d", { willReadFrequently: true });
+  ctx.drawImage(video, 0, 0);
+  const data = ctx.getImageData(0, 0, canvas.width, canvas.height).data;
+  return boxes.map(([x, y, w, h]) => {
+    let sum = 0;
+    for (let yy = y; yy < y + h; yy++) {
+      for (let xx = x; xx < x + w; xx++) {
+        const i = (yy * canvas.width + xx) * 4;
+        sum += 0.299 * data[i] + 0.587 * data[i + 1] + 0.114 * data[i + 2];
+      }
+    }
+    return sum / (w * h);
+  });
+};
+"""
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} is not installed (apt-get install -y chromium); browser tests cannot run here")
+    from playwright.sync_api import sync_playwright
+
+    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+            yield browser
+            browser.close()
+    finally:
+        if previous is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
+
+
+@pytest.fixture
+def migration_rows(transactional_db):
+    """Re-create the rows the data migration made (builtin task kinds, maintainers group).
+
+    Transactional tests flush every table afterwards. ``serialized_rollback`` would
+    restore them, but it does not work here: Django keeps connections per context,
+    Playwright's sync API runs the test in another greenlet context, and the connection
+    the test sees is not the one that holds the serialized copy.
+    """
+    from django.apps import apps
+
+    migration = importlib.import_module("annotator.migrations.0002_builtin_task_kinds")
+    migration.create_builtin_kinds(apps, None)
+
+
+@pytest.fixture
+def page_as(chromium, live_server, migration_rows):
+    """(user, path) -> a Playwright page signed in as ``user`` and opened at ``path``.
+
+    Create the rows a page needs inside the test (after this fixture), since the
+    transactional flush of the previous test removed the builtin task kinds until
+    ``migration_rows`` put them back.
+    """
+    contexts = []
+
+    def open_page(user, path: str):
+        client = Client()
+        client.force_login(user)
+        context = chromium.new_context()
+        contexts.append(context)
+        context.add_cookies(
+            [
+                {
+                    "name": settings.SESSION_COOKIE_NAME,
+                    "value": client.cookies[settings.SESSION_COOKIE_NAME].value,
+                    "url": live_server.url,
+                }
+            ]
+        )
+        page = context.new_page()
+        page.add_init_script(READ_CELLS_JS)
+        page.goto(live_server.url + path)
+        return page
+
+    yield open_page
+    for context in contexts:
+        context.close()
