@@ -22,7 +22,7 @@ MOMENT_TRUTH = {
 }
 MOMENT_CORPUS = [{"video_id": "v", "duration": 10, "grid": {"step": 2}}]
 
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 scalars = (
     st.none()
@@ -34,7 +34,7 @@ scalars = (
 json_values = st.recursive(
     scalars,
     lambda children: st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=6), children, max_size=5),
-    max_leaves=25,
+    max_leaves=15,
 )
 
 verbs = st.sampled_from(["take", "put", "open", "pour", "jump"]) | json_values
