@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import io
 import json
+import re
+import threading
+import time
 import zipfile
 
 import pytest
 
-from annotator.models import GroundTruthVersion, Ledger
+from annotator.actions.ledgers import do_add_event, do_freeze_ledger
+from annotator.models import GroundTruthVersion, Job, Ledger, Packet
 from scoring import score_submission
 from tests.browser.ledger_pages import (
     add_action_by_keyboard,
@@ -25,6 +29,7 @@ from tests.browser.ledger_pages import (
     wait_ready,
     wait_saved,
 )
+from tests.factories import make_packet
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -254,3 +259,230 @@ def test_the_whole_protocol_blind_keyboard_adjudicated_published_and_exported(
     manifest = json.loads(files["manifest.json"])
     assert manifest["version"]["sha256"] == version.sha256
     assert manifest["manifest"]["unresolved"][0]["b_value"] == as_data(B_EVENTS[2])
+
+
+def test_keyboard_navigation_nudges_undo_redo_delete_and_the_shortcut_sheet(page_as, media_packet, annotator_a):
+    packet = media_packet(VIDEO)
+    page = page_as(annotator_a, f"/packets/{packet.pk}/")
+    wait_ready(page)
+    add_action_by_keyboard(page, 30, 50, "take", ["cup"])
+    add_action_by_keyboard(page, 100, 120, "put", ["cup"])
+    wait_saved(page)
+    ledger = Ledger.objects.get(packet=packet, side="A")
+
+    def spans():
+        return sorted((e.data["start_frame"], e.data["end_frame"]) for e in ledger.events.all())
+
+    page.keyboard.press("?")
+    page.wait_for_selector("#help-dialog[open]")
+    assert "nudge the selected boundary" in page.inner_text("#help-dialog")
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#help-dialog:not([open])", state="attached")
+
+    page.locator("#workspace").focus()
+    page.keyboard.press("Home")
+    page.keyboard.press("]")  # next event: seeks to its start
+    wait_frame(page, 30)
+    page.keyboard.press("]")
+    wait_frame(page, 100)
+    page.keyboard.press("[")
+    wait_frame(page, 30)
+    page.keyboard.press("b")  # the end boundary
+    page.keyboard.press(".")
+    page.keyboard.press(".")
+    wait_frame(page, 52)  # a nudge shows the boundary's new frame
+    wait_saved(page)
+    assert spans() == [(30, 52), (100, 120)]
+    page.keyboard.press("Control+z")
+    page.keyboard.press("Control+z")
+    wait_saved(page)
+    assert spans() == [(30, 50), (100, 120)]
+    page.keyboard.press("Control+Shift+z")
+    wait_saved(page)
+    assert spans() == [(30, 51), (100, 120)]
+    page.keyboard.press("Delete")
+    wait_saved(page)
+    assert spans() == [(100, 120)]
+    page.keyboard.press("Control+z")
+    wait_saved(page)
+    assert spans() == [(30, 51), (100, 120)]
+
+    # Clicking an event on the timeline seeks to its start and selects it.
+    page.click(".tl-lane .tl-item:has-text('put')")
+    wait_frame(page, 100)
+    assert page.input_value("#ev-verb") == "put"
+    assert page.get_attribute("#ledger-table tbody tr.selected", "data-key") is not None
+
+    # h plays at half speed (and pauses again); + and 0 zoom the timeline.
+    page.locator("#workspace").focus()
+    page.keyboard.press("h")
+    page.wait_for_function(
+        "() => { const p = window.frameledger.player; return !p.paused && p.video.playbackRate === 0.5; }"
+    )
+    page.keyboard.press("h")
+    page.wait_for_function("() => window.frameledger.player.paused")
+    page.keyboard.press("+")
+    assert page.inner_text(".tl-range") != f"frames 0–{FRAMES - 1} of {FRAMES}"
+    page.keyboard.press("0")
+    assert page.inner_text(".tl-range") == f"frames 0–{FRAMES - 1} of {FRAMES}"
+
+
+def test_the_break_point_form_and_its_shot_token_editor_work_from_the_keyboard(
+    page_as, ingest, maintainer, annotator_a, annotator_b, adjudicator
+):
+    packet = make_packet(
+        maintainer, annotator_a, annotator_b, adjudicator, kind="break-point-ledger", video=ingest(VIDEO)
+    )
+    page = page_as(annotator_a, f"/packets/{packet.pk}/")
+    wait_ready(page)
+    form = page.locator("#event-form")
+    assert form.locator("[data-field=shots] .token-add").count() == 1
+    # Identity and summary fields: typed, and closed lists chosen with the keyboard.
+    page.locator("#workspace").focus()
+    page.keyboard.press("e")  # the first field: set
+    for value in ("2", "3", "4"):  # set, medvedev_games, de_minaur_games
+        page.keyboard.type(value)
+        page.keyboard.press("Tab")
+    for field, value in (
+        ("medvedev_points", "30"),
+        ("de_minaur_points", "40"),
+        ("server", "Alex De Minaur"),
+        ("first_serve_in", "true"),
+        ("outcome", "saved"),
+        ("serve_direction", "wide"),
+        ("terminal_player", "Daniil Medvedev"),
+        ("terminal_court_position", "baseline"),
+        ("terminal_result", "unforced_error"),
+    ):
+        select = page.locator(f"#ev-{field}")
+        select.focus()
+        while select.input_value() != value:  # arrow keys walk a closed list
+            page.keyboard.press("ArrowDown")
+    page.locator("#ev-opportunity").fill("1")
+    page.locator("#ev-rally_shots").fill("2")
+    page.locator("#ev-terminal_stroke").fill("backhand gr")  # type-ahead: the only match
+    page.locator("#ev-terminal_error").fill("net")
+    # The shot tokens, from the keyboard: + token, then Alt+Enter adds one after the current.
+    page.locator("[data-field=shots] .token-add").focus()
+    page.keyboard.press("Enter")
+    first_direction = page.locator("[data-field=shots] .token-row >> nth=0").locator("select[name=direction]")
+    assert (
+        page.locator("[data-field=shots] .token-row >> nth=0").locator("select[name=stroke]").input_value() == "serve"
+    )
+    first_direction.focus()
+    while first_direction.input_value() != "wide":
+        page.keyboard.press("ArrowDown")
+    page.keyboard.press("Alt+Enter")
+    page.keyboard.press("Alt+Enter")
+    rows = page.locator("[data-field=shots] .token-row")
+    assert rows.count() == 3
+    for index, (stroke, direction) in enumerate(
+        [("forehand_groundstroke", "middle"), ("backhand_groundstroke", "middle")]
+    ):
+        row = rows.nth(index + 1)
+        row.locator("select[name=stroke]").select_option(stroke)
+        row.locator("select[name=direction]").select_option(direction)
+    # Alt+Up moves a token; moving it back restores the order.
+    rows.nth(2).locator("select[name=stroke]").focus()
+    page.keyboard.press("Alt+ArrowUp")
+    assert rows.nth(1).locator("select[name=stroke]").input_value() == "backhand_groundstroke"
+    page.keyboard.press("Alt+ArrowDown")
+    assert rows.nth(2).locator("select[name=stroke]").input_value() == "backhand_groundstroke"
+    # A consistency warning (three tokens, two rally shots, an error: fine) is absent;
+    # with one token too many it appears.
+    page.keyboard.press("Alt+Enter")
+    page.locator("#ev-set").focus()
+    page.keyboard.press("Tab")
+    assert "shot token" in page.inner_text("#form-warnings")
+    rows.nth(3).locator("select[name=stroke]").focus()
+    page.keyboard.press("Alt+Backspace")
+    page.locator("#ev-set").dispatch_event("change")
+    assert page.inner_text("#form-warnings") == ""
+    page.locator("#workspace").focus()
+    page.keyboard.press("Control+Enter")
+    wait_saved(page)
+    (event,) = Ledger.objects.get(packet=packet, side="A").events.all()
+    assert event.data["shots"] == [
+        {"stroke": "serve", "direction": "wide"},
+        {"stroke": "forehand_groundstroke", "direction": "middle"},
+        {"stroke": "backhand_groundstroke", "direction": "middle"},
+    ]
+    assert (event.data["set"], event.data["server"], event.data["terminal_stroke"]) == (
+        2,
+        "Alex De Minaur",
+        "backhand_groundstroke",
+    )
+
+
+def test_a_maintainer_uploads_a_video_watches_the_ingest_and_assigns_three_different_people(
+    page_as, synthetic_source, maintainer, annotator_a, annotator_b, adjudicator, monkeypatch
+):
+    from django.db import connection
+
+    from annotator.media import tasks
+
+    real_task = tasks.ingest_video
+
+    class Worker:
+        """Stands in for the Celery worker process: the real ingest, in another thread."""
+
+        @staticmethod
+        def delay(video_id, job_id):
+            def work():
+                try:
+                    # A slow first step, so the page has time to show a state between
+                    # "queued" and "done" (the small test video ingests in well under a second).
+                    Job.objects.filter(pk=job_id).update(status="running", progress=0.42, message="Hashing (slowly).")
+                    time.sleep(2)
+                    real_task(video_id, job_id)
+                finally:
+                    connection.close()
+
+            threading.Thread(target=work, daemon=True).start()
+
+    monkeypatch.setattr(tasks, "ingest_video", Worker)
+    page = page_as(maintainer, "/maintainer/packets/new/")
+    wait_ready(page)
+    page.fill("#video-title", "barcode 29.97")
+    page.set_input_files("#video-file", str(synthetic_source(VIDEO)))
+    page.click("#upload")
+    page.wait_for_selector("#step-ingest[data-status=done]", timeout=60000)
+    progress_seen = page.evaluate("window.frameledger.ingestStates.map((s) => s.progress)")
+    assert 0.42 in progress_seen and progress_seen[-1] == 1 and page.inner_text("#ingest-percent") == "100%"
+    assert f"{FRAMES} frames" in page.inner_text("#ingest-video")
+
+    page.select_option("#task-kind-select", "action-ledger")
+    page.select_option("#annotator-a", "annotator_a")
+    page.select_option("#annotator-b", "annotator_a")
+    page.select_option("#adjudicator", "adjudicator")
+    page.click("#create-packet")
+    assert "three different people" in page.inner_text("#packet-error")
+    page.select_option("#annotator-b", "annotator_b")
+    page.fill("#instructions-input", "Label every action.")
+    page.click("#create-packet")
+    page.wait_for_url(re.compile(r"/packets/\d+/$"))
+    wait_ready(page)
+    packet = Packet.objects.get()
+    assert (packet.annotator_a, packet.annotator_b, packet.adjudicator) == (annotator_a, annotator_b, adjudicator)
+    assert page.inner_text("#assign-b") == "annotator_b"
+    assert [r.split("\t")[:3] for r in page.locator("#ledgers tbody tr").all_inner_texts()] == [
+        ["A", "annotator_a", "0"],
+        ["B", "annotator_b", "0"],
+    ]
+    page.goto(page.url + "audit/")
+    wait_ready(page)
+    assert "create_packet" in page.inner_text("#audit")
+
+
+def test_the_adjudicator_waits_for_both_freezes_and_is_shown_only_their_state(
+    page_as, packet, annotator_a, adjudicator
+):
+    ledger_a = Ledger.objects.get(packet=packet, side="A")
+    do_add_event(ledger_a, as_data(A_EVENTS[0]), actor=annotator_a, expected_version=0)
+    do_freeze_ledger(ledger_a, actor=annotator_a, attestation=ATTESTATION, expected_version=1)
+    page = page_as(adjudicator, f"/packets/{packet.pk}/")
+    wait_ready(page)
+    assert page.get_attribute("#adjudication", "data-state") == "waiting"
+    text = page.inner_text("#waiting")
+    assert "ledger A is frozen, ledger B is not frozen yet" in text
+    assert ledger_a.sha256 not in page.inner_text("body") and "crack" not in page.inner_text("body")

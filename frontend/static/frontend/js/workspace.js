@@ -152,6 +152,7 @@ async function main() {
     if (event && seekTo) boundary = "start"; // the player shows the start: nudges move it
     form.setDraft(event ? eventToDraft(schema, event.data) : emptyDraft(schema));
     form.clearErrors();
+    setNotice("");
     showDraftTitle();
     renderSelection();
     const start = event ? startFrameOf(event.data) : null;
