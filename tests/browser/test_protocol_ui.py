@@ -23,6 +23,7 @@ from annotator.models import GroundTruthVersion, Job, Ledger, Packet
 from scoring import score_submission
 from tests.browser.ledger_pages import (
     add_action_by_keyboard,
+    go_to_frame,
     ledger_rows,
     screenshot,
     wait_frame,
@@ -486,3 +487,24 @@ def test_the_adjudicator_waits_for_both_freezes_and_is_shown_only_their_state(
     text = page.inner_text("#waiting")
     assert "ledger A is frozen, ledger B is not frozen yet" in text
     assert ledger_a.sha256 not in page.inner_text("body") and "crack" not in page.inner_text("body")
+
+
+def test_moment_queries_mark_grid_snapped_intervals_with_i_and_o(
+    page_as, ingest, maintainer, annotator_a, annotator_b, adjudicator
+):
+    packet = make_packet(maintainer, annotator_a, annotator_b, adjudicator, kind="moment-queries", video=ingest(VIDEO))
+    page = page_as(annotator_a, f"/packets/{packet.pk}/")
+    wait_ready(page)
+    page.locator("#workspace").focus()
+    for frame, key in ((60, "i"), (125, "o"), (180, "i"), (239, "o")):  # 2.002 s, 4.17 s, 6.006 s, 7.97 s
+        go_to_frame(page, frame)
+        page.keyboard.press(key)
+    page.wait_for_function("document.querySelectorAll('[data-field=intervals] .interval-row').length === 2")
+    page.keyboard.press("e")  # the first field: query_id
+    page.keyboard.type("q1")
+    page.keyboard.press("Tab")
+    page.keyboard.type("a person cracks an egg")
+    page.keyboard.press("Enter")  # in the query text: adds the event
+    wait_saved(page)
+    (event,) = Ledger.objects.get(packet=packet, side="A").events.all()
+    assert event.data == {"query_id": "q1", "query": "a person cracks an egg", "intervals": [[2.0, 4.0], [6.0, 8.0]]}
