@@ -21,7 +21,6 @@ row champions become the candidates for fine scoring.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -99,42 +98,60 @@ def _length_weight(lengths: torch.Tensor, span: float, gamma: float, floor: floa
     return factor.pow(-gamma)
 
 
-def _blocks(terms: ScanTerms, block: int) -> Iterator[tuple[int, int, torch.Tensor]]:
-    """Yield ``(n_rows, k0, scores)`` where ``scores[a, j]`` is ``S(a, a + k0 + j)``.
+class _Kernel:
+    """Scores ``S(a, a + k)`` of every interval whose end is not the last grid point.
 
-    Covers every interval whose end is not the last grid point; out-of-range entries
-    are ``-inf``. Uniform grids take lengths from the step, others from the times.
+    ``block(k0)`` evaluates the lengths ``k0 .. k0 + width - 1`` for all starts at once:
+    one subtraction on a strided (Hankel) view of ``E`` and one multiply, written into
+    a reused workspace; out-of-range entries are ``-inf``. ``at`` evaluates given
+    (start, length) pairs with the very same float32 arithmetic, so both agree bit for
+    bit. Uniform grids take the weights from the step, others from the times.
     """
-    g = terms.n_points - 1  # points 0 .. g-1, the last point is handled separately
-    if g < 2:
-        return
-    device = terms.end_values.device
-    neg = torch.full((block + 1,), float("-inf"), dtype=torch.float32, device=device)
-    ext = torch.cat([terms.end_values[:g], neg])
-    start_vals = terms.start_values[:g]
-    times = terms.times
-    span = float(times[-1] - times[0])
-    floor = float((times[1:] - times[:-1]).min()) * 0.5
-    weights = None
-    t_ext = None
-    if terms.gamma is not None:
-        if terms.step is not None:
-            lengths = torch.arange(1, g, dtype=torch.float64, device=device) * terms.step
-            weights = _length_weight(lengths, span, terms.gamma, floor).to(torch.float32)
-        else:
-            pad = torch.full((block + 1,), 2.0 * span, dtype=torch.float64, device=device)
-            t_ext = torch.cat([times[:g] - times[0], pad]).to(torch.float32)
-            t_rel = t_ext[:g]
-    for k0 in range(1, g, block):
-        kb = min(block, g - k0)
-        n = g - k0
-        scores = ext.as_strided((n, kb), (1, 1), k0) - start_vals[:n, None]
-        if weights is not None:
-            scores.mul_(weights[k0 - 1 : k0 - 1 + kb])
-        elif t_ext is not None:
-            lengths = t_ext.as_strided((n, kb), (1, 1), k0) - t_rel[:n, None]
-            scores.mul_(_length_weight(lengths, span, terms.gamma, floor))
-        yield n, k0, scores
+
+    SUB = 16  # group size of the two-level arg-max
+
+    def __init__(self, terms: ScanTerms, block: int) -> None:
+        self.g = g = terms.n_points - 1  # points 0 .. g-1; the last point is separate
+        self.width = width = max(self.SUB, -(-block // self.SUB) * self.SUB)
+        device = terms.end_values.device
+        pad = width + self.SUB + 1
+        self.ext = torch.cat([terms.end_values[:g], torch.full((pad,), float("-inf"), device=device)])
+        self.start = terms.start_values[:g].contiguous()
+        self.gamma = terms.gamma
+        self.weights = None
+        self.t_ext = None
+        times = terms.times
+        self.span = float(times[-1] - times[0])
+        self.floor = float((times[1:] - times[:-1]).min()) * 0.5
+        if terms.gamma is not None and terms.step is not None:
+            lengths = torch.arange(1, max(g, 2), dtype=torch.float64, device=device) * terms.step
+            w = _length_weight(lengths, self.span, terms.gamma, self.floor).to(torch.float32)
+            self.weights = torch.cat([w, torch.ones(pad, device=device)])
+        elif terms.gamma is not None:
+            far = torch.full((pad,), 2.0 * self.span, dtype=torch.float64, device=device)
+            self.t_ext = torch.cat([times[:g] - times[0], far]).to(torch.float32)
+        self.workspace = torch.empty(max(g - 1, 1) * width, dtype=torch.float32, device=device)
+
+    def block(self, k0: int) -> torch.Tensor:
+        n, width = self.g - k0, self.width
+        scores = self.workspace[: n * width].view(n, width)
+        torch.sub(self.ext.as_strided((n, width), (1, 1), k0), self.start[:n, None], out=scores)
+        if self.weights is not None:
+            scores.mul_(self.weights[k0 - 1 : k0 - 1 + width])
+        elif self.t_ext is not None:
+            lengths = self.t_ext.as_strided((n, width), (1, 1), k0) - self.t_ext[:n, None]
+            scores.mul_(_length_weight(lengths, self.span, self.gamma, self.floor))
+        return scores
+
+    def at(self, starts: torch.Tensor, ks: torch.Tensor) -> torch.Tensor:
+        """Scores of intervals ``(starts[i], starts[i] + ks[i, j])`` (``ks`` >= 1)."""
+        scores = self.ext[starts[:, None] + ks] - self.start[starts][:, None]
+        if self.weights is not None:
+            scores = scores * self.weights[ks - 1]
+        elif self.t_ext is not None:
+            lengths = self.t_ext[starts[:, None] + ks] - self.t_ext[starts][:, None]
+            scores = scores * _length_weight(lengths, self.span, self.gamma, self.floor)
+        return scores
 
 
 def _last_column(terms: ScanTerms) -> torch.Tensor:
@@ -155,34 +172,56 @@ def default_block(device: torch.device) -> int:
 
 
 def row_champions(terms: ScanTerms, *, block: int | None = None) -> RowChampions:
-    """Score all ``G (G - 1) / 2`` intervals and keep the best end of every start."""
+    """Score all ``G (G - 1) / 2`` intervals and keep the best end of every start.
+
+    A block's row maxima come from a fast value-only maximum over 16 interleaved groups
+    of lengths followed by an arg-max over the group maxima; the exact end inside the
+    winning group is resolved once at the end (16 scores per start).
+    """
     device = terms.end_values.device
-    block = block or default_block(device)
     g = terms.n_points - 1
     best = _last_column(terms).clone()
     best_end = torch.full((g,), g, dtype=torch.int64, device=device)
-    for n, k0, scores in _blocks(terms, block):
-        value, arg = scores.max(dim=1)
-        better = value > best[:n]
-        best[:n] = torch.where(better, value, best[:n])
-        best_end[:n] = torch.where(better, arg + (torch.arange(n, device=device) + k0), best_end[:n])
     g_all = terms.n_points
+    if g < 2:
+        return RowChampions(best, best_end, g_all * (g_all - 1) // 2)
+    kernel = _Kernel(terms, block or default_block(device))
+    width = kernel.width
+    stride = width // kernel.SUB
+    best_k = torch.zeros(g, dtype=torch.int64, device=device)  # 0: the last column wins
+    value = torch.empty(g, dtype=torch.float32, device=device)
+    arg = torch.empty(g, dtype=torch.int64, device=device)
+    for k0 in range(1, g, width):
+        n = g - k0
+        # group j holds lengths k0 + j + i * stride (i < SUB): a vectorised max over i
+        group_max = kernel.block(k0).view(n, kernel.SUB, stride).amax(dim=1)
+        torch.max(group_max, dim=1, out=(value[:n], arg[:n]))
+        better = value[:n] > best[:n]
+        best[:n] = torch.where(better, value[:n], best[:n])
+        best_k[:n] = torch.where(better, arg[:n] + k0, best_k[:n])
+    rows = torch.nonzero(best_k > 0).squeeze(1)
+    if rows.numel():
+        ks = best_k[rows][:, None] + stride * torch.arange(kernel.SUB, device=device)[None, :]
+        pick = kernel.at(rows, ks).argmax(dim=1, keepdim=True)
+        best_end[rows] = rows + ks.gather(1, pick).squeeze(1)
     return RowChampions(best, best_end, g_all * (g_all - 1) // 2)
 
 
-def dense_scores(terms: ScanTerms, *, block: int = 7) -> torch.Tensor:
+def dense_scores(terms: ScanTerms, *, block: int = 16) -> torch.Tensor:
     """The full ``G x G`` score matrix (``-inf`` where ``b <= a``), from the same kernel.
 
     Meant for tests and small grids only.
     """
     g = terms.n_points
     out = torch.full((g, g), float("-inf"), dtype=torch.float32, device=terms.end_values.device)
-    for n, k0, scores in _blocks(terms, block):
-        for j in range(scores.shape[1]):
-            k = k0 + j
-            rows = torch.arange(n, device=out.device)
-            valid = rows + k <= g - 2
-            out[rows[valid], rows[valid] + k] = scores[valid, j]
+    if g > 2:
+        kernel = _Kernel(terms, block)
+        for k0 in range(1, g - 1, kernel.width):
+            scores = kernel.block(k0)
+            rows = torch.arange(scores.shape[0], device=out.device)
+            for j in range(kernel.width):
+                valid = rows + k0 + j <= g - 2
+                out[rows[valid], rows[valid] + k0 + j] = scores[valid, j]
     out[torch.arange(g - 1), g - 1] = _last_column(terms)
     return out
 
