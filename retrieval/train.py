@@ -325,6 +325,10 @@ class Trainer:
         """Train until the budget, ``max_steps`` or a stop request; save; report."""
         stopper = _Stopper(stop, handle_signals)
         cfg = self.config
+        self.log(
+            f"training on {self.device}: {len(self.examples)} examples, step {self.step}, "
+            f"{max(0.0, cfg.budget_s - self.elapsed_s):.0f} s of budget left"
+        )
         started = time.monotonic()
         base_elapsed = self.elapsed_s
         last_save = started

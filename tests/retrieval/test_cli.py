@@ -100,7 +100,7 @@ def test_cli_round_trip_as_a_non_root_user_with_a_read_only_index(small_files, s
 
     built = cli(
         ["build", "--corpus", str(corpus / "corpus"), "--index-dir", str(index), "--encoder", "hash",
-         "--train-budget", "3", "--hidden", "16"],
+         "--train-budget", "1.5", "--hidden", "16"],
         env=env, user=True,
     )  # fmt: skip
     assert built.returncode == 0, built.stderr
@@ -159,20 +159,23 @@ def test_a_malformed_request_does_not_break_the_others(small_files, small_index,
     assert '"fallback": 1' in stderr and '"skipped": 6' in stderr
 
 
-def test_run_writes_only_the_output_the_cache_and_tmpdir(small_files, small_index, tmp_path):
+def test_run_writes_only_the_output_the_cache_and_tmpdir(small_files, small_index, tmp_path, monkeypatch, capsys):
     tmp, cache = tmp_path / "tmp", tmp_path / "cache"
     tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    monkeypatch.setenv("TORCH_HOME", str(cache / "torch"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    monkeypatch.setattr(tempfile, "tempdir", None)
     requests = read_jsonl(small_files.test_requests)[:2]
     queries = tmp_path / "q.jsonl"
     queries.write_text("".join(json.dumps(q) + "\n" for q in requests))
     before = tree_digest(small_index.path)
     encoder = "python:tests.retrieval.test_encoders:make_fake_clip"
-    ran = cli(
+    code = main(
         ["run", "--index-dir", str(small_index.path), "--queries", str(queries),
-         "--output", str(tmp_path / "r.jsonl"), "--cache-dir", str(cache), "--encoder", encoder],
-        env={"TMPDIR": str(tmp)},
+         "--output", str(tmp_path / "r.jsonl"), "--cache-dir", str(cache), "--encoder", encoder]
     )  # fmt: skip
-    assert ran.returncode == 0, ran.stderr
+    assert code == 0, capsys.readouterr().err
     assert tree_digest(small_index.path) == before
     assert len(list(cache.glob("*.npy"))) == len(requests)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "q.jsonl", "r.jsonl", "tmp"]
