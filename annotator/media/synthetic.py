@@ -77,10 +77,25 @@ def _bits_of(index: int) -> list[int]:
     return [(index >> (BITS - 1 - i)) & 1 for i in range(BITS)]
 
 
-def render_frame(index: int, width: int = 160, height: int = 96) -> np.ndarray:
-    """An RGB frame (height x width x 3, uint8) showing ``index`` as a barcode."""
+def texture(width: int, height: int, seed: int = 7) -> np.ndarray:
+    """A smooth random RGB texture (twice the frame width, to scroll through)."""
+    rng = np.random.default_rng(seed)
+    coarse = rng.integers(40, 216, size=(height // 8 + 1, width // 4 + 1, 3), dtype=np.uint8)
+    return np.repeat(np.repeat(coarse, 8, axis=0), 8, axis=1)[:height, : 2 * width]
+
+
+def render_frame(index: int, width: int = 160, height: int = 96, background: np.ndarray | None = None) -> np.ndarray:
+    """An RGB frame (height x width x 3, uint8) showing ``index`` as a barcode.
+
+    ``background`` (from :func:`texture`) scrolls one pixel a frame behind the code, so
+    an encoder has real motion and detail to code (benchmarks); default: flat grey.
+    """
     x0, cell_w, data_y0, check_y0, row_h = _geometry(width, height)
-    img = np.full((height, width, 3), BACKGROUND, dtype=np.uint8)
+    if background is None:
+        img = np.full((height, width, 3), BACKGROUND, dtype=np.uint8)
+    else:
+        shift = index % width
+        img = np.ascontiguousarray(background[:, shift : shift + width])
     for i, bit in enumerate(_bits_of(index)):
         xs = slice(x0 + i * cell_w, x0 + (i + 1) * cell_w)
         img[data_y0 : data_y0 + row_h, xs] = 255 if bit else 0
@@ -231,6 +246,7 @@ def write_video(
     *,
     width: int = 160,
     height: int = 96,
+    textured: bool = False,
     progress: Callable[[int], None] | None = None,
 ) -> Path:
     """Write a barcode video; returns its path (``encoding.suffix`` is not added).
@@ -242,6 +258,7 @@ def write_video(
     path = Path(path)
     turns = (enc.rotation // 90) % 4
     coded_w, coded_h = (height, width) if turns % 2 else (width, height)
+    background = texture(width, height) if textured else None
     with av.open(str(path), "w", format=enc.container) as out:
         stream = out.add_stream(enc.codec, rate=enc.rate, options=dict(enc.options))
         stream.width, stream.height, stream.pix_fmt = coded_w, coded_h, "yuv420p"
@@ -251,7 +268,7 @@ def write_video(
         if turns:
             stream.set_display_rotation(enc.rotation)
         for index, pts in enumerate(enc.frame_pts(frame_count)):
-            img = render_frame(index, width, height)
+            img = render_frame(index, width, height, background)
             if turns:
                 img = np.ascontiguousarray(np.rot90(img, -turns))
             frame = av.VideoFrame.from_ndarray(img, format="rgb24")

@@ -44,3 +44,11 @@ def test_every_encoding_decodes_to_its_indices_in_order(synthetic_source, name):
         assert all(index is None for index in indices)
     else:
         assert indices == list(range(FRAME_COUNTS[name]))
+
+
+def test_barcode_reads_over_a_textured_background():
+    background = synthetic.texture(320, 192)
+    for index in (0, 77, 199_999):
+        frame = synthetic.render_frame(index, 320, 192, background)
+        assert synthetic.read_barcode(frame) == index
+    assert not np.array_equal(synthetic.render_frame(1, 320, 192, background), synthetic.render_frame(1, 320, 192))
