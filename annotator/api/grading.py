@@ -13,6 +13,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.http import HttpResponse
+from django.utils.http import content_disposition_header
 from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -228,7 +229,7 @@ class SubmissionContentView(APIView):
         if submission.content is None:
             raise access.NotFound("content")
         response = HttpResponse(bytes(submission.content), content_type="application/octet-stream")
-        response["Content-Disposition"] = f'attachment; filename="{submission.original_name}"'
+        response["Content-Disposition"] = content_disposition_header(True, submission.original_name)
         return response
 
 
@@ -329,7 +330,7 @@ class LeaderboardView(APIView):
         else:
             data = json.dumps(table, indent=2) + "\n"
             response = HttpResponse(data, content_type="application/json")
-        response["Content-Disposition"] = f'attachment; filename="{name}"'
+        response["Content-Disposition"] = content_disposition_header(True, name)
         return response
 
 
