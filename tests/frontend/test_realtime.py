@@ -7,6 +7,8 @@ everyone. Union decisions reach staff sockets after the transaction commits.
 
 from __future__ import annotations
 
+import importlib
+
 import pytest
 from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
@@ -25,9 +27,19 @@ from annotator.routing import websocket_urlpatterns
 
 # Consumers close old connections between database calls (channels), which an open
 # test transaction would not survive: these tests commit for real.
-pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+pytestmark = pytest.mark.django_db(transaction=True)
 
 QUIET = 0.2  # seconds to wait for a message that must not come
+
+
+@pytest.fixture(autouse=True)
+def _migration_rows(transactional_db):
+    """Re-create what the data migration made (task kinds, the maintainers group): a
+    transactional test flushes every table, and ``serialized_rollback`` clashes with the
+    content types other transactional suites leave behind."""
+    from django.apps import apps
+
+    importlib.import_module("annotator.migrations.0002_builtin_task_kinds").create_builtin_kinds(apps, None)
 
 
 @pytest.fixture(autouse=True)

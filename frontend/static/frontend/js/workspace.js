@@ -417,8 +417,8 @@ async function main() {
     store.dispatch({ type: "rebase", ledger: dialog.server });
     const summary = store.getState().lastRebase;
     dialog.close();
-    setNotice(`Your changes were re-applied on version ${dialog.server.version}: ${summary.reapplied} re-applied, ${summary.alreadySaved} already there, ${summary.restored} restored.`);
     select(draftKey !== null && eventByKey(store.getState(), draftKey) ? draftKey : null, { seek: false });
+    setNotice(`Your changes were re-applied on version ${dialog.server.version}: ${summary.reapplied} re-applied, ${summary.alreadySaved} already there, ${summary.restored} restored.`);
   });
   $("#conflict-discard").addEventListener("click", () => {
     const button = $("#conflict-discard");
