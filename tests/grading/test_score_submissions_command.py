@@ -7,7 +7,7 @@ import io
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotator.models import SubmissionScore
+from annotator.models import ScoringRun, SubmissionScore
 from tests.grading.conftest import EGOCENTRIC, TENNIS
 
 
@@ -19,14 +19,15 @@ def test_a_folder_of_rollouts_is_scored_with_a_progress_bar(gtea_version):
                  include="*.solution.json", actor="maintainer", stdout=out, stderr=err)  # fmt: skip
     assert err.getvalue().splitlines()[-1].startswith("[##############################] 3/3")
     lines = out.getvalue().splitlines()
-    assert lines[0].startswith(f"run 1: 3 submission(s) of packet {gtea_version.packet_id} against provisional")
+    run = ScoringRun.objects.get()
+    assert lines[0].startswith(f"run {run.pk}: 3 submission(s) of packet {gtea_version.packet_id} against provisional")
     table = [line.split(maxsplit=3) for line in lines[2:5]]
     assert table == [
         ["1", "rollouts/claude-opus-4.8", "0.033613", "ok"],
         ["2", "rollouts/claude-opus-4.8.partial", "0", "ok"],
         ["2", "rollouts/codex-gpt-5.6-sol", "0", "invalid solution: solution must be an object containing actions"],
     ]
-    assert lines[-1] == "run 1: 3 scored, 0 failed, 0 pending"
+    assert lines[-1] == f"run {run.pk}: 3 scored, 0 failed, 0 pending"
     for score in SubmissionScore.objects.select_related("submission"):
         golden = folder / f"{score.submission.label}.reward.json"
         assert bytes(score.reward_json) == golden.read_bytes()
