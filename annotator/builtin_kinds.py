@@ -136,3 +136,14 @@ BUILTIN_KINDS = [
         "schema": MOMENT_QUERIES,
     },
 ]
+
+
+def install_builtin_rows(task_kind_model, group_model) -> None:
+    """Create (or refresh) the seed task kinds and the maintainers group.
+
+    Called by the data migration with historical models, and by test factories after
+    a transactional test has flushed the tables.
+    """
+    for kind in BUILTIN_KINDS:
+        task_kind_model.objects.update_or_create(slug=kind["slug"], defaults={**kind, "builtin": True})
+    group_model.objects.get_or_create(name="maintainers")

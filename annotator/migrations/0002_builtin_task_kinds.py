@@ -1,15 +1,11 @@
 from django.db import migrations
 
 # A snapshot: later edits to annotator.builtin_kinds need a new data migration.
-from annotator.builtin_kinds import BUILTIN_KINDS
+from annotator.builtin_kinds import install_builtin_rows
 
 
 def create_builtin_kinds(apps, schema_editor):
-    TaskKind = apps.get_model("annotator", "TaskKind")
-    Group = apps.get_model("auth", "Group")
-    for kind in BUILTIN_KINDS:
-        TaskKind.objects.update_or_create(slug=kind["slug"], defaults={**kind, "builtin": True})
-    Group.objects.get_or_create(name="maintainers")
+    install_builtin_rows(apps.get_model("annotator", "TaskKind"), apps.get_model("auth", "Group"))
 
 
 class Migration(migrations.Migration):

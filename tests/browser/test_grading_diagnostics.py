@@ -14,7 +14,7 @@ from annotator.actions.versions import do_import_provisional_version
 from annotator.grading.uploads import byte_cap, make_file
 from annotator.media import synthetic
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 ENCODING = "h264-24-gop250"  # 300 frames at 24 fps
 BOXES = synthetic.cell_boxes(160, 96)

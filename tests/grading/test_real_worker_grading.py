@@ -35,7 +35,7 @@ def grading_worker(worker):  # noqa: F811
 
 
 @pytest.mark.slow
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@pytest.mark.django_db(transaction=True)
 def test_a_batch_is_scored_by_a_real_worker(grading_worker, tennis_version, maintainer):
     process, log = grading_worker
     client = client_for(maintainer)

@@ -15,7 +15,7 @@ EVENTS_EACH = 5
 
 
 @pytest.mark.postgres
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@pytest.mark.django_db(transaction=True)
 def test_concurrent_writers_lose_no_update(packet, annotator_a):
     if connection.vendor != "postgresql":
         pytest.skip("needs PostgreSQL: set DATABASE_URL=postgres://... (the CI run does)")

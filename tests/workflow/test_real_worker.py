@@ -70,7 +70,7 @@ def worker(tmp_path, settings):
 
 
 @pytest.mark.slow
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@pytest.mark.django_db(transaction=True)
 def test_an_uploaded_video_is_ingested_by_a_real_worker(worker, maintainer, tmp_path):
     process, log = worker
     source = write_video(tmp_path / "clip.mp4", "h264-2997-gop12", 48)
