@@ -5,6 +5,8 @@ keyboard only; every response body and websocket frame B's browser receives, and
 page text, are checked for anything of A's; both freeze; the adjudicator (a third
 context) resolves every item and publishes; the maintainer downloads the export zip
 from the version page and it scores 1.0 against itself with the project's scorer.
+The protocol runs against Daphne (``tests/browser/asgi_server.py``) so the websockets
+are live too; the other tests here use pytest-django's WSGI live server.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import pytest
 from annotator.actions.ledgers import do_add_event, do_freeze_ledger
 from annotator.models import GroundTruthVersion, Job, Ledger, Packet
 from scoring import score_submission
+from tests.browser import asgi_server as asgi
 from tests.browser.ledger_pages import (
     add_action_by_keyboard,
     go_to_frame,
@@ -33,6 +36,10 @@ from tests.browser.ledger_pages import (
 from tests.factories import make_packet
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+# The Daphne server fixtures (tests/browser/asgi_server.py).
+asgi_server = asgi.asgi_server
+open_as = asgi.open_as
 
 VIDEO = "h264-2997-gop12"  # 240 frames at 30000/1001, GOP 12
 FRAMES = 240
@@ -122,15 +129,13 @@ def markers_of(ledger: Ledger, username: str, *, own: Ledger) -> list[str]:
 
 
 def test_the_whole_protocol_blind_keyboard_adjudicated_published_and_exported(
-    page_as, media_packet, annotator_a, annotator_b, adjudicator, maintainer
+    open_as, media_packet, annotator_a, annotator_b, adjudicator, maintainer
 ):
     packet = media_packet(VIDEO)
-    page_a = page_as(annotator_a, f"/packets/{packet.pk}/")
-    wait_ready(page_a)
-    page_b = page_as(annotator_b, "/login/")  # a page without scripts: tap from the first request on
-    tap_b = Wiretap(page_b)
-    page_b.goto(page_b.url.replace("/login/", f"/packets/{packet.pk}/"))
-    wait_ready(page_b)
+    page_a = open_as(annotator_a, f"/packets/{packet.pk}/")
+    taps = []
+    page_b = open_as(annotator_b, f"/packets/{packet.pk}/", before=lambda page: taps.append(Wiretap(page)))
+    (tap_b,) = taps
 
     # --- A and B annotate, interleaved, with the keyboard only ---------------------
     annotate(page_a, A_EVENTS[:2], table=A_EVENTS[:2])
@@ -159,7 +164,9 @@ def test_the_whole_protocol_blind_keyboard_adjudicated_published_and_exported(
     # B, after A froze: reload and look again; nothing of A's anywhere.
     page_b.reload()
     wait_ready(page_b)
-    assert page_b.inner_text("#presence").strip() in {"", "you"}
+    # A's page is open too; B's presence says only "you".
+    page_b.wait_for_selector("#presence .presence-chip")
+    assert page_b.inner_text("#presence").strip() == "you"
     sha_b = freeze(page_b)
     ledger_b.refresh_from_db()
     assert ledger_b.sha256 == sha_b
@@ -172,14 +179,14 @@ def test_the_whole_protocol_blind_keyboard_adjudicated_published_and_exported(
     assert tap_b.unreadable == []
     urls = [url for url, _ in tap_b.bodies]
     assert any(url.endswith(f"/api/packets/{packet.pk}/ledger/") for url in urls), "the tap saw no ledger responses"
+    assert "websocket" in urls, "the tap saw no websocket frames"  # B's presence socket was live
     assert leaks == []
     dom_b = page_b.inner_text("body")
     assert not [mark for mark in markers if mark in dom_b]
     assert [(int(r[1]), int(r[2])) for r in ledger_rows(page_b)] == [(e[0], e[1]) for e in sorted(B_EVENTS)]
 
     # --- the adjudicator -----------------------------------------------------------------
-    page_j = page_as(adjudicator, f"/packets/{packet.pk}/")
-    wait_ready(page_j)
+    page_j = open_as(adjudicator, f"/packets/{packet.pk}/")
     statuses = page_j.eval_on_selector_all("#items-table tbody tr", "rows => rows.map(r => r.dataset.status)")
     assert statuses == ["agreed", "conflicting", "a_only", "b_only"]
     # The conflicting item shows its differing fields highlighted and the boundary delta.
@@ -237,8 +244,7 @@ def test_the_whole_protocol_blind_keyboard_adjudicated_published_and_exported(
     screenshot(page_j, "version-page.png")
 
     # --- the maintainer downloads the export and scores it -------------------------
-    page_m = page_as(maintainer, f"/versions/{version.pk}/")
-    wait_ready(page_m)
+    page_m = open_as(maintainer, f"/versions/{version.pk}/")
     with page_m.expect_download() as download:
         page_m.click("#download-zip")
     archive = zipfile.ZipFile(io.BytesIO(open(download.value.path(), "rb").read()))

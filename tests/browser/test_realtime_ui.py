@@ -8,63 +8,19 @@ union seeing each other's decisions without reloading.
 
 from __future__ import annotations
 
-from functools import partial
-
 import pytest
-from channels.testing.live import make_application, set_database_connection
-from daphne.testing import DaphneProcess
-from django.conf import settings
-from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
-from django.test import Client
 
 from annotator.actions.ledgers import do_add_event, do_freeze_ledger
 from annotator.actions.union import do_build_union
 from annotator.models import Ledger
-from tests.browser.ledger_pages import wait_ready
+from tests.browser import asgi_server as asgi
 from tests.factories import make_packet, make_ready_video
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-
-@pytest.fixture(scope="module")
-def asgi_server(django_db_setup, django_db_blocker):
-    def setup():  # in the forked server process
-        set_database_connection()
-        django_db_blocker.unblock()  # the server, unlike test code, always reaches the database
-
-    process = DaphneProcess("localhost", partial(make_application, static_wrapper=ASGIStaticFilesHandler), setup=setup)
-    process.start()
-    if not process.ready.wait(timeout=30):
-        process.terminate()
-        pytest.fail("Daphne did not start")
-    yield f"http://localhost:{process.port.value}"
-    process.terminate()
-    process.join(10)
-
-
-@pytest.fixture
-def open_as(chromium, asgi_server):
-    contexts = []
-
-    def open_page(user, path: str, *, context=None):
-        if context is None:
-            client = Client()
-            client.force_login(user)
-            context = chromium.new_context()
-            contexts.append(context)
-            cookie = client.cookies[settings.SESSION_COOKIE_NAME].value
-            context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": cookie, "url": asgi_server}])
-        page = context.new_page()
-        frames = []
-        page.on("websocket", lambda ws: ws.on("framereceived", lambda payload: frames.append(str(payload))))
-        page.ws_frames = frames
-        page.goto(asgi_server + path)
-        wait_ready(page)
-        return page
-
-    yield open_page
-    for context in contexts:
-        context.close()
+# The Daphne server fixtures (tests/browser/asgi_server.py).
+asgi_server = asgi.asgi_server
+open_as = asgi.open_as
 
 
 def chips(page) -> list[str]:
