@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -51,6 +52,10 @@ class Prediction:
 
     def row(self, query_id: str) -> dict:
         return {"query_id": query_id, "start": self.start, "end": self.end}
+
+
+def _stderr(msg: str) -> None:
+    print(f"retrieval: {msg}", file=sys.stderr)
 
 
 def fallback_interval(grid: Grid) -> tuple[int, int]:
@@ -93,6 +98,7 @@ class MomentPredictor:
         use_head: bool = True,
         cache_dir: str | os.PathLike | None = None,
         config: RetrievalConfig | None = None,
+        warn: Callable[[str], None] | None = None,
     ) -> MomentPredictor:
         """Open an index folder (read-only) with its recorded encoder and head."""
         index = FeatureIndex(index_dir)
@@ -105,8 +111,11 @@ class MomentPredictor:
         resolved = resolve_device(device)
         head = None
         cfg = config or RetrievalConfig(use_head=use_head)
-        if cfg.use_head and index.head_path is not None and Path(index.head_path).is_file():
-            head = load_head(index.head_path, resolved)
+        if cfg.use_head and index.head_path is not None:
+            try:
+                head = load_head(index.head_path, resolved)
+            except Exception as exc:  # a broken head must not take retrieval down
+                (warn or _stderr)(f"head {index.head_path} unusable ({type(exc).__name__}: {exc}); zero-shot")
         return cls(index, encoder, device=resolved, head=head, config=cfg)
 
     # ------------------------------------------------------------------ pieces

@@ -195,3 +195,16 @@ def test_run_refuses_cuda_when_there_is_none(small_index, tmp_path, capsys):
 def test_run_on_a_missing_index_fails_with_a_message(tmp_path, capsys):
     code = main(["run", "--index-dir", str(tmp_path / "none"), "--queries", "q", "--output", str(tmp_path / "r")])
     assert code == 2 and "not a readable index" in capsys.readouterr().err
+
+
+def test_a_corrupt_head_falls_back_to_zero_shot(small_files, small_index, tmp_path, capsys):
+    index = tmp_path / "index"
+    shutil.copytree(small_index.path, index)
+    (index / "head.pt").write_bytes(b"not a checkpoint")
+    manifest = json.loads((index / "manifest.json").read_text())
+    (index / "manifest.json").write_text(json.dumps({**manifest, "head": "head.pt"}))
+    out = tmp_path / "r.jsonl"
+    code = main(["run", "--index-dir", str(index), "--queries", str(small_files.test_requests), "--output", str(out)])
+    err = capsys.readouterr().err
+    assert code == 0 and "unusable" in err and "zero-shot ranking" in err
+    assert len(read_jsonl(out)) == len(read_jsonl(small_files.test_requests))
