@@ -168,3 +168,12 @@ def test_shortcut_names_and_union_progress(page):
     assert (next_after_2, wrapped) == (3, 2)
     assert delta == "Δ start −3 frames"
     assert span == {"start": 20, "end": 40}
+
+
+def test_changes_kept_for_a_ledger_frozen_since_are_shown_not_dropped(page):
+    status, pending, orphaned, kept_while_shown, kept_after = run(
+        page, "changes_kept_for_a_ledger_frozen_since_are_shown_not_dropped"
+    )
+    assert (status, pending) == ("frozen", 0)
+    assert orphaned == [{"id": 1, "kind": "add", "key": "k1", "data": {"v": 1}}]
+    assert kept_while_shown and not kept_after

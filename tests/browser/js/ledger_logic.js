@@ -158,3 +158,18 @@ export async function shortcut_names_and_union_progress() {
           U.nextUndecided(items, 2), U.nextUndecided(items, 3), U.deltaText("start_frame", -3),
           U.itemSpan({ fields: [{ name: "intervals", type: "interval_list" }] }, { intervals: [[2, 4]] }, (t) => t * 10)];
 }
+
+export async function changes_kept_for_a_ledger_frozen_since_are_shown_not_dropped() {
+  const kept = { version: 2, pending: [{ id: 1, kind: "add", key: "k1", data: { v: 1 } }], keys: {}, nextOp: 2 };
+  const frozen = { version: 3, frozen: true, sha256: "ab", events: [] };
+  let s = L.reducer(L.initialState(), { type: "loaded", ledgerId: 7, ledger: frozen, restore: kept });
+  const storage = new Map([["q", JSON.stringify(kept)]]);
+  const fakeStorage = { getItem: (k) => storage.get(k) ?? null, setItem: (k, v) => storage.set(k, v), removeItem: (k) => storage.delete(k) };
+  const store = L.createStore(L.reducer, s);
+  new A.Autosave(store, { storage: fakeStorage, storageKey: "q", online: null, send: async () => { throw new Error("no"); } });
+  store.dispatch({ type: "select", key: null });
+  store.dispatch({ type: "select", key: "x" });
+  const keptWhileShown = storage.has("q");
+  store.dispatch({ type: "dismissOrphaned" });
+  return [s.status, s.pending.length, s.orphaned, keptWhileShown, storage.has("q")];
+}

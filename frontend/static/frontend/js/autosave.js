@@ -49,6 +49,7 @@ export class Autosave extends EventTarget {
 
   _persist(state) {
     if (!this.storage || !this.storageKey) return;
+    if (state.orphaned && state.orphaned.length) return; // shown to the annotator; kept until dismissed
     try {
       if (state.pending.length) this.storage.setItem(this.storageKey, JSON.stringify(persistable(state)));
       else this.storage.removeItem(this.storageKey);

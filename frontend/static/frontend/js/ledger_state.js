@@ -45,6 +45,7 @@ export function initialState() {
     message: "",
     rejected: null, // {key, kind, data, field, message}
     lastRebase: null,
+    orphaned: null, // unsaved operations from an earlier visit to a now frozen ledger
   };
 }
 
@@ -270,7 +271,11 @@ export function reducer(state, action) {
         sha256: ledger.sha256 || null,
         base: fromServer(ledger, [], restore && restore.keys),
       };
-      if (restore && restore.pending && restore.pending.length && !next.frozen) {
+      if (restore && restore.pending && restore.pending.length && next.frozen) {
+        // Kept from a visit before the ledger was frozen: they can never be saved now,
+        // so they are shown (and kept in storage) until the annotator dismisses them.
+        next.orphaned = restore.pending.map((op) => ({ ...op }));
+      } else if (restore && restore.pending && restore.pending.length) {
         const ids = restore.pending.map((op) => op.id);
         next = {
           ...next,
@@ -335,6 +340,8 @@ export function reducer(state, action) {
       const status = rejected ? SAVE.INVALID : SAVE.SAVING;
       return withStatus({ ...state, pending, inflight: null, rejected, status, message: rejected ? action.message || "" : "" });
     }
+    case "dismissOrphaned":
+      return { ...state, orphaned: null };
     case "dismissRejected":
       return withStatus({ ...state, rejected: null, status: state.status === SAVE.INVALID ? SAVE.SAVED : state.status });
     case "rebase": {

@@ -577,6 +577,23 @@ async function main() {
     },
   });
 
+  // Changes kept from a visit before this ledger was frozen: never dropped unseen.
+  if (store.getState().orphaned) {
+    const orphaned = store.getState().orphaned;
+    const box = $("#orphaned-banner");
+    box.hidden = false;
+    box.replaceChildren(
+      `${orphaned.length} change(s) made on an earlier visit were never saved, and this ledger has since been frozen, so they cannot be. Here they are, to copy:`,
+      el("pre", { class: "json", text: orphaned.map((op) => JSON.stringify({ [op.kind]: op.data })).join("\n") }),
+    );
+    const dismiss = el("button", { type: "button", id: "orphaned-dismiss", text: "I have copied them; forget them" });
+    dismiss.addEventListener("click", () => {
+      store.dispatch({ type: "dismissOrphaned" });
+      box.hidden = true;
+    });
+    box.append(dismiss);
+  }
+
   // First paint.
   const state = store.getState();
   renderTable(state);
