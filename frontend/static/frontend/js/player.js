@@ -203,6 +203,9 @@ export class FramePlayer extends EventTarget {
     let presented;
     try {
       presented = await this._inflight;
+    } catch (error) {
+      this._showError(`Seek to frame ${target} failed: ${error.message}`);
+      presented = this._current;
     } finally {
       this._inflight = null;
     }

@@ -1,0 +1,397 @@
+"""Media benchmarks. Prints figures; asserts only that every measured seek was exact.
+
+1. Frame table of a long video (default 214,363 frames at 30000/1001, the two-hour tennis
+   match): packet demux with PyAV (what ingest does) against tools that decode every
+   frame. There is no ffprobe here (imageio-ffmpeg ships only ffmpeg), so the slow
+   comparators are named for what they are: ``ffmpeg -vf showinfo -f null -`` (decodes
+   and prints every frame's pts, as ``ffprobe -show_frames`` does) and a PyAV full decode.
+2. Seek latency in headless Chromium through the real app (live server, media view,
+   player page): p50/p95 of ``seekToFrame`` for a GOP 12 proxy (what ingest makes) and a
+   GOP 250 proxy of the same textured source; every seek's displayed barcode is checked.
+3. Exact-frame endpoint latency (HTTP, PNG) on both proxies.
+
+Usage::
+
+    .venv/bin/python bench/media.py                     # everything
+    .venv/bin/python bench/media.py --skip-browser      # frame table only
+    .venv/bin/python bench/media.py --table-frames 20000 --seek-size 640x360
+
+Generated videos are cached under ``var/bench/``. Figures depend on the machine and on
+what else runs on it; the numbers in docs/media.md say where they were taken.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+CACHE = ROOT / "var" / "bench"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    k = (len(ordered) - 1) * q
+    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+
+
+def line(label: str, value: str) -> None:
+    print(f"  {label:<58} {value}", flush=True)
+
+
+# --- 1. frame table ------------------------------------------------------------------
+
+
+def long_video(frames: int) -> Path:
+    from annotator.media import synthetic
+
+    path = CACHE / f"table-{frames}-2997-bf3-gop250.mp4"
+    if path.exists():
+        return path
+    CACHE.mkdir(parents=True, exist_ok=True)
+    encoding = replace(
+        synthetic.ENCODINGS["h264-2997-gop12"],
+        gop=250,
+        options={
+            "preset": "ultrafast",
+            "crf": "30",
+            "x264-params": "keyint=250:min-keyint=250:scenecut=0:bframes=3:b-adapt=0",
+        },
+    )
+    print(f"  generating {frames} frames (160x96, 29.97 fps, B-frames, GOP 250) -> {path} ...", flush=True)
+    started = time.perf_counter()
+    partial = path.with_suffix(".part.mp4")
+    synthetic.write_video(partial, encoding, frames)
+    partial.rename(path)
+    line("generation", f"{time.perf_counter() - started:.1f} s")
+    return path
+
+
+def timed(func, repeat: int = 1) -> tuple[float, object]:
+    best, result = float("inf"), None
+    for _ in range(repeat):
+        started = time.perf_counter()
+        result = func()
+        best = min(best, time.perf_counter() - started)
+    return best, result
+
+
+def textured_source(size: tuple[int, int], frames: int) -> Path:
+    """A textured 24 fps H.264 source with B-frames and GOP 250 (cached)."""
+    from annotator.media import synthetic
+
+    width, height = size
+    source = CACHE / f"seek-{width}x{height}-{frames}.mp4"
+    if not source.exists():
+        CACHE.mkdir(parents=True, exist_ok=True)
+        print(f"  generating the textured source {source.name} ...", flush=True)
+        partial = source.with_suffix(".part.mp4")
+        synthetic.write_video(partial, "h264-24-gop250", frames, width=width, height=height, textured=True)
+        partial.rename(source)
+    return source
+
+
+def showinfo_seconds(path: Path) -> tuple[float, int]:
+    import imageio_ffmpeg
+
+    ffmpeg = imageio_ffmpeg.get_ffmpeg_exe()
+    started = time.perf_counter()
+    done = subprocess.run(
+        [ffmpeg, "-hide_banner", "-nostats", "-i", str(path), "-map", "0:v", "-vf", "showinfo", "-f", "null", "-"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return time.perf_counter() - started, done.stderr.count(" pts_time:")
+
+
+def bench_frame_table(frames: int, skip_slow: bool, size: tuple[int, int], clip_frames: int) -> None:
+    import av
+
+    from annotator.media.frametable import build_frame_table
+
+    print(f"\n[1] Frame table of a {frames:,}-frame video", flush=True)
+    path = long_video(frames)
+    seconds, table = timed(lambda: build_frame_table(path), repeat=3)
+    line("PyAV packet demux -> frame table (best of 3)", f"{seconds:.2f} s  ({table.frame_count:,} frames)")
+    duration = table.duration
+    line("video duration", f"{duration / 3600:.2f} h ({duration:.0f} s), {table.rate} fps")
+    if skip_slow:
+        return
+    seconds_ff, counted = showinfo_seconds(path)
+    line("ffmpeg -vf showinfo -f null - (decodes every frame)", f"{seconds_ff:.2f} s  ({counted:,} frames)")
+
+    def full_decode() -> int:
+        with av.open(str(path)) as container:
+            stream = container.streams.video[0]
+            stream.thread_type = "AUTO"
+            return sum(1 for _ in container.decode(stream))
+
+    seconds_av, decoded = timed(full_decode)
+    line("PyAV full decode", f"{seconds_av:.2f} s  ({decoded:,} frames)")
+    line(
+        "speed-up of the table over showinfo / full decode",
+        f"{seconds_ff / seconds:.0f}x / {seconds_av / seconds:.0f}x",
+    )
+    if not (counted == decoded == table.frame_count):
+        raise SystemExit(f"frame counts disagree: table {table.frame_count}, showinfo {counted}, decode {decoded}")
+    # Decoding cost grows with the picture; demux does not. Measure on a real-size clip.
+    clip = textured_source(size, clip_frames)
+    clip_ff, clip_count = showinfo_seconds(clip)
+    clip_table, _ = timed(lambda: build_frame_table(clip), repeat=3)
+    minutes = clip_ff / clip_count * frames / 60
+    line(
+        f"showinfo on a {size[0]}x{size[1]} textured clip ({clip_count} frames)",
+        f"{clip_ff:.2f} s -> extrapolated to {frames:,} frames: ~{minutes:.0f} min",
+    )
+    line("frame table of that clip (demux reads packets, decodes nothing)", f"{clip_table:.3f} s")
+
+
+# --- 2 and 3. seeks in Chromium, exact-frame endpoint ---------------------------------
+
+
+def django_live_server(media_root: Path):
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "deploy.test_settings")
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.contrib.staticfiles.handlers import StaticFilesHandler
+    from django.db import connections
+    from django.test.testcases import LiveServerThread
+    from django.test.utils import setup_test_environment
+
+    setup_test_environment()
+    settings.MEDIA_ROOT = str(media_root)
+    # A file database, so every server thread opens its own connection (no shared one).
+    connections["default"].settings_dict["TEST"]["NAME"] = str(media_root / "bench.sqlite3")
+    connections["default"].creation.create_test_db(verbosity=0)
+    server = LiveServerThread("localhost", StaticFilesHandler, port=0)
+    server.daemon = True
+    server.start()
+    server.is_ready.wait()
+    if server.error:
+        raise server.error
+    return server
+
+
+def make_videos(size: tuple[int, int], frames: int, media_root: Path):
+    """A textured 24 fps B-frame source, ingested (GOP 12) and proxied again with GOP 250."""
+    from django.contrib.auth.models import Group, User
+    from django.core.files import File
+
+    from annotator.actions.ingest import do_ingest_video, file_sha256
+    from annotator.actions.packets import do_create_packet
+    from annotator.media.probe import probe
+    from annotator.media.proxy import make_proxy
+    from annotator.media.thumbs import make_thumbnails
+    from annotator.models import Job, TaskKind, Video
+
+    width, height = size
+    source = textured_source(size, frames)
+
+    maintainer = User.objects.create_user("bench-maintainer", password="x")
+    maintainer.groups.add(Group.objects.get_or_create(name="maintainers")[0])
+    people = [User.objects.create_user(name, password="x") for name in ("bench-a", "bench-b", "bench-adj")]
+
+    video12 = Video.objects.create(title="gop12", original_name=source.name, created_by=maintainer)
+    with open(source, "rb") as fh:
+        video12.original.save(source.name, File(fh), save=True)
+    job = Job.objects.create(kind="ingest", video=video12, created_by=maintainer)
+    started = time.perf_counter()
+    do_ingest_video(video12, job)
+    ingest_seconds = time.perf_counter() - started
+    if video12.status != Video.Status.READY:
+        raise SystemExit(f"ingest failed: {video12.error}")
+    line(
+        f"ingest of {frames} frames {width}x{height} (hash, probe, GOP 12 proxy, table, thumbs)",
+        f"{ingest_seconds:.1f} s",
+    )
+
+    # The same source as a GOP 250 proxy, placed like ingest places files.
+    probed = probe(source)
+    folder = media_root / "videos" / "bench"
+    folder.mkdir(parents=True, exist_ok=True)
+    proxy = folder / "gop250.mp4"
+    table = make_proxy(source, proxy, probed, gop=250)
+    (folder / "gop250.json").write_text(table.dumps())
+    meta = make_thumbnails(proxy, table, folder / "gop250.jpg")
+    video250 = Video.objects.create(
+        title="gop250",
+        status=Video.Status.READY,
+        sha256=video12.sha256,
+        codec=probed.codec,
+        width=width,
+        height=height,
+        frame_rate_num=probed.rate.numerator,
+        frame_rate_den=probed.rate.denominator,
+        frame_count=table.frame_count,
+        duration=probed.duration,
+        proxy="videos/bench/gop250.mp4",
+        proxy_sha256=file_sha256(proxy),
+        frame_table="videos/bench/gop250.json",
+        thumbnails="videos/bench/gop250.jpg",
+        thumbnail_meta=meta,
+        created_by=maintainer,
+    )
+    kind = TaskKind.objects.get(slug="action-ledger")
+    packets = {}
+    for label, video in (("GOP 12", video12), ("GOP 250", video250)):
+        packets[label] = do_create_packet(
+            actor=maintainer,
+            title=label,
+            video=video,
+            task_kind=kind,
+            annotator_a=people[0],
+            annotator_b=people[1],
+            adjudicator=people[2],
+        )
+    return people[0], packets
+
+
+SEEK_JS = """
+async ({ targets, boxes, warmup }) => {
+  const player = window.frameledger.player;
+  const read = () => {
+    const video = player.video;
+    const canvas = document.createElement("canvas");
+    canvas.width = video.videoWidth; canvas.height = video.videoHeight;
+    const ctx = canvas.getContext("2d", { willReadFrequently: true });
+    ctx.drawImage(video, 0, 0);
+    const data = ctx.getImageData(0, 0, canvas.width, canvas.height).data;
+    return boxes.map(([x, y, w, h]) => {
+      let sum = 0;
+      for (let yy = y; yy < y + h; yy += 2) for (let xx = x; xx < x + w; xx += 2) {
+        const i = (yy * canvas.width + xx) * 4;
+        sum += 0.299 * data[i] + 0.587 * data[i + 1] + 0.114 * data[i + 2];
+      }
+      return sum / (Math.ceil(w / 2) * Math.ceil(h / 2));
+    });
+  };
+  for (const t of warmup) await player.seekToFrame(t);
+  const out = [];
+  for (const target of targets) {
+    const started = performance.now();
+    const got = await player.seekToFrame(target);
+    const ms = performance.now() - started;
+    out.push({ target, got, ms, means: read() });
+  }
+  return out;
+}
+"""
+
+
+def session_cookie(user) -> str:
+    from django.conf import settings
+    from django.test import Client
+
+    client = Client()
+    client.force_login(user)
+    return client.cookies[settings.SESSION_COOKIE_NAME].value
+
+
+def bench_browser(size: tuple[int, int], frames: int, seeks: int, frame_requests: int) -> None:
+    import urllib.request
+
+    from annotator.media import synthetic
+
+    if not Path(CHROMIUM).exists():
+        print(f"\n[2] skipped: {CHROMIUM} is not installed")
+        return
+    print(f"\n[2] Seek latency in headless Chromium ({size[0]}x{size[1]}, {frames} frames, 24 fps source)", flush=True)
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"  # rows are made before Playwright starts
+    with tempfile.TemporaryDirectory(prefix="frameledger-bench-") as tmp:
+        server = django_live_server(Path(tmp))
+        base = f"http://localhost:{server.port}"
+        user, packets = make_videos(size, frames, Path(tmp))
+        cookie = session_cookie(user)
+        from django.conf import settings
+
+        cookie_name = settings.SESSION_COOKIE_NAME
+        boxes = synthetic.cell_boxes(*size)
+        rng = random.Random(12)
+        targets = [rng.randrange(frames) for _ in range(seeks)]
+        warmup = [rng.randrange(frames) for _ in range(10)]
+        from playwright.sync_api import sync_playwright
+
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+            for label, packet in packets.items():
+                context = browser.new_context()
+                context.add_cookies([{"name": cookie_name, "value": cookie, "url": base}])
+                page = context.new_page()
+                page.goto(f"{base}/packets/{packet.pk}/player/")
+                page.wait_for_function(
+                    "window.frameledger && (window.frameledger.player || window.frameledger.loadError)"
+                )
+                results = page.evaluate(SEEK_JS, {"targets": targets, "boxes": boxes, "warmup": warmup})
+                times = [r["ms"] for r in results]
+                exact = sum(1 for r in results if synthetic.decode_cell_means(r["means"]) == r["target"] == r["got"])
+                line(
+                    f"{label} proxy: {len(times)} random seeks, p50 / p95 / max",
+                    f"{statistics.median(times):.0f} / {percentile(times, 0.95):.0f} / {max(times):.0f} ms"
+                    f"   exact {exact}/{len(results)}",
+                )
+                context.close()
+            browser.close()
+
+        print(f"\n[3] Exact-frame endpoint ({size[0]}x{size[1]}) over HTTP, random frames", flush=True)
+        for label, packet in packets.items():
+            for fmt in ("png", "jpg"):
+                latencies, sizes = [], []
+                for n in [rng.randrange(frames) for _ in range(frame_requests)]:
+                    request = urllib.request.Request(
+                        f"{base}/media/packets/{packet.pk}/frames/{n}.{fmt}",
+                        headers={"Cookie": f"{cookie_name}={cookie}"},
+                    )
+                    started = time.perf_counter()
+                    with urllib.request.urlopen(request) as response:
+                        sizes.append(len(response.read()))
+                    latencies.append((time.perf_counter() - started) * 1000)
+                line(
+                    f"{label} proxy, {fmt.upper()} ({statistics.median(sizes) // 1024} KiB): "
+                    f"{frame_requests} frames, p50 / p95",
+                    f"{statistics.median(latencies):.0f} / {percentile(latencies, 0.95):.0f} ms",
+                )
+        server.terminate()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--table-frames", type=int, default=214_363)
+    parser.add_argument("--seek-size", default="1280x720")
+    parser.add_argument("--seek-frames", type=int, default=600)
+    parser.add_argument("--seeks", type=int, default=150)
+    parser.add_argument("--frame-requests", type=int, default=60)
+    parser.add_argument("--skip-browser", action="store_true")
+    parser.add_argument("--skip-slow", action="store_true", help="skip the full-decode comparators")
+    args = parser.parse_args()
+    size = tuple(int(v) for v in args.seek_size.lower().split("x"))
+    print(f"FrameLedger media bench: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}", flush=True)
+    bench_frame_table(args.table_frames, args.skip_slow, size, args.seek_frames)
+    if not args.skip_browser:
+        bench_browser(size, args.seek_frames, args.seeks, args.frame_requests)
+
+
+if __name__ == "__main__":
+    main()
