@@ -178,10 +178,10 @@ def save_head(head: TemporalHead, path, extra: dict | None = None) -> None:
 
 
 def load_head(path, device: torch.device | str = "cpu") -> TemporalHead:
-    """Load a head from a checkpoint (a training checkpoint works too)."""
+    """Load a head from a checkpoint; a training checkpoint gives its averaged weights."""
     blob = torch.load(path, map_location=device, weights_only=True)
     head = TemporalHead(HeadConfig(**blob["config"]))
-    head.load_state_dict(blob["state_dict"] if "state_dict" in blob else blob["model"])
+    head.load_state_dict(blob.get("ema") or blob.get("state_dict") or blob["model"])
     head.to(device)
     head.eval()
     return head

@@ -49,6 +49,8 @@ class TrainConfig:
     candidates: int = 32
     seed: int = 0
     checkpoint_every_s: float = 60.0
+    min_lr_fraction: float = 0.1  # cosine decay to this fraction of lr over the budget
+    ema_decay: float = 0.99  # inference uses an exponential moving average of the weights
     gamma: float = DEFAULT_GAMMA
 
 
@@ -172,6 +174,7 @@ class Trainer:
         self.step = 0
         self.elapsed_s = 0.0
         self.gamma = self.config.gamma
+        self.ema = {k: v.detach().clone() for k, v in self.head.state_dict().items()}
         self.losses: list[float] = []
         self._videos: dict[str, tuple[torch.Tensor, Grid]] = {}
 
@@ -180,6 +183,7 @@ class Trainer:
         return {
             "config": self.head.config.to_dict(),
             "model": self.head.state_dict(),
+            "ema": self.ema,
             "optimizer": self.optimizer.state_dict(),
             "step": self.step,
             "elapsed_s": self.elapsed_s,
@@ -202,6 +206,7 @@ class Trainer:
         if blob["config"] != self.head.config.to_dict():
             raise ValueError("checkpoint was trained with another head configuration")
         self.head.load_state_dict(blob["model"])
+        self.ema = {k: v.to(self.device) for k, v in blob["ema"].items()}
         self.optimizer.load_state_dict(blob["optimizer"])
         self.step = int(blob["step"])
         self.elapsed_s = float(blob["elapsed_s"])
@@ -296,6 +301,28 @@ class Trainer:
             loss = loss - (F.log_softmax(logits, 0) * best / best.sum()).sum()
         return loss
 
+    def progress(self) -> float:
+        """Fraction of training done: by steps when ``max_steps`` is set, else by time."""
+        cfg = self.config
+        if cfg.max_steps:
+            return min(1.0, self.step / cfg.max_steps)
+        return min(1.0, self.elapsed_s / cfg.budget_s) if cfg.budget_s > 0 else 1.0
+
+    def learning_rate(self) -> float:
+        """Cosine decay from ``lr`` to ``min_lr_fraction * lr`` over the run."""
+        cfg = self.config
+        low = cfg.min_lr_fraction
+        return cfg.lr * (low + (1 - low) * 0.5 * (1 + math.cos(math.pi * self.progress())))
+
+    @torch.no_grad()
+    def _update_ema(self) -> None:
+        decay = min(self.config.ema_decay, (1 + self.step) / (10 + self.step))
+        for name, value in self.head.state_dict().items():
+            if value.dtype.is_floating_point:
+                self.ema[name].mul_(decay).add_(value.detach(), alpha=1 - decay)
+            else:
+                self.ema[name].copy_(value)
+
     def train_step(self) -> float:
         self.head.train()
         idx = torch.randint(0, len(self.examples), (self.config.batch_size,), generator=self.generator).tolist()
@@ -315,8 +342,11 @@ class Trainer:
         loss = loss / len(batch)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(self.head.parameters(), 1.0)
+        for group in self.optimizer.param_groups:
+            group["lr"] = self.learning_rate()
         self.optimizer.step()
         self.step += 1
+        self._update_ema()
         value = float(loss.detach())
         self.losses.append(value)
         return value

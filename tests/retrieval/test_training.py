@@ -67,8 +67,11 @@ def test_interrupted_and_resumed_training_equals_uninterrupted_training(small_in
     straight.run()
 
     torch.manual_seed(0)
-    first = make(small_index, examples, tmp_path / "b.pt", max_steps=3)
-    first.run()
+    first = make(small_index, examples, tmp_path / "b.pt", max_steps=6)
+    for _ in range(3):  # what run() does until it is interrupted, then its final save
+        first.train_step()
+    first.elapsed_s = 1.0
+    first.save()
     assert first.step == 3
     torch.manual_seed(123)  # whatever happens in between must not matter
     resumed = make(small_index, examples, tmp_path / "b.pt", max_steps=6)
@@ -78,6 +81,8 @@ def test_interrupted_and_resumed_training_equals_uninterrupted_training(small_in
     assert resumed.step == 6
     for p, q in zip(params(straight), params(resumed), strict=True):
         torch.testing.assert_close(p, q, atol=1e-6, rtol=1e-5)
+    for name, value in straight.ema.items():
+        torch.testing.assert_close(value, resumed.ema[name], atol=1e-6, rtol=1e-5)
     assert straight.losses == pytest.approx(resumed.losses, rel=1e-5)
 
 
