@@ -15,7 +15,6 @@ import io
 import json
 import re
 import threading
-import time
 import zipfile
 
 import pytest
@@ -429,6 +428,7 @@ def test_a_maintainer_uploads_a_video_watches_the_ingest_and_assigns_three_diffe
     from annotator.media import tasks
 
     real_task = tasks.ingest_video
+    shown = threading.Event()
 
     class Worker:
         """Stands in for the Celery worker process: the real ingest, in another thread."""
@@ -437,10 +437,10 @@ def test_a_maintainer_uploads_a_video_watches_the_ingest_and_assigns_three_diffe
         def delay(video_id, job_id):
             def work():
                 try:
-                    # A slow first step, so the page has time to show a state between
-                    # "queued" and "done" (the small test video ingests in well under a second).
+                    # A first step that lasts until the page has shown it: the small test
+                    # video ingests in well under a poll interval otherwise.
                     Job.objects.filter(pk=job_id).update(status="running", progress=0.42, message="Hashing (slowly).")
-                    time.sleep(2)
+                    shown.wait(timeout=30)
                     real_task(video_id, job_id)
                 finally:
                     connection.close()
@@ -453,6 +453,9 @@ def test_a_maintainer_uploads_a_video_watches_the_ingest_and_assigns_three_diffe
     page.fill("#video-title", "barcode 29.97")
     page.set_input_files("#video-file", str(synthetic_source(VIDEO)))
     page.click("#upload")
+    page.wait_for_function("() => (window.frameledger.ingestStates || []).some((s) => s.progress === 0.42)")
+    assert page.inner_text("#ingest-percent") == "42%"
+    shown.set()
     page.wait_for_selector("#step-ingest[data-status=done]", timeout=60000)
     progress_seen = page.evaluate("window.frameledger.ingestStates.map((s) => s.progress)")
     assert 0.42 in progress_seen and progress_seen[-1] == 1 and page.inner_text("#ingest-percent") == "100%"
