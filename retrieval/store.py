@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from retrieval.encoders import load_encoder
 from retrieval.features import (
     NORMALISATION_ID,
     FeatureError,
@@ -129,6 +130,72 @@ def _write_json_atomic(path: Path, obj: object) -> None:
         fh.write((json.dumps(obj, indent=2, sort_keys=True) + "\n").encode("utf-8"))
 
 
+def _unique_records(corpus: str | os.PathLike, log: Callable[[str], None]) -> list[VideoRecord]:
+    records: list[VideoRecord] = []
+    seen: set[str] = set()
+    for rec in iter_records(corpus, warn=log):
+        if rec.video_id in seen:
+            log(f"duplicate video_id {rec.video_id!r} skipped")
+            continue
+        seen.add(rec.video_id)
+        records.append(rec)
+    return records
+
+
+def _first_features(records: list[VideoRecord], log: Callable[[str], None]) -> tuple[int, np.ndarray | None]:
+    """Index and segment features of the first readable video (it fixes the dimension)."""
+    for i, rec in enumerate(records):
+        try:
+            return i, segment_features_for(rec)
+        except FeatureError as exc:
+            log(f"{rec.video_id}: {exc}")
+    if records:
+        raise IndexFormatError("no video in the corpus has readable features")
+    return 0, None
+
+
+def _write_segments(
+    index: Path, records: list[VideoRecord], dtype: str, log: Callable[[str], None]
+) -> tuple[list[dict], int, int]:
+    """Write ``segments.npy`` and return the video rows, the dimension, the failures."""
+    first, first_feats = _first_features(records, log)
+    dim = first_feats.shape[1] if first_feats is not None else 512
+    total = sum(r.grid.n_segments for r in records)
+    tmp_segments = index / f".{SEGMENTS}.tmp"
+    out = np.lib.format.open_memmap(tmp_segments, mode="w+", dtype=np.dtype(dtype), shape=(total, dim))
+    rows, offset, failed = [], 0, 0
+    for i, rec in enumerate(records):
+        seg = first_feats if i == first else None
+        if seg is None and i > first:
+            try:
+                seg = segment_features_for(rec)
+            except FeatureError as exc:
+                log(f"{rec.video_id}: {exc}")
+        if seg is not None and seg.shape[1] != dim:
+            log(f"{rec.video_id}: feature dimension {seg.shape[1]} != {dim}")
+            seg = None
+        count = rec.grid.n_segments
+        out[offset : offset + count] = seg if seg is not None else 0.0
+        failed += seg is None
+        rows.append(
+            {
+                "video_id": rec.video_id,
+                "duration": rec.duration,
+                "grid": rec.grid.to_spec(),
+                "offset": offset,
+                "count": count,
+                "features_ok": seg is not None,
+            }
+        )
+        offset += count
+    out.flush()
+    del out
+    os.replace(tmp_segments, index / SEGMENTS)
+    with atomic_writer(index / VIDEOS) as fh:
+        fh.write("".join(json.dumps(row) + "\n" for row in rows).encode("utf-8"))
+    return rows, dim, failed
+
+
 def build_index(
     corpus: str | os.PathLike,
     index_dir: str | os.PathLike,
@@ -148,74 +215,12 @@ def build_index(
     started = time.perf_counter()
     index = Path(index_dir)
     index.mkdir(exist_ok=True)
-    records: list[VideoRecord] = []
-    seen: set[str] = set()
-    for rec in iter_records(corpus, warn=log):
-        if rec.video_id in seen:
-            log(f"duplicate video_id {rec.video_id!r} skipped")
-            continue
-        seen.add(rec.video_id)
-        records.append(rec)
-    total = sum(r.grid.n_segments for r in records)
-    feats: list[np.ndarray | None] = [None] * len(records)
-    dim = None
-    # Features are read lazily below; the first readable file fixes the dimension.
-    for i, rec in enumerate(records):
-        try:
-            feats[i] = segment_features_for(rec)
-            dim = feats[i].shape[1]
-            break
-        except FeatureError as exc:
-            log(f"{rec.video_id}: {exc}")
-    if dim is None and records:
-        raise IndexFormatError("no video in the corpus has readable features")
-    dim = dim or 512
-    tmp_segments = index / f".{SEGMENTS}.tmp"
-    out = np.lib.format.open_memmap(tmp_segments, mode="w+", dtype=np.dtype(dtype), shape=(total, dim))
-    rows = []
-    offset = 0
-    failed = 0
-    for i, rec in enumerate(records):
-        seg = feats[i]
-        feats[i] = None
-        ok = True
-        if seg is None:
-            try:
-                seg = segment_features_for(rec)
-            except FeatureError as exc:
-                log(f"{rec.video_id}: {exc}")
-                seg = None
-        if seg is None or seg.shape[1] != dim:
-            if seg is not None:
-                log(f"{rec.video_id}: feature dimension {seg.shape[1]} != {dim}")
-            ok = False
-            failed += 1
-            seg = np.zeros((rec.grid.n_segments, dim), dtype=np.float32)
-        count = rec.grid.n_segments
-        out[offset : offset + count] = seg
-        rows.append(
-            {
-                "video_id": rec.video_id,
-                "duration": rec.duration,
-                "grid": rec.grid.to_spec(),
-                "offset": offset,
-                "count": count,
-                "features_ok": ok,
-            }
-        )
-        offset += count
-    out.flush()
-    del out
-    os.replace(tmp_segments, index / SEGMENTS)
-    with atomic_writer(index / VIDEOS) as fh:
-        fh.write("".join(json.dumps(row) + "\n" for row in rows).encode("utf-8"))
+    records = _unique_records(corpus, log)
+    rows, dim, failed = _write_segments(index, records, dtype, log)
     query_file = None
     if query_embeddings is not None:
-        from retrieval.encoders import load_encoder
-
-        src = Path(query_embeddings)
-        enc = load_encoder({"kind": "precomputed", "path": str(src)})
-        enc.save_npz(index / QUERY_EMBEDDINGS)  # type: ignore[attr-defined]
+        encoder = load_encoder({"kind": "precomputed", "path": str(query_embeddings)})
+        encoder.save_npz(index / QUERY_EMBEDDINGS)  # type: ignore[attr-defined]
         query_file = QUERY_EMBEDDINGS
         encoder_spec = {"kind": "precomputed", "path": QUERY_EMBEDDINGS}
     manifest = {
@@ -225,7 +230,7 @@ def build_index(
         "dtype": dtype,
         "normalisation": NORMALISATION_ID,
         "n_videos": len(rows),
-        "n_segments": int(total),
+        "n_segments": int(sum(r["count"] for r in rows)),
         "n_videos_without_features": failed,
         "encoder": encoder_spec,
         "query_embeddings": query_file,

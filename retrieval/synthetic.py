@@ -203,6 +203,59 @@ def _description(subject: str, action: str, obj: str) -> str:
     return f"a {subject} {action} a {obj}"
 
 
+def _distractors(
+    rng: np.random.Generator, cfg: SyntheticConfig, duration: float, length: float, words, taken: list
+) -> list[Moment]:
+    """Moments that resemble the query: two of its three words, or all of them faintly."""
+    out = []
+    for _ in range(int(rng.integers(cfg.distractors[0], cfg.distractors[1] + 1))):
+        d_len = length * rng.uniform(0.5, 1.5)
+        d_span = _place(rng, duration, min(d_len, 0.9 * duration), taken)
+        if d_span is None:
+            continue
+        taken.append(d_span)
+        if rng.uniform() < 0.8:  # partial match: two of the three words
+            keep = list(words)
+            role = int(rng.integers(3))
+            pool = [w for w in (SUBJECTS, ACTIONS, OBJECTS)[role] if w != words[role]]
+            keep[role] = str(rng.choice(pool))
+            out.append(Moment(d_span[0], d_span[1], tuple(keep), float(rng.uniform(0.6, 1.2))))
+        else:  # the whole description, but faint
+            out.append(Moment(d_span[0], d_span[1], words, float(rng.uniform(0.2, 0.4))))
+    return out
+
+
+def _video_queries(
+    rng: np.random.Generator, cfg: SyntheticConfig, video_id: str, duration: float, split: str
+) -> tuple[list[Moment], list[dict]]:
+    """The moments placed in one video and the labelled queries that describe them."""
+    taken: list[tuple[float, float]] = []
+    moments: list[Moment] = []
+    queries: list[dict] = []
+    for qi in range(int(rng.integers(cfg.queries_per_video[0], cfg.queries_per_video[1] + 1))):
+        length = loguniform(rng, 3.0, max(3.5, min(cfg.max_moment, 0.6 * duration)))
+        span = _place(rng, duration, length, taken)
+        if span is None:
+            continue
+        taken.append(span)
+        subj, act, obj = rng.choice(SUBJECTS), rng.choice(ACTIONS), rng.choice(OBJECTS)
+        words = (str(subj), str(act), str(obj))
+        moments.append(Moment(span[0], span[1], words, float(rng.uniform(0.6, 1.2))))
+        moments += _distractors(rng, cfg, duration, length, words, taken)
+        alt = rng.uniform() < cfg.alt_annotation_share
+        queries.append(
+            {
+                "query_id": f"{video_id}_q{qi}",
+                "video_id": video_id,
+                "description": _description(*words),
+                "intervals": _annotations(rng, span[0], span[1], duration, alt),
+                "source": "synthetic-short" if duration <= cfg.short_source_max else "synthetic-long",
+                "split": split,
+            }
+        )
+    return moments, queries
+
+
 def generate_corpus(config: SyntheticConfig | None = None) -> SyntheticCorpus:
     """Generate videos (features in memory) and labelled queries for every split."""
     cfg = config or SyntheticConfig()
@@ -222,56 +275,13 @@ def generate_corpus(config: SyntheticConfig | None = None) -> SyntheticCorpus:
             edges = np.minimum(np.arange(n_frames + 1) * clip, max(duration, (n_frames - 1) * clip + 1e-3))
         else:
             edges = np.linspace(0, duration, n_frames + 1)
-        taken: list[tuple[float, float]] = []
-        moments: list[Moment] = []
         video_id = f"syn{cfg.seed}_{vi:04d}"
-        for qi in range(int(rng.integers(cfg.queries_per_video[0], cfg.queries_per_video[1] + 1))):
-            length = loguniform(rng, 3.0, max(3.5, min(cfg.max_moment, 0.6 * duration)))
-            span = _place(rng, duration, length, taken)
-            if span is None:
-                continue
-            taken.append(span)
-            subj, act, obj = rng.choice(SUBJECTS), rng.choice(ACTIONS), rng.choice(OBJECTS)
-            words = (str(subj), str(act), str(obj))
-            moments.append(Moment(span[0], span[1], words, float(rng.uniform(0.6, 1.2))))
-            for _ in range(int(rng.integers(cfg.distractors[0], cfg.distractors[1] + 1))):
-                d_len = length * rng.uniform(0.5, 1.5)
-                d_span = _place(rng, duration, min(d_len, 0.9 * duration), taken)
-                if d_span is None:
-                    continue
-                taken.append(d_span)
-                if rng.uniform() < 0.8:  # partial match: two of the three words
-                    keep = list(words)
-                    role = int(rng.integers(3))
-                    pool = [w for w in (SUBJECTS, ACTIONS, OBJECTS)[role] if w != words[role]]
-                    keep[role] = str(rng.choice(pool))
-                    moments.append(Moment(d_span[0], d_span[1], tuple(keep), float(rng.uniform(0.6, 1.2))))
-                else:  # the whole description, but faint
-                    moments.append(Moment(d_span[0], d_span[1], words, float(rng.uniform(0.2, 0.4))))
-            source = "synthetic-short" if duration <= cfg.short_source_max else "synthetic-long"
-            queries.append(
-                {
-                    "query_id": f"{video_id}_q{qi}",
-                    "video_id": video_id,
-                    "description": _description(*words),
-                    "intervals": _annotations(
-                        rng, span[0], span[1], duration, rng.uniform() < cfg.alt_annotation_share
-                    ),
-                    "source": source,
-                    "split": split,
-                }
-            )
+        moments, video_queries = _video_queries(rng, cfg, video_id, duration, split)
+        queries += video_queries
         frames = render_frames(
-            encoder,
-            duration,
-            n_frames,
-            edges,
-            moments,
-            rng,
-            noise=cfg.noise,
-            clutter=cfg.clutter,
-            word_noise=cfg.word_noise,
-        )
+            encoder, duration, n_frames, edges, moments, rng,
+            noise=cfg.noise, clutter=cfg.clutter, word_noise=cfg.word_noise,
+        )  # fmt: skip
         videos.append(SyntheticVideo(video_id, duration, grid, clip, frames, split))
     return SyntheticCorpus(videos, queries, encoder, cfg)
 
