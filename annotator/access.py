@@ -53,6 +53,12 @@ def is_maintainer(user: AbstractBaseUser) -> bool:
     return user.is_superuser or user.groups.filter(name=MAINTAINERS_GROUP).exists()
 
 
+def require_maintainer(user: AbstractBaseUser) -> None:
+    """Maintainer-only material: everyone else gets the answer a missing object gets."""
+    if not is_maintainer(user):
+        raise NotFound("maintainers only")
+
+
 def role_on_packet(user: AbstractBaseUser, packet: Packet) -> str | None:
     if not user.is_authenticated or not user.is_active:
         return None

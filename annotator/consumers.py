@@ -10,6 +10,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from annotator import access
+from annotator.api.videos import job_view
 from annotator.models import Job
 
 POLL_SECONDS = 0.5
@@ -19,14 +20,7 @@ def job_state(user, job_id: int) -> dict | None:
     job = Job.objects.filter(pk=job_id).first()
     if job is None or not (access.is_maintainer(user) or job.created_by_id == user.pk):
         return None
-    return {
-        "id": job.pk,
-        "kind": job.kind,
-        "status": job.status,
-        "progress": job.progress,
-        "message": job.message,
-        "result": job.result,
-    }
+    return job_view(job)
 
 
 class JobProgressConsumer(AsyncJsonWebsocketConsumer):

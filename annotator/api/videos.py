@@ -21,11 +21,6 @@ from annotator.media.views import media_urls_for
 from annotator.models import Job, Video
 
 
-def require_maintainer(user) -> None:
-    if not access.is_maintainer(user):
-        raise access.NotFound("maintainers only")
-
-
 def job_view(job: Job) -> dict:
     return {
         "id": job.pk,
@@ -69,11 +64,11 @@ class VideoListView(APIView):
     parser_classes = [MultiPartParser, FormParser, JSONParser]
 
     def get(self, request):
-        require_maintainer(request.user)
+        access.require_maintainer(request.user)
         return Response([video_view(v) for v in Video.objects.all()])
 
     def post(self, request):
-        require_maintainer(request.user)
+        access.require_maintainer(request.user)
         video, job = do_register_upload(
             actor=request.user,
             uploaded_file=request.FILES.get("file"),
@@ -89,7 +84,7 @@ class VideoDetailView(APIView):
 
 class JobDetailView(APIView):
     def get(self, request, job_id: int):
-        require_maintainer(request.user)
+        access.require_maintainer(request.user)
         job = Job.objects.filter(pk=job_id).first()
         if job is None:
             raise access.NotFound("job")

@@ -30,11 +30,6 @@ from annotator.models import AuditEntry, TaskKind, UnionItem, Video
 ETAG = re.compile(r'^(?:W/)?"ledger-(?P<id>\d+)-v(?P<version>\d+)"$')
 
 
-def require_maintainer(user) -> None:
-    if not access.is_maintainer(user):
-        raise access.NotFound("maintainers only")
-
-
 def body_field(request, name: str, *, required: bool = True, kind: type | tuple = str):
     if not isinstance(request.data, dict):
         raise InvalidInput("the request body must be a JSON object", field="body")
@@ -74,7 +69,7 @@ class MeView(APIView):
 
 class UserListView(APIView):
     def get(self, request):
-        require_maintainer(request.user)
+        access.require_maintainer(request.user)
         users = get_user_model().objects.filter(is_active=True).order_by("username")
         return Response([{"username": u.username, "name": u.get_full_name()} for u in users])
 
@@ -84,7 +79,7 @@ class TaskKindListView(APIView):
         return Response([present.task_kind_view(k) for k in TaskKind.objects.all()])
 
     def post(self, request):
-        require_maintainer(request.user)
+        access.require_maintainer(request.user)
         kind = do_create_task_kind(
             actor=request.user,
             slug=body_field(request, "slug"),
@@ -112,7 +107,7 @@ class PacketListView(APIView):
         )
 
     def post(self, request):
-        require_maintainer(request.user)
+        access.require_maintainer(request.user)
         video_id = body_field(request, "video", kind=int)
         video = Video.objects.filter(pk=video_id).first()
         if video is None:
