@@ -17,6 +17,7 @@ import pytest
 import torch
 
 from retrieval.cli import main
+from retrieval.encoders import HashTextEncoder, PrecomputedTextEncoder
 from retrieval.grid import Grid
 from tests.retrieval.conftest import read_jsonl
 from tests.retrieval.helpers import ground_truth, moment_quality
@@ -208,3 +209,23 @@ def test_a_corrupt_head_falls_back_to_zero_shot(small_files, small_index, tmp_pa
     err = capsys.readouterr().err
     assert code == 0 and "unusable" in err and "zero-shot ranking" in err
     assert len(read_jsonl(out)) == len(read_jsonl(small_files.test_requests))
+
+
+def test_precomputed_query_embeddings_copied_at_build_answer_like_the_live_encoder(small_files, tmp_path, capsys):
+    requests = read_jsonl(small_files.test_requests)
+    live = HashTextEncoder()
+    table = PrecomputedTextEncoder({q["query_id"]: live.encode(q["description"]) * 7.0 for q in requests})
+    table.save_npz(tmp_path / "queries.npz")
+    index = tmp_path / "index"
+    assert main(["build", "--corpus", str(small_files.corpus_dir), "--index-dir", str(index),
+                 "--query-embeddings", str(tmp_path / "queries.npz"), "--train-budget", "0"]) == 0  # fmt: skip
+    manifest = json.loads((index / "manifest.json").read_text())
+    assert manifest["encoder"] == {"kind": "precomputed", "path": "query_embeddings.npz"}
+    (tmp_path / "queries.npz").unlink()  # the index carries its own copy
+    assert main(["run", "--index-dir", str(index), "--queries", str(small_files.test_requests),
+                 "--output", str(tmp_path / "pre.jsonl")]) == 0  # fmt: skip
+    assert main(["run", "--index-dir", str(index), "--queries", str(small_files.test_requests),
+                 "--output", str(tmp_path / "live.jsonl"), "--encoder", "hash"]) == 0  # fmt: skip
+    capsys.readouterr()
+    assert read_jsonl(tmp_path / "pre.jsonl") == read_jsonl(tmp_path / "live.jsonl")
+    assert len(read_jsonl(tmp_path / "pre.jsonl")) == len(requests)
