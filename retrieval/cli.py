@@ -84,20 +84,29 @@ def _train_and_gate(args, index_dir: Path, train_path: Path, val_path: Path | No
     log(f"head: {result.parameter_count} parameters, {result.steps} steps, stopped: {result.stopped}")
     if checkpoint.resolve() != (index_dir / HEAD_CHECKPOINT).resolve():
         shutil.copyfile(checkpoint, index_dir / HEAD_CHECKPOINT)
-    use_head = True
-    if val_path is not None and val_path.is_file():
-        val = load_examples(val_path, index, encoder, warn=log)
-        if val:
-            scores = {}
-            for name, flag in (("zero_shot", False), ("head", True)):
-                set_manifest_head(index_dir, HEAD_CHECKPOINT if flag else None)
-                predictor = MomentPredictor.from_index_dir(index_dir, device=args.device, use_head=flag)
-                scores[name] = mean_best_iou(predictor, val)
-            use_head = scores["head"] >= scores["zero_shot"]
-            log(f"validation mean IoU: zero-shot {scores['zero_shot']:.4f}, head {scores['head']:.4f}")
+    # Keep the head only if it is at least as good as zero-shot on all held-out
+    # examples: the trainer's own held-out videos plus the validation file.
+    totals = {"zero_shot": 0.0, "head": 0.0}
+    count = 0
+    if result.zero_shot_score is not None and result.best_score is not None:
+        n = len(trainer.holdout)
+        totals["zero_shot"] += result.zero_shot_score * n
+        totals["head"] += result.best_score * n
+        count += n
+        log(f"held-out mean IoU ({n}): zero-shot {result.zero_shot_score:.4f}, head {result.best_score:.4f}")
+    val = load_examples(val_path, index, encoder, warn=log) if val_path is not None and val_path.is_file() else []
+    if val:
+        for name, flag in (("zero_shot", False), ("head", True)):
+            set_manifest_head(index_dir, HEAD_CHECKPOINT if flag else None)
+            predictor = MomentPredictor.from_index_dir(index_dir, device=args.device, use_head=flag)
+            score = mean_best_iou(predictor, val)
+            totals[name] += score * len(val)
+            log(f"validation mean IoU ({len(val)}), {name}: {score:.4f}")
+        count += len(val)
+    use_head = count == 0 or totals["head"] >= totals["zero_shot"]
     set_manifest_head(index_dir, HEAD_CHECKPOINT if use_head else None)
     if not use_head:
-        log("the head did not beat zero-shot on validation; the index uses zero-shot")
+        log("the head did not beat zero-shot on held-out examples; the index uses zero-shot")
 
 
 def cmd_build(args) -> int:

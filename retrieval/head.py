@@ -178,10 +178,11 @@ def save_head(head: TemporalHead, path, extra: dict | None = None) -> None:
 
 
 def load_head(path, device: torch.device | str = "cpu") -> TemporalHead:
-    """Load a head from a checkpoint; a training checkpoint gives its averaged weights."""
+    """Load a head from a checkpoint. A training checkpoint gives the weights that did
+    best on its held-out examples, else its averaged (EMA) weights."""
     blob = torch.load(path, map_location=device, weights_only=True)
     head = TemporalHead(HeadConfig(**blob["config"]))
-    head.load_state_dict(blob.get("ema") or blob.get("state_dict") or blob["model"])
+    head.load_state_dict(blob.get("best") or blob.get("ema") or blob.get("state_dict") or blob["model"])
     head.to(device)
     head.eval()
     return head

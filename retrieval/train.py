@@ -29,9 +29,9 @@ from retrieval.device import resolve_device
 from retrieval.encoders import TextEncoder
 from retrieval.features import l2_normalize
 from retrieval.fsutil import atomic_writer
-from retrieval.grid import Grid
+from retrieval.grid import Grid, best_iou
 from retrieval.head import MAX_PARAMETERS, HeadConfig, HeadOutput, TemporalHead
-from retrieval.pipeline import scan_context
+from retrieval.pipeline import rank_with_head, rank_zero_shot, scan_context
 from retrieval.scan import DEFAULT_GAMMA
 from retrieval.store import FeatureIndex
 
@@ -51,6 +51,8 @@ class TrainConfig:
     checkpoint_every_s: float = 60.0
     min_lr_fraction: float = 0.1  # cosine decay to this fraction of lr over the budget
     ema_decay: float = 0.99  # inference uses an exponential moving average of the weights
+    holdout_fraction: float = 0.15  # examples (whole videos) kept aside to pick the best weights
+    eval_every_steps: int = 100
     gamma: float = DEFAULT_GAMMA
 
 
@@ -71,6 +73,27 @@ class TrainResult:
     parameter_count: int
     last_loss: float
     losses: list[float] = field(default_factory=list)
+    best_score: float | None = None  # held-out mean IoU of the kept weights
+    best_step: int | None = None
+    zero_shot_score: float | None = None  # held-out mean IoU of the zero-shot ranker
+
+
+def split_holdout(
+    examples: Sequence[TrainingExample], fraction: float, seed: int
+) -> tuple[list[TrainingExample], list[TrainingExample]]:
+    """Keep whole videos aside (about ``fraction`` of the examples) for model selection."""
+    videos = sorted({ex.video_id for ex in examples})
+    if fraction <= 0 or len(examples) < 20 or len(videos) < 4:
+        return list(examples), []
+    order = np.random.default_rng(seed).permutation(len(videos))
+    held: set[str] = set()
+    count = 0
+    for i in order:
+        if count >= max(5, round(fraction * len(examples))):
+            break
+        held.add(videos[i])
+        count += sum(ex.video_id == videos[i] for ex in examples)
+    return [ex for ex in examples if ex.video_id not in held], [ex for ex in examples if ex.video_id in held]
 
 
 def load_examples(
@@ -155,14 +178,18 @@ class Trainer:
         config: TrainConfig | None = None,
         device: str | torch.device = "auto",
         log: Callable[[str], None] | None = None,
+        holdout: Sequence[TrainingExample] | None = None,
     ) -> None:
         if not examples:
             raise ValueError("no training examples")
         self.device = resolve_device(device)
         self.index = index
-        self.examples = list(examples)
-        self.checkpoint = Path(checkpoint)
         self.config = config or TrainConfig()
+        if holdout is None:
+            self.examples, self.holdout = split_holdout(examples, self.config.holdout_fraction, self.config.seed)
+        else:
+            self.examples, self.holdout = list(examples), list(holdout)
+        self.checkpoint = Path(checkpoint)
         self.log = log or (lambda msg: print(f"retrieval: {msg}", file=sys.stderr))
         self.head = TemporalHead(head_config or HeadConfig(dim=index.dim)).to(self.device)
         if self.head.parameter_count() > MAX_PARAMETERS:
@@ -175,6 +202,10 @@ class Trainer:
         self.elapsed_s = 0.0
         self.gamma = self.config.gamma
         self.ema = {k: v.detach().clone() for k, v in self.head.state_dict().items()}
+        self.best: dict | None = None
+        self.best_score: float | None = None
+        self.best_step: int | None = None
+        self.zero_shot_score: float | None = None
         self.losses: list[float] = []
         self._videos: dict[str, tuple[torch.Tensor, Grid]] = {}
 
@@ -191,6 +222,10 @@ class Trainer:
             "torch_rng": torch.get_rng_state(),
             "train_config": asdict(self.config),
             "losses": self.losses[-1000:],
+            "best": self.best,
+            "best_score": self.best_score,
+            "best_step": self.best_step,
+            "zero_shot_score": self.zero_shot_score,
         }
 
     def save(self) -> None:
@@ -213,6 +248,10 @@ class Trainer:
         self.generator.set_state(blob["generator"].cpu())
         torch.set_rng_state(blob["torch_rng"].cpu())
         self.losses = list(blob.get("losses", []))
+        self.best = blob.get("best")
+        self.best_score = blob.get("best_score")
+        self.best_step = blob.get("best_step")
+        self.zero_shot_score = blob.get("zero_shot_score")
         return True
 
     # ----------------------------------------------------------------- training
@@ -301,6 +340,45 @@ class Trainer:
             loss = loss - (F.log_softmax(logits, 0) * best / best.sum()).sum()
         return loss
 
+    @torch.no_grad()
+    def holdout_iou(self, state: dict | None) -> float:
+        """Mean best IoU on the held-out examples: of the head with ``state``, or of the
+        zero-shot ranker when ``state`` is None (the inference pipeline, full videos)."""
+        head = None
+        if state is not None:
+            head = TemporalHead(self.head.config).to(self.device)
+            head.load_state_dict(state)
+            head.eval()
+        total = 0.0
+        for ex in self.holdout:
+            feats, grid = self._video(ex.video_id)
+            query = torch.from_numpy(ex.embedding).to(self.device)
+            times = torch.from_numpy(np.array(grid.times)).to(self.device)
+            args = (feats, query, times, grid.times)
+            if head is None:
+                ranking = rank_zero_shot(*args, gamma=self.gamma, step=grid.step)
+            else:
+                ranking = rank_with_head(head, *args, gamma=self.gamma, step=grid.step)
+            i = int(np.argmax(ranking.fine))
+            pred = (grid.times[ranking.candidates.starts[i]], grid.times[ranking.candidates.ends[i]])
+            total += best_iou(pred, ex.intervals)
+        return total / max(1, len(self.holdout))
+
+    def select(self) -> None:
+        """Score the averaged weights on the held-out examples; keep them if best so far."""
+        if not self.holdout:
+            return
+        if self.zero_shot_score is None:
+            self.zero_shot_score = self.holdout_iou(None)
+        score = self.holdout_iou(self.ema)
+        if self.best_score is None or score > self.best_score:
+            self.best = {k: v.detach().clone() for k, v in self.ema.items()}
+            self.best_score, self.best_step = score, self.step
+        self.log(
+            f"step {self.step}: held-out mean IoU {score:.4f} (best {self.best_score:.4f} at step "
+            f"{self.best_step}, zero-shot {self.zero_shot_score:.4f})"
+        )
+
     def progress(self) -> float:
         """Fraction of training done: by steps when ``max_steps`` is set, else by time."""
         cfg = self.config
@@ -378,12 +456,16 @@ class Trainer:
                 t0 = time.monotonic()
                 self.train_step()
                 step_time = max(step_time * 0.9, time.monotonic() - t0)
+                if cfg.eval_every_steps and self.step % cfg.eval_every_steps == 0:
+                    self.select()
                 self.elapsed_s = base_elapsed + (time.monotonic() - started)
                 if time.monotonic() - last_save > cfg.checkpoint_every_s:
                     self.save()
                     last_save = time.monotonic()
         finally:
             stopper.restore()
+        if reason != "signal" and self.step and self.best_step != self.step:
+            self.select()
         self.elapsed_s = base_elapsed + (time.monotonic() - started)
         self.head.eval()
         self.save()
@@ -396,4 +478,7 @@ class Trainer:
             self.head.parameter_count(),
             self.losses[-1] if self.losses else float("nan"),
             list(self.losses),
+            self.best_score,
+            self.best_step,
+            self.zero_shot_score,
         )

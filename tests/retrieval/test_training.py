@@ -16,7 +16,7 @@ import torch
 
 from retrieval.encoders import HashTextEncoder
 from retrieval.head import HeadConfig, load_head
-from retrieval.train import TrainConfig, Trainer, load_examples
+from retrieval.train import TrainConfig, Trainer, TrainingExample, load_examples, split_holdout
 
 TINY = HeadConfig(hidden=16, layers=2)
 
@@ -153,3 +153,34 @@ def test_training_runs_on_cuda_and_the_head_loads_back_on_cpu(small_index, examp
     result = trainer.run()
     assert result.steps == 5
     assert load_head(tmp_path / "gpu.pt", "cpu").parameter_count() == result.parameter_count
+
+
+def test_the_checkpoint_keeps_the_weights_that_did_best_on_held_out_videos(small_index, examples, tmp_path):
+    held = [ex for ex in examples if ex.video_id == examples[0].video_id]
+    train = [ex for ex in examples if ex.video_id != examples[0].video_id]
+    trainer = Trainer(
+        small_index,
+        train,
+        tmp_path / "sel.pt",
+        head_config=TINY,
+        config=TrainConfig(batch_size=2, crop_segments=64, candidates=8, max_steps=6, eval_every_steps=2),
+        device="cpu",
+        log=lambda m: None,
+        holdout=held,
+    )
+    result = trainer.run()
+    assert result.best_step in (2, 4, 6) and 0 <= result.best_score <= 1
+    assert 0 <= result.zero_shot_score <= 1
+    head = load_head(tmp_path / "sel.pt")
+    for name, value in head.state_dict().items():
+        torch.testing.assert_close(value, trainer.best[name])
+    assert trainer.holdout_iou(trainer.best) == pytest.approx(result.best_score)
+
+
+def test_held_out_videos_are_never_trained_on():
+    examples = [TrainingExample(f"q{i}", f"v{i % 9}", torch.zeros(4).numpy(), ((0.0, 1.0),)) for i in range(40)]
+    train, held = split_holdout(examples, 0.15, seed=3)
+    assert len(train) + len(held) == 40 and len(held) >= 5
+    assert not {ex.video_id for ex in train} & {ex.video_id for ex in held}
+    assert split_holdout(examples, 0.15, seed=3) == (train, held)
+    assert split_holdout(examples[:10], 0.15, seed=3) == (examples[:10], [])
