@@ -3,7 +3,15 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import kombu.pools
 import pytest
+from django.db import connection
 
 from tests.factories import make_packet, make_user
 
@@ -41,3 +49,59 @@ def outsider(db):
 @pytest.fixture
 def packet(maintainer, annotator_a, annotator_b, adjudicator):
     return make_packet(maintainer, annotator_a, annotator_b, adjudicator)
+
+
+def database_url() -> str:
+    db = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{db['NAME']}"
+    auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
+    return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
+def fresh_producer_pools(app) -> None:
+    """Forget every pooled broker connection and producer (kombu keeps a global registry
+    keyed by connection): the next publish connects to the broker configured now."""
+    kombu.pools.reset()
+    app._pool = None
+    app.amqp._producer_pool = None
+
+
+@pytest.fixture
+def worker(tmp_path, settings):
+    broker = (
+        os.environ.get("REDIS_URL") and settings.CELERY_BROKER_URL or f"sqla+sqlite:///{tmp_path / 'broker.sqlite3'}"
+    )
+    settings.CELERY_BROKER_URL = broker
+    queue = f"test-{os.getpid()}-{time.monotonic_ns()}"
+    from deploy.celery import app
+
+    app.conf.broker_url = broker
+    app.conf.task_default_queue = queue
+    fresh_producer_pools(app)
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "deploy.test_settings",
+        "DATABASE_URL": database_url(),
+        "CELERY_BROKER_URL": broker,
+        "CELERY_QUEUE": queue,
+        "FRAMELEDGER_MEDIA_ROOT": str(settings.MEDIA_ROOT),
+    }
+    log = open(tmp_path / "worker.log", "w")  # noqa: SIM115
+    process = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "deploy", "worker", "--pool=solo", "-Q", queue, "--loglevel=INFO"],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        cwd=settings.BASE_DIR,
+    )
+    yield process, tmp_path / "worker.log"
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+    log.close()
+    fresh_producer_pools(app)
+    app.conf.broker_url = None
+    app.conf.task_default_queue = settings.CELERY_TASK_DEFAULT_QUEUE

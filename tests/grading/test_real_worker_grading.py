@@ -13,31 +13,12 @@ from annotator.models import Job, SubmissionScore
 from tests.factories import client_for
 from tests.grading.conftest import tennis_golden, tennis_submissions, zip_of
 from tests.grading.test_published_batches import PUBLISHED_TENNIS
-from tests.workflow.test_real_worker import worker  # noqa: F401  (fixture)
-
-
-def fresh_producer_pool() -> None:
-    """Forget pooled broker connections: each worker test has its own broker file, and
-    a pool kept from an earlier test would publish to the old one."""
-    from deploy.celery import app
-
-    if app._pool is not None:
-        app._pool.force_close_all()
-    app._pool = None
-    app.amqp._producer_pool = None
-
-
-@pytest.fixture
-def grading_worker(worker):  # noqa: F811
-    fresh_producer_pool()
-    yield worker
-    fresh_producer_pool()
 
 
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
-def test_a_batch_is_scored_by_a_real_worker(grading_worker, tennis_version, maintainer):
-    process, log = grading_worker
+def test_a_batch_is_scored_by_a_real_worker(worker, tennis_version, maintainer):
+    process, log = worker
     client = client_for(maintainer)
     packet_id = tennis_version.packet_id
     files = tennis_submissions()

@@ -1,72 +1,22 @@
 """A real Celery worker process picks up work queued by the web app.
 
-The worker runs as a subprocess against the test database and the configured broker:
-the SQLite broker file by default, Redis when REDIS_URL is set (the CI's second pass).
+The worker (the ``worker`` fixture in tests/conftest.py) runs as a subprocess against
+the test database and the configured broker: a SQLite broker file by default, Redis when
+REDIS_URL is set (the CI's second pass).
 """
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.db import connection
 
 from annotator.media.synthetic import write_video
 from annotator.models import Job, Video
 from tests.factories import client_for
-
-
-def database_url() -> str:
-    db = connection.settings_dict
-    if connection.vendor == "sqlite":
-        return f"sqlite:///{db['NAME']}"
-    auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
-    return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
-
-
-@pytest.fixture
-def worker(tmp_path, settings):
-    broker = (
-        os.environ.get("REDIS_URL") and settings.CELERY_BROKER_URL or f"sqla+sqlite:///{tmp_path / 'broker.sqlite3'}"
-    )
-    settings.CELERY_BROKER_URL = broker
-    queue = f"test-{os.getpid()}-{time.monotonic_ns()}"
-    from deploy.celery import app
-
-    app.conf.broker_url = broker
-    app.conf.task_default_queue = queue
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "deploy.test_settings",
-        "DATABASE_URL": database_url(),
-        "CELERY_BROKER_URL": broker,
-        "CELERY_QUEUE": queue,
-        "FRAMELEDGER_MEDIA_ROOT": str(settings.MEDIA_ROOT),
-    }
-    log = open(tmp_path / "worker.log", "w")  # noqa: SIM115
-    process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "deploy", "worker", "--pool=solo", "-Q", queue, "--loglevel=INFO"],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        cwd=settings.BASE_DIR,
-    )
-    yield process, tmp_path / "worker.log"
-    process.send_signal(signal.SIGTERM)
-    try:
-        process.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        process.kill()
-    log.close()
-    app.conf.broker_url = None
-    app.conf.task_default_queue = settings.CELERY_TASK_DEFAULT_QUEUE
 
 
 @pytest.mark.slow
