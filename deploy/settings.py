@@ -41,6 +41,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -113,6 +114,9 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
+# WhiteNoise serves the collected files (bin/run-demo runs collectstatic); with finders,
+# straight from the apps' static folders, which the test suite uses.
+WHITENOISE_USE_FINDERS = envbool("WHITENOISE_USE_FINDERS", DEBUG)
 MEDIA_ROOT = Path(envstr("FRAMELEDGER_MEDIA_ROOT", str(VAR_DIR / "media")))
 # Largest upload accepted for a source video, in bytes.
 FRAMELEDGER_MAX_VIDEO_BYTES = envint("FRAMELEDGER_MAX_VIDEO_BYTES", 8 * 1024**3)
