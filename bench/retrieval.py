@@ -16,8 +16,9 @@ It prints:
    ``.npz`` files written beforehand, not timed);
 4. quality with ``moment-utility-v1`` (the ``scoring`` library) on a held-out synthetic
    split (videos 30 s to 2 h, other seed than the training corpus): a fixed prior (the
-   middle third), the zero-shot scan statistic, the trained head (short training) and
-   the oracle (grid-optimal interval); plus the zero-shot ranker on the real
+   middle third), the zero-shot scan statistic, the trained head (short training; the
+   weights that did best on held-out training videos are kept) and the oracle
+   (grid-optimal interval); plus the zero-shot ranker on the real
    QVHighlights / Charades-STA annotation structure with synthetic features.
 """
 
@@ -189,7 +190,7 @@ def bench_quality(work: Path, device: torch.device, args) -> tuple[dict, dict, P
             gt,
             records,
         ),
-        f"trained head ({result.steps} steps, {result.elapsed_s:.0f} s)": quality(
+        f"trained head ({result.steps} steps, {result.elapsed_s:.0f} s, kept {result.best_step})": quality(
             predict_rows(MomentPredictor.from_index_dir(index_dir, device=device, use_head=True), queries),
             gt,
             records,
@@ -205,6 +206,10 @@ def bench_quality(work: Path, device: torch.device, args) -> tuple[dict, dict, P
         "head_parameters": result.parameter_count,
         "train_steps": result.steps,
         "train_seconds": round(result.elapsed_s, 1),
+        "held_out_examples": len(trainer.holdout),
+        "kept_step": result.best_step,
+        "held_out_iou_head": result.best_score,
+        "held_out_iou_zero_shot": result.zero_shot_score,
     }
     return table, meta, index_dir
 
@@ -229,11 +234,11 @@ def bench_real_structure(work: Path, device: torch.device, n: int) -> dict:
 def print_table(title: str, table: dict) -> None:
     print(f"\n{title}")
     head = ("ranker", "quality", "reward", "R1@.5", "R1@.7", "R1@.9", "mIoU")
-    print(f"  {head[0]:<40} {head[1]:>8} {head[2]:>8} {head[3]:>6} {head[4]:>6} {head[5]:>6} {head[6]:>6}  per source")
+    print(f"  {head[0]:<44} {head[1]:>8} {head[2]:>8} {head[3]:>6} {head[4]:>6} {head[5]:>6} {head[6]:>6}  per source")
     for name, q in table.items():
         per = ", ".join(f"{k} {v:.3f}" for k, v in q["per_source"].items())
         print(
-            f"  {name:<40} {q['raw_quality']:>8.4f} {q['reward']:>8.4f} {q['r1_at_0.5']:>6.3f} "
+            f"  {name:<44} {q['raw_quality']:>8.4f} {q['reward']:>8.4f} {q['r1_at_0.5']:>6.3f} "
             f"{q['r1_at_0.7']:>6.3f} {q['r1_at_0.9']:>6.3f} {q['mean_iou']:>6.3f}  {per}"
         )
 
@@ -293,7 +298,8 @@ def main(argv: list[str] | None = None) -> int:
         print_table(
             f"quality, moment-utility-v1, held-out synthetic split ({meta['test_queries']} queries on "
             f"{meta['test_videos']} videos of {meta['test_duration_s'][0]}-{meta['test_duration_s'][2]} s; "
-            f"head {meta['head_parameters']:,} parameters trained on {meta['train_examples']} examples)",
+            f"head {meta['head_parameters']:,} parameters, {meta['train_examples']} training examples of which "
+            f"{meta['held_out_examples']} held out for weight selection)",
             table,
         )
         out["real_structure"] = bench_real_structure(work, device, args.real_queries)
