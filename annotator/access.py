@@ -111,16 +111,22 @@ def both_frozen(packet: Packet) -> bool:
 
 
 def access_own_ledger(user: AbstractBaseUser, packet_id: int | str, *, for_update: bool = False) -> Ledger:
-    """The requesting annotator's own ledger on the packet."""
-    access = access_packet(user, packet_id)
-    if not access.is_annotator:
+    """The requesting annotator's own ledger on the packet.
+
+    A ledger row exists only for the person assigned to that side, so one query answers
+    both "is this user an annotator here?" and "which ledger?" (the annotator role wins
+    over any other role the user holds). With ``for_update`` only the ledger row is
+    locked, never the packet, video or task kind it joins: writers on different ledgers
+    do not wait for each other.
+    """
+    if not user.is_authenticated or not user.is_active:
         raise NotFound("ledger")
     ledgers = Ledger.objects.select_related("packet", "packet__task_kind", "packet__video")
     if for_update:
-        ledgers = ledgers.select_for_update()
+        ledgers = ledgers.select_for_update(of=("self",))
     try:
-        return ledgers.get(packet=access.packet, side=access.side)
-    except Ledger.DoesNotExist:
+        return ledgers.get(packet_id=int(packet_id), annotator=user)
+    except (Ledger.DoesNotExist, ValueError, TypeError):
         raise NotFound("ledger") from None
 
 
