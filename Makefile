@@ -16,6 +16,7 @@ format:
 
 bench:
 	.venv/bin/python bench/scoring.py
+	.venv/bin/python bench/annotation_api.py
 	.venv/bin/python bench/retrieval.py
 	DJANGO_SETTINGS_MODULE=deploy.test_settings .venv/bin/python bench/media.py
 	.venv/bin/python bench/grading.py
