@@ -5,6 +5,8 @@ ledger (data/agentic-vbench/egocentric-activity-understanding/environment/vocabu
 the closed lists of SCORING.md section 2 for the break-point ledger.
 """
 
+from scoring import tennis
+
 GTEA_VERBS = [
     "close", "compress", "crack", "cut", "flip", "mix", "move around", "open", "pour", "put",
     "spread", "take", "transfer", "turn off", "turn on",
@@ -85,15 +87,8 @@ BREAK_POINT_LEDGER = {
         {"name": "start_frame", "type": "int", "frame": True, "required": False, "export": False},
         {"name": "end_frame", "type": "int", "frame": True, "required": False, "export": False},
     ],
-    "identity_fields": [
-        "set",
-        "medvedev_games",
-        "de_minaur_games",
-        "medvedev_points",
-        "de_minaur_points",
-        "server",
-        "opportunity",
-    ],  # fmt: skip
+    # The scorer's identity key: events pair only when these are equal.
+    "identity_fields": list(tennis.IDENTITY_FIELDS),
     "boundary_fields": ["start_frame", "end_frame"],
     "tolerance": 0,
     "sort_keys": ["set", "medvedev_games", "de_minaur_games", "opportunity", "start_frame"],

@@ -9,7 +9,7 @@ import { connectPacket, renderPresence } from "./live.js";
 import { mountPlayer } from "./player.js";
 import { ADJUDICATE_SHORTCUTS, commandFor, keymap } from "./shortcuts.js";
 import { Timeline } from "./timeline.js";
-import { $, anyDialogOpen, el, isField, pageConfig, shortcutSheet } from "./ui.js";
+import { $, boot, anyDialogOpen, el, isField, pageConfig, shortcutSheet } from "./ui.js";
 import { comparisonRows, deltaText, itemSpan, needsDecision, nextUndecided, progress } from "./union_view.js";
 
 const config = pageConfig();
@@ -435,10 +435,5 @@ async function main() {
   window.frameledger.ready = true;
 }
 
-main().catch((error) => {
-  const box = $("#load-error");
-  box.hidden = false;
-  box.textContent = `This page could not load: ${error.message}`;
-  window.frameledger.loadError = String(error.message);
-});
+boot(main);
 

@@ -70,3 +70,14 @@ export function copyButton(value, label = "copy") {
   });
   return button;
 }
+
+// Runs a page's main(); a failure is shown in #load-error (and kept for tests) instead of
+// leaving a half-drawn page.
+export function boot(main) {
+  main().catch((error) => {
+    const box = $("#load-error");
+    box.hidden = false;
+    box.textContent = `This page could not load: ${error.message}`;
+    window.frameledger.loadError = String(error.message);
+  });
+}

@@ -3,7 +3,7 @@
 
 import { api } from "./api.js";
 import { formatValue } from "./event_schema.js";
-import { $, copyButton, el, pageConfig, when } from "./ui.js";
+import { $, boot, copyButton, el, pageConfig, when } from "./ui.js";
 
 const config = pageConfig();
 window.frameledger = window.frameledger || {};
@@ -103,9 +103,4 @@ async function main() {
   window.frameledger.ready = true;
 }
 
-main().catch((error) => {
-  const box = $("#load-error");
-  box.hidden = false;
-  box.textContent = `This page could not load: ${error.message}`;
-  window.frameledger.loadError = String(error.message);
-});
+boot(main);

@@ -11,7 +11,7 @@ import { connectPacket, renderPresence } from "./live.js";
 import { mountPlayer } from "./player.js";
 import { WORKSPACE_SHORTCUTS, commandFor, keymap } from "./shortcuts.js";
 import { Timeline } from "./timeline.js";
-import { $, anyDialogOpen, el, isField, pageConfig, shortcutSheet, when } from "./ui.js";
+import { $, boot, anyDialogOpen, el, isField, pageConfig, shortcutSheet, when } from "./ui.js";
 
 const config = pageConfig();
 const packetUrl = `/api/packets/${config.packetId}/`;
@@ -610,9 +610,4 @@ async function main() {
   window.frameledger.ready = true;
 }
 
-main().catch((error) => {
-  const box = $("#load-error");
-  box.hidden = false;
-  box.textContent = `This page could not load: ${error.message}`;
-  window.frameledger.loadError = String(error.message);
-});
+boot(main);
