@@ -14,9 +14,12 @@ import pytest
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from annotator.actions.adjudication import do_decide_item
+from annotator.actions.grading import do_score_batch, do_start_scoring_run, do_upload_submissions
 from annotator.actions.ledgers import do_add_event, do_freeze_ledger
 from annotator.actions.union import do_build_union
 from annotator.actions.versions import do_import_provisional_version, do_publish_adjudicated_version
+from annotator.canonical import sha256_hex
+from annotator.grading.uploads import SubmissionFile
 from annotator.models import Job, Ledger
 from tests.factories import client_for
 
@@ -67,6 +70,18 @@ def build_scenario(state, packet, users):
     if state == "published":
         scenario["adjudicated"] = do_publish_adjudicated_version(packet, actor=users["adjudicator"])
     scenario["job"] = Job.objects.create(kind="ingest", video=packet.video, created_by=users["maintainer"])
+    # An agent's submission graded against the provisional tier: its diagnostics quote
+    # third-party labels, so only maintainers may reach any of it.
+    content = json.dumps(
+        {"actions": [{"verb": "cut", "nouns": ["bagel"], "start_frame": 10, "end_frame": 20}]}
+    ).encode()
+    file = SubmissionFile(
+        label="agent-x", name="agent-x.json", content=content, sha256=sha256_hex(content), size=len(content)
+    )
+    [submission] = do_upload_submissions(packet, [file], actor=users["maintainer"])
+    run = do_start_scoring_run(provisional, [submission], actor=users["maintainer"], dispatch=False)
+    do_score_batch(run.pk, list(run.results.values_list("pk", flat=True)))
+    scenario["grading"] = {"submission_id": submission.pk, "run_id": run.pk, "score_id": run.results.get().pk}
     scenario["secrets"] = {
         "A": [str(event_a.uid), *map(str, A_FRAMES), "annotator_a"],
         "B": [str(event_b.uid), *map(str, B_FRAMES), "annotator_b"],
@@ -90,6 +105,8 @@ def expand(route, packet, scenario):
         "video_id": [packet.video_id],
         "job_id": [scenario["job"].pk],
         "slug": ["action-ledger"],
+        **{name: [value] for name, value in scenario["grading"].items()},
+        "name": ["reward.json"],
     }
     # Media routes name their owner in the path: /media/packets/<object_id>/, /media/videos/<object_id>/.
     values["object_id"] = [packet.pk] if "/packets/" in route else [packet.video_id]
@@ -129,15 +146,30 @@ def api_visible(name, params, role, state, scenario):
         **dict.fromkeys(["api-submissions", "api-scoring-runs", "api-calibration"], role == "maintainer"),
         **dict.fromkeys(["api-leaderboard", "api-leaderboard-csv", "api-leaderboard-json"], role == "maintainer"),
         "api-agreement": role in {"adjudicator", "maintainer"} and frozen,
-        # Submission, run and score ids are 0 here: no such object, for everyone.
-        **dict.fromkeys(["api-submission", "api-submission-content", "api-scoring-run", "api-score"], False),
-        **dict.fromkeys(["api-score-file", "api-score-diagnostics"], False),
+        # A real submission, run and score (graded against the provisional tier).
+        **dict.fromkeys(
+            ["api-submission", "api-submission-content", "api-scoring-run", "api-score"], role == "maintainer"
+        ),
+        **dict.fromkeys(["api-score-file", "api-score-diagnostics"], role == "maintainer"),
     }
     if name in {"api-version", "api-version-export"}:
         provisional = params["version_id"] == scenario["provisional"].pk
         return role == "maintainer" if provisional else on_packet
     return rules.get(name)
 
+
+# Parameters naming an object an outsider must not reach.
+SCOPED = {
+    "packet_id",
+    "object_id",
+    "version_id",
+    "video_id",
+    "job_id",
+    "submission_id",
+    "run_id",
+    "score_id",
+    "event_uid",
+}
 
 POST_ONLY = {
     "api-token",
@@ -181,7 +213,7 @@ def test_every_route_answers_each_role_without_leaking(
                         assert json.loads(body) == {"error": {"code": "not_found", "message": "Not found."}}, label
                 elif name in POST_ONLY:
                     assert response.status_code == 405, label
-                if role == "outsider" and ("packet_id" in params or "object_id" in params):
+                if role == "outsider" and SCOPED & set(params):
                     assert response.status_code in {404, 405}, label
                 assert_no_leak(body, role, state, scenario, label)
     assert not unclassified, f"classify these API routes in api_visible: {sorted(set(unclassified))}"
