@@ -1,16 +1,26 @@
-"""The only way code obtains a packet, a ledger, a union or a ground-truth version.
+"""The only way code obtains a packet, a ledger, a union, a ground-truth version or
+anything graded against one (submissions, scoring runs, scores, jobs, leaderboards).
 
 Every function takes the requesting user and raises ``NotFound`` when the user may not
 see the object: an outsider, or an annotator asking for anything about the other
-ledger, gets exactly the answer a non-existent object would get. Blindness lives here.
+ledger, gets exactly the answer a non-existent object would get. Blindness lives here,
+and every decision about a packet's material is made by the person's role *on that
+packet* (:func:`role_on_packet`), never by "is this person a maintainer somewhere?".
 
 Roles on a packet, from most to least restrictive:
 - ``annotator`` (A or B): own ledger only. A person assigned as annotator gets this
-  role on that packet whatever other roles they hold.
-- ``adjudicator``: both ledgers and the union, only once both ledgers are frozen.
-- ``maintainer`` (member of the ``maintainers`` group, or a superuser): progress of
-  both ledgers at any time (status and counts only); contents once both are frozen;
-  every ground-truth tier.
+  role on that packet whatever other roles they hold, until the packet is released
+  (an adjudicated version is published: both ledgers are frozen for good); from then
+  on a maintainer who annotated it is treated as a maintainer on it.
+- ``adjudicator``: both ledgers and the union, only once both ledgers are frozen. A
+  maintainer who adjudicates a packet stays its adjudicator (decisions stay revisable
+  after a publication), so never sees its provisional tier or its grading material.
+- ``maintainer`` (member of the ``maintainers`` group, or a superuser, holding no other
+  role on the packet): progress of both ledgers at any time (status and counts only);
+  contents once both are frozen; every ground-truth tier; grading material; the audit log.
+
+Maintainer-wide material that belongs to no packet (the user list, videos, ingest
+jobs) goes by group membership alone (:func:`require_maintainer`).
 """
 
 from __future__ import annotations
@@ -20,7 +30,17 @@ from dataclasses import dataclass
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Q, QuerySet
 
-from annotator.models import GroundTruthVersion, Ledger, Packet, Union, Video
+from annotator.models import (
+    GroundTruthVersion,
+    Job,
+    Ledger,
+    Packet,
+    ScoringRun,
+    Submission,
+    SubmissionScore,
+    Union,
+    Video,
+)
 
 MAINTAINERS_GROUP = "maintainers"
 
@@ -60,17 +80,24 @@ def require_maintainer(user: AbstractBaseUser) -> None:
 
 
 def role_on_packet(user: AbstractBaseUser, packet: Packet) -> str | None:
+    """The one role a person has on a packet (see the module docstring), or ``None``."""
     if not user.is_authenticated or not user.is_active:
         return None
-    if packet.annotator_a_id == user.pk:
-        return "annotator_a"
-    if packet.annotator_b_id == user.pk:
-        return "annotator_b"
+    side = {packet.annotator_a_id: "annotator_a", packet.annotator_b_id: "annotator_b"}.get(user.pk)
+    if side is not None:
+        return "maintainer" if is_maintainer(user) and is_released(packet) else side
     if packet.adjudicator_id == user.pk:
         return "adjudicator"
     if is_maintainer(user):
         return "maintainer"
     return None
+
+
+def is_released(packet: Packet) -> bool:
+    """The blind phase of the packet is over for its annotators: an adjudicated version
+    is published, so both ledgers are frozen for good and nothing anyone sees can change
+    them any more."""
+    return GroundTruthVersion.objects.filter(packet=packet, tier=GroundTruthVersion.Tier.ADJUDICATED).exists()
 
 
 def visible_packets(user: AbstractBaseUser) -> QuerySet[Packet]:
@@ -171,3 +198,116 @@ def access_version(user: AbstractBaseUser, version_id: int | str) -> tuple[Packe
     if not visible_versions(user, access).filter(pk=version.pk).exists():
         raise NotFound("version")
     return access, version
+
+
+# ------------------------------------------------------------------ packet operations
+
+
+def _packet_with_role(user, packet_id, roles: set[str], what: str, *, for_update: bool = False) -> PacketAccess:
+    try:
+        access = access_packet(user, packet_id, for_update=for_update)
+    except NotFound:
+        raise NotFound(what) from None
+    if access.role not in roles:
+        raise NotFound(what)
+    return access
+
+
+def access_union_build(user: AbstractBaseUser, packet_id: int | str, *, for_update: bool = False) -> PacketAccess:
+    """Who may build the union: the adjudicator or a maintainer, once both ledgers are frozen."""
+    access = _packet_with_role(user, packet_id, {"adjudicator", "maintainer"}, "union", for_update=for_update)
+    if not both_frozen(access.packet):
+        raise NotFound("union")
+    return access
+
+
+def access_adjudication(user: AbstractBaseUser, packet_id: int | str, *, for_update: bool = False) -> PacketAccess:
+    """Deciding union items and publishing: the packet's adjudicator only."""
+    return _packet_with_role(user, packet_id, {"adjudicator"}, "union", for_update=for_update)
+
+
+def access_adjudication_view(user: AbstractBaseUser, packet_id: int | str) -> PacketAccess:
+    """The adjudication page: the adjudicator, and maintainers following it read-only."""
+    return _packet_with_role(user, packet_id, {"adjudicator", "maintainer"}, "adjudication")
+
+
+def access_audit_log(user: AbstractBaseUser, packet_id: int | str) -> PacketAccess:
+    return _packet_with_role(user, packet_id, {"maintainer"}, "audit log")
+
+
+def access_agreement(user: AbstractBaseUser, packet_id: int | str, *, report: bool = True) -> PacketAccess:
+    """The agreement report: maintainers and the adjudicator (who has seen both ledgers
+    by then), once both are frozen; before that there is no report to find. With
+    ``report=False``: the page that waits for it."""
+    access = _packet_with_role(user, packet_id, {"adjudicator", "maintainer"}, "agreement")
+    if report and not both_frozen(access.packet):
+        raise NotFound("agreement")
+    return access
+
+
+# ----------------------------------------------------------------------------- grading
+#
+# Everything graded is graded against a ground-truth version, often the provisional
+# tier: a score's diagnostics quote the reference events, a run names the exact
+# ``gt.json`` hash. So every grading object is reached only by a person whose role on
+# the object's packet is ``maintainer``.
+
+
+def access_grading_packet(user: AbstractBaseUser, packet_id: int | str, *, for_update: bool = False) -> Packet:
+    return _packet_with_role(user, packet_id, {"maintainer"}, "packet", for_update=for_update).packet
+
+
+def access_grading_version(user: AbstractBaseUser, version_id: int | str) -> GroundTruthVersion:
+    access, version = access_version(user, version_id)
+    if access.role != "maintainer":
+        raise NotFound("version")
+    return version
+
+
+def _graded_row(user, queryset, pk, packet_of, what: str):
+    if not is_maintainer(user):  # cheap refusal before any lookup
+        raise NotFound(what)
+    try:
+        row = queryset.filter(pk=int(pk)).first()
+    except (ValueError, TypeError):
+        row = None
+    if row is None or role_on_packet(user, packet_of(row)) != "maintainer":
+        raise NotFound(what)
+    return row
+
+
+def access_submission(user: AbstractBaseUser, submission_id: int | str) -> Submission:
+    rows = Submission.objects.select_related("packet")
+    return _graded_row(user, rows, submission_id, lambda s: s.packet, "submission")
+
+
+def access_scoring_run(user: AbstractBaseUser, run_id: int | str) -> ScoringRun:
+    rows = ScoringRun.objects.select_related("version", "job", "version__packet")
+    return _graded_row(user, rows, run_id, lambda r: r.version.packet, "scoring run")
+
+
+def access_score(user: AbstractBaseUser, score_id: int | str) -> SubmissionScore:
+    rows = SubmissionScore.objects.select_related(
+        "submission", "run", "version__packet__video", "version__packet__task_kind"
+    )
+    return _graded_row(user, rows, score_id, lambda s: s.version.packet, "score")
+
+
+def access_job(user: AbstractBaseUser, job_id: int | str) -> Job:
+    """A scoring job is grading material of its packet; any other job (ingest) is about
+    a video: maintainers' material."""
+    if not user.is_authenticated or not user.is_active:
+        raise NotFound("job")
+    try:
+        job = Job.objects.select_related("scoring_run__version__packet").filter(pk=int(job_id)).first()
+    except (ValueError, TypeError):
+        job = None
+    if job is None:
+        raise NotFound("job")
+    run = getattr(job, "scoring_run", None)
+    if run is not None:
+        if role_on_packet(user, run.version.packet) != "maintainer":
+            raise NotFound("job")
+    elif not is_maintainer(user):
+        raise NotFound("job")
+    return job

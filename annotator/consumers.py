@@ -17,10 +17,10 @@ POLL_SECONDS = 0.5
 
 
 def job_state(user, job_id: int) -> dict | None:
-    job = Job.objects.filter(pk=job_id).first()
-    if job is None or not (access.is_maintainer(user) or job.created_by_id == user.pk):
+    try:
+        return job_view(access.access_job(user, job_id))
+    except access.NotFound:
         return None
-    return job_view(job)
 
 
 class JobProgressConsumer(AsyncJsonWebsocketConsumer):

@@ -1,7 +1,8 @@
 """Grading pages (server-rendered shells; the data comes from the grading REST API).
 
-Maintainers only, except the agreement report, which the packet's adjudicator may read
-once both ledgers are frozen. Anyone else gets the 404 of a missing page.
+Maintainers of the packet only, except the agreement report, which the packet's
+adjudicator may read once both ledgers are frozen (``annotator.access``). Anyone else
+gets the 404 of a missing page.
 """
 
 from __future__ import annotations
@@ -12,18 +13,14 @@ from django.shortcuts import render
 from django.urls import reverse
 
 from annotator import access
-from annotator.models import SubmissionScore
 from scoring import SCORERS
 
 
-def _packet(request, packet_id, roles=frozenset({"maintainer"})):
+def _or_404(check, request, object_id):
     try:
-        packet_access = access.access_packet(request.user, packet_id)
+        return check(request.user, object_id)
     except access.NotFound:
         raise Http404("Not found") from None
-    if packet_access.role not in roles:
-        raise Http404("Not found")
-    return packet_access.packet
 
 
 def _scorers(packet) -> list[str]:
@@ -43,19 +40,14 @@ def _media_urls(packet) -> dict:
 
 @login_required
 def packet_grading(request, packet_id: int):
-    packet = _packet(request, packet_id)
+    packet = _or_404(access.access_grading_packet, request, packet_id)
     config = {"packetId": packet.pk, "scorers": _scorers(packet)}
     return render(request, "frontend/grading/packet.html", {"packet": packet, "config": config})
 
 
 @login_required
 def version_grading(request, version_id: int):
-    try:
-        packet_access, version = access.access_version(request.user, version_id)
-    except access.NotFound:
-        raise Http404("Not found") from None
-    if packet_access.role != "maintainer":
-        raise Http404("Not found")
+    version = _or_404(access.access_grading_version, request, version_id)
     scorer_id = request.GET.get("scorer") or version.packet.task_kind.scorer_id
     if scorer_id not in _scorers(version.packet):
         raise Http404("Not found")
@@ -65,17 +57,13 @@ def version_grading(request, version_id: int):
 
 @login_required
 def score_diagnostics(request, score_id: int):
-    if not access.is_maintainer(request.user):
-        raise Http404("Not found")
-    score = SubmissionScore.objects.select_related("version__packet", "submission").filter(pk=score_id).first()
-    if score is None:
-        raise Http404("Not found")
-    packet = _packet(request, score.version.packet_id)
-    config = {"scoreId": score.pk, "urls": _media_urls(packet)}
+    score = _or_404(access.access_score, request, score_id)
+    config = {"scoreId": score.pk, "urls": _media_urls(score.version.packet)}
     return render(request, "frontend/grading/diagnostics.html", {"score": score, "config": config})
 
 
 @login_required
 def agreement(request, packet_id: int):
-    packet = _packet(request, packet_id, roles=frozenset({"maintainer", "adjudicator"}))
+    packet_access = _or_404(lambda user, pk: access.access_agreement(user, pk, report=False), request, packet_id)
+    packet = packet_access.packet
     return render(request, "frontend/grading/agreement.html", {"packet": packet, "config": {"packetId": packet.pk}})

@@ -20,9 +20,9 @@ from annotator import access
 from annotator.media.views import media_urls_for
 
 
-def _packet_access(request, packet_id: int) -> access.PacketAccess:
+def _packet_access(request, packet_id: int, check=access.access_packet) -> access.PacketAccess:
     try:
-        return access.access_packet(request.user, packet_id)
+        return check(request.user, packet_id)
     except access.NotFound:
         raise Http404("Not found") from None
 
@@ -62,17 +62,13 @@ def packet_home(request, packet_id: int):
 @login_required
 def adjudication(request, packet_id: int):
     """The adjudication view; maintainers may follow it read-only."""
-    packet_access = _packet_access(request, packet_id)
-    if packet_access.role not in {"adjudicator", "maintainer"}:
-        raise Http404("Not found")
+    packet_access = _packet_access(request, packet_id, access.access_adjudication_view)
     return render(request, "frontend/adjudicate.html", _packet_context(packet_access, request))
 
 
 @login_required
 def audit_log(request, packet_id: int):
-    packet_access = _packet_access(request, packet_id)
-    if packet_access.role != "maintainer":
-        raise Http404("Not found")
+    packet_access = _packet_access(request, packet_id, access.access_audit_log)
     return render(request, "frontend/maintainer_audit.html", _packet_context(packet_access, request))
 
 
@@ -93,6 +89,8 @@ def version_page(request, version_id: int):
 
 @login_required
 def new_packet(request):
-    if not access.is_maintainer(request.user):
-        raise Http404("Not found")
+    try:
+        access.require_maintainer(request.user)
+    except access.NotFound:
+        raise Http404("Not found") from None
     return render(request, "frontend/maintainer_new.html", {"page_config": {"username": request.user.username}})

@@ -22,8 +22,14 @@ def ensure_builtin_rows() -> None:
 def make_user(username: str, *, maintainer: bool = False) -> User:
     user = User.objects.create_user(username, password=f"{username}-password")
     if maintainer:
-        ensure_builtin_rows()
-        user.groups.add(Group.objects.get(name="maintainers"))
+        make_maintainer(user)
+    return user
+
+
+def make_maintainer(user: User) -> User:
+    """Add ``user`` to the maintainers group (a person may hold several roles)."""
+    ensure_builtin_rows()
+    user.groups.add(Group.objects.get(name="maintainers"))
     return user
 
 

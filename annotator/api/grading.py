@@ -1,5 +1,6 @@
-"""REST endpoints of grading (maintainers only; anyone else gets the 404 a missing
-object gets). Each view: ``access_*``, call one ``do_*`` or read function, present.
+"""REST endpoints of grading (maintainers of the packet only, see ``annotator.access``;
+anyone else gets the 404 a missing object gets). Each view: ``access_*``, call one
+``do_*`` or read function, present.
 
 The agreement report is also open to the packet's adjudicator, once both ledgers are
 frozen (they have seen both ledgers by then).
@@ -26,48 +27,6 @@ from annotator.grading.leaderboard import rows_csv
 from annotator.models import ScoringRun, Submission, SubmissionScore, VersionCalibration, VersionReadiness
 
 SCORE_FILES = {"reward.json": "reward_json", "reward.txt": "reward_txt", "details.json": "details_json"}
-
-
-# ----------------------------------------------------------------------------- access
-
-
-def grading_packet(user, packet_id, *, for_update: bool = False):
-    packet_access = access.access_packet(user, packet_id, for_update=for_update)
-    if packet_access.role != "maintainer":
-        raise access.NotFound("packet")
-    return packet_access.packet
-
-
-def grading_version(user, version_id):
-    packet_access, version = access.access_version(user, version_id)
-    if packet_access.role != "maintainer":
-        raise access.NotFound("version")
-    return version
-
-
-def _maintainer_row(user, queryset, pk, what: str):
-    if not access.is_maintainer(user):
-        raise access.NotFound(what)
-    row = queryset.filter(pk=pk).first()
-    if row is None:
-        raise access.NotFound(what)
-    return row
-
-
-def grading_submission(user, submission_id) -> Submission:
-    return _maintainer_row(user, Submission.objects.select_related("packet"), submission_id, "submission")
-
-
-def grading_run(user, run_id) -> ScoringRun:
-    runs = ScoringRun.objects.select_related("version", "job", "version__packet")
-    return _maintainer_row(user, runs, run_id, "scoring run")
-
-
-def grading_score(user, score_id) -> SubmissionScore:
-    scores = SubmissionScore.objects.select_related(
-        "submission", "run", "version__packet__video", "version__packet__task_kind"
-    )
-    return _maintainer_row(user, scores, score_id, "score")
 
 
 # --------------------------------------------------------------------------- present
@@ -195,13 +154,13 @@ def uploaded_files(request, scorer_id: str) -> list[uploads.SubmissionFile]:
 
 class SubmissionListView(APIView):
     def get(self, request, packet_id):
-        packet = grading_packet(request.user, packet_id)
+        packet = access.access_grading_packet(request.user, packet_id)
         rows = Submission.objects.filter(packet=packet).defer("content").order_by("id")
         rows = rows.annotate(kept=ExpressionWrapper(Q(content__isnull=False), output_field=BooleanField()))
         return Response([submission_view(s) for s in rows])
 
     def post(self, request, packet_id):
-        packet = grading_packet(request.user, packet_id)
+        packet = access.access_grading_packet(request.user, packet_id)
         files = uploaded_files(request, packet.task_kind.scorer_id)
         created = grading.do_upload_submissions(packet, files, actor=request.user)
         return Response(
@@ -212,7 +171,7 @@ class SubmissionListView(APIView):
 
 class SubmissionDetailView(APIView):
     def get(self, request, submission_id):
-        submission = grading_submission(request.user, submission_id)
+        submission = access.access_submission(request.user, submission_id)
         scores = submission.results.exclude(status=SubmissionScore.Status.PENDING).order_by("-id")
         body = submission_view(submission)
         body["scores"] = [
@@ -225,7 +184,7 @@ class SubmissionDetailView(APIView):
 
 class SubmissionContentView(APIView):
     def get(self, request, submission_id):
-        submission = grading_submission(request.user, submission_id)
+        submission = access.access_submission(request.user, submission_id)
         if submission.content is None:
             raise access.NotFound("content")
         response = HttpResponse(bytes(submission.content), content_type="application/octet-stream")
@@ -244,7 +203,7 @@ def _body(request) -> dict:
 
 class ScoringRunListView(APIView):
     def get(self, request, packet_id):
-        packet = grading_packet(request.user, packet_id)
+        packet = access.access_grading_packet(request.user, packet_id)
         runs = ScoringRun.objects.filter(version__packet=packet).select_related("version", "job")[:200]
         return Response([run_view(run) for run in runs])
 
@@ -254,7 +213,7 @@ class ScoringRunListView(APIView):
         (ids) or ``batch`` (an upload batch); default every submission of the packet."""
         body = _body(request)
         with transaction.atomic():
-            packet = grading_packet(request.user, packet_id, for_update=True)
+            packet = access.access_grading_packet(request.user, packet_id, for_update=True)
             version = grading.resolve_version(packet, version_id=_int_or_none(body.get("version"), "version"),
                                               tier=body.get("tier"))  # fmt: skip
             chosen = Submission.objects.filter(packet=packet).defer("content").order_by("id")
@@ -284,19 +243,19 @@ def _int_or_none(value, field: str):
 
 class ScoringRunDetailView(APIView):
     def get(self, request, run_id):
-        return Response(run_view(grading_run(request.user, run_id), include_scores=True))
+        return Response(run_view(access.access_scoring_run(request.user, run_id), include_scores=True))
 
 
 class ScoreDetailView(APIView):
     def get(self, request, score_id):
-        return Response(score_view(grading_score(request.user, score_id)))
+        return Response(score_view(access.access_score(request.user, score_id)))
 
 
 class ScoreFileView(APIView):
     """The scorer's output files, byte for byte (what the verifier CLI writes)."""
 
     def get(self, request, score_id, name):
-        score = grading_score(request.user, score_id)
+        score = access.access_score(request.user, score_id)
         field = SCORE_FILES.get(name)
         data = getattr(score, field) if field else None
         if data is None:
@@ -307,7 +266,7 @@ class ScoreFileView(APIView):
 
 class ScoreDiagnosticsView(APIView):
     def get(self, request, score_id):
-        return Response(grading.score_diagnostics(grading_score(request.user, score_id)))
+        return Response(grading.score_diagnostics(access.access_score(request.user, score_id)))
 
 
 # ------------------------------------------------------------------------ leaderboard
@@ -318,7 +277,7 @@ class LeaderboardView(APIView):
     descending; default ``-reward``). ``export`` in the URL: ``csv`` or ``json`` files."""
 
     def get(self, request, version_id, export=None):
-        version = grading_version(request.user, version_id)
+        version = access.access_grading_version(request.user, version_id)
         scorer_id = grading.checked_scorer(version, request.query_params.get("scorer") or None)
         table = grading.leaderboard(version, scorer_id, sort=request.query_params.get("sort"))
         if export is None:
@@ -339,7 +298,7 @@ class LeaderboardView(APIView):
 
 class CalibrationView(APIView):
     def get(self, request, version_id):
-        version = grading_version(request.user, version_id)
+        version = access.access_grading_version(request.user, version_id)
         readiness = VersionReadiness.objects.filter(version=version).select_related("marked_by").first()
         return Response(
             {
@@ -352,7 +311,7 @@ class CalibrationView(APIView):
 
     def post(self, request, version_id):
         """(Re)compute the anchors, for the task scorer or ``scorer_id``."""
-        version = grading_version(request.user, version_id)
+        version = access.access_grading_version(request.user, version_id)
         scorer_id = _body(request).get("scorer_id") or None
         with transaction.atomic():
             calibration = grading.do_compute_calibration(version, scorer_id=scorer_id)
@@ -361,7 +320,7 @@ class CalibrationView(APIView):
 
 class ReadyView(APIView):
     def post(self, request, version_id):
-        version = grading_version(request.user, version_id)
+        version = access.access_grading_version(request.user, version_id)
         readiness = grading.do_mark_version_ready(version, actor=request.user)
         return Response(readiness_view(readiness), status=status.HTTP_201_CREATED)
 
@@ -371,10 +330,7 @@ class ReadyView(APIView):
 
 class AgreementView(APIView):
     def get(self, request, packet_id):
-        packet_access = access.access_packet(request.user, packet_id)
-        # Before both freezes there is no report to find (as for the union).
-        if packet_access.role not in {"maintainer", "adjudicator"} or not access.both_frozen(packet_access.packet):
-            raise access.NotFound("agreement")
+        packet_access = access.access_agreement(request.user, packet_id)
         report = grading.do_agreement_report(packet_access.packet, actor=request.user)
         return Response(
             {

@@ -84,8 +84,4 @@ class VideoDetailView(APIView):
 
 class JobDetailView(APIView):
     def get(self, request, job_id: int):
-        access.require_maintainer(request.user)
-        job = Job.objects.filter(pk=job_id).first()
-        if job is None:
-            raise access.NotFound("job")
-        return Response(job_view(job))
+        return Response(job_view(access.access_job(request.user, job_id)))

@@ -205,9 +205,7 @@ class UnionView(APIView):
 
     def post(self, request, packet_id):
         with transaction.atomic():
-            packet_access = access.access_packet(request.user, packet_id, for_update=True)
-            if packet_access.role not in {"adjudicator", "maintainer"} or not access.both_frozen(packet_access.packet):
-                raise access.NotFound("union")
+            packet_access = access.access_union_build(request.user, packet_id, for_update=True)
             do_build_union(packet_access.packet, actor=request.user)
         return self.get(request, packet_id)
 
@@ -215,9 +213,7 @@ class UnionView(APIView):
 class DecisionView(APIView):
     def post(self, request, packet_id, position):
         with transaction.atomic():
-            packet_access = access.access_packet(request.user, packet_id, for_update=True)
-            if packet_access.role != "adjudicator":
-                raise access.NotFound("union")
+            access.access_adjudication(request.user, packet_id, for_update=True)
             _, union = access.access_union(request.user, packet_id)
             item = UnionItem.objects.filter(union=union, position=position).first()
             if item is None:
@@ -233,9 +229,7 @@ class DecisionView(APIView):
 class PublishView(APIView):
     def post(self, request, packet_id):
         with transaction.atomic():
-            packet_access = access.access_packet(request.user, packet_id, for_update=True)
-            if packet_access.role != "adjudicator":
-                raise access.NotFound("union")
+            packet_access = access.access_adjudication(request.user, packet_id, for_update=True)
             version = do_publish_adjudicated_version(packet_access.packet, actor=request.user)
         return Response(present.version_view(version), status=status.HTTP_201_CREATED)
 
@@ -271,9 +265,7 @@ class VersionExportView(APIView):
 
 class AuditLogView(APIView):
     def get(self, request, packet_id):
-        packet_access = access.access_packet(request.user, packet_id)
-        if packet_access.role != "maintainer":
-            raise access.NotFound("audit log")
+        packet_access = access.access_audit_log(request.user, packet_id)
         entries = AuditEntry.objects.filter(packet=packet_access.packet).select_related("actor")[:1000]
         return Response(
             [
