@@ -23,7 +23,12 @@ NOT_FOUND = {"error": {"code": "not_found", "message": "Not found."}}
 
 
 def users_of(annotator_a, annotator_b, adjudicator, maintainer):
-    return {"annotator_a": annotator_a, "annotator_b": annotator_b, "adjudicator": adjudicator, "maintainer": maintainer}
+    return {
+        "annotator_a": annotator_a,
+        "annotator_b": annotator_b,
+        "adjudicator": adjudicator,
+        "maintainer": maintainer,
+    }
 
 
 @pytest.fixture
