@@ -17,6 +17,7 @@ from fractions import Fraction
 
 from annotator.actions.versions import version_submission
 from annotator.canonical import sha256_hex
+from annotator.filenames import safe_filename
 from annotator.models import GroundTruthVersion
 
 
@@ -80,7 +81,7 @@ def export_files(version: GroundTruthVersion) -> dict[str, bytes]:
 
 def export_zip(version: GroundTruthVersion) -> bytes:
     buffer = io.BytesIO()
-    prefix = f"{version.packet.task_kind.slug}-{version.tier}-v{version.number}"
+    prefix = safe_filename(f"{version.packet.task_kind.slug}-{version.tier}-v{version.number}")
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for name, data in sorted(export_files(version).items()):
             info = zipfile.ZipInfo(f"{prefix}/{name}", date_time=(1980, 1, 1, 0, 0, 0))

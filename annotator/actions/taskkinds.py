@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+
 from django.db import transaction
 
 from annotator.actions.audit import record
@@ -15,7 +17,19 @@ KNOWN_SCORERS_BY_FAMILY = {
 }
 
 
+# Lower-case letters, digits, ``-`` and ``_``, starting with a letter or digit; the
+# column holds 50 characters. The slug names files, zip folders and URLs.
+SLUG = re.compile(r"[a-z0-9][a-z0-9_-]{0,49}")
+MAX_NAME_CHARS = 200
+
+
 def check_task_kind(*, slug: str, name: str, scorer_id: str, schema) -> None:
+    if not SLUG.fullmatch(slug):
+        raise InvalidInput(
+            "a slug is 1 to 50 lower-case letters, digits, '-' or '_', starting with a letter or digit", field="slug"
+        )
+    if not name.strip() or len(name) > MAX_NAME_CHARS:
+        raise InvalidInput(f"a name is 1 to {MAX_NAME_CHARS} characters", field="name")
     try:
         check_schema(schema)
     except SchemaError as exc:

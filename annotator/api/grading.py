@@ -14,7 +14,6 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.http import HttpResponse
-from django.utils.http import content_disposition_header
 from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -22,6 +21,7 @@ from rest_framework.views import APIView
 from annotator import access
 from annotator.actions import grading
 from annotator.errors import InvalidInput
+from annotator.filenames import attachment
 from annotator.grading import uploads
 from annotator.grading.leaderboard import rows_csv
 from annotator.models import ScoringRun, Submission, SubmissionScore, VersionCalibration, VersionReadiness
@@ -188,7 +188,7 @@ class SubmissionContentView(APIView):
         if submission.content is None:
             raise access.NotFound("content")
         response = HttpResponse(bytes(submission.content), content_type="application/octet-stream")
-        response["Content-Disposition"] = content_disposition_header(True, submission.original_name)
+        response["Content-Disposition"] = attachment(submission.original_name)
         return response
 
 
@@ -289,7 +289,7 @@ class LeaderboardView(APIView):
         else:
             data = json.dumps(table, indent=2) + "\n"
             response = HttpResponse(data, content_type="application/json")
-        response["Content-Disposition"] = content_disposition_header(True, name)
+        response["Content-Disposition"] = attachment(name)
         return response
 
 

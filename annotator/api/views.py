@@ -25,6 +25,7 @@ from annotator.actions.versions import do_publish_adjudicated_version
 from annotator.api import present
 from annotator.errors import InvalidInput, StaleVersion
 from annotator.export import export_files, export_zip
+from annotator.filenames import attachment
 from annotator.models import AuditEntry, TaskKind, UnionItem, Video
 
 ETAG = re.compile(r'^(?:W/)?"ledger-(?P<id>\d+)-v(?P<version>\d+)"$')
@@ -257,8 +258,8 @@ class VersionExportView(APIView):
                 raise access.NotFound("file")
             return HttpResponse(files[name], content_type="application/octet-stream")
         response = HttpResponse(export_zip(version), content_type="application/zip")
-        response["Content-Disposition"] = (
-            f'attachment; filename="{version.packet.task_kind.slug}-{version.tier}-v{version.number}.zip"'
+        response["Content-Disposition"] = attachment(
+            f"{version.packet.task_kind.slug}-{version.tier}-v{version.number}.zip"
         )
         return response
 
