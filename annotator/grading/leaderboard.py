@@ -60,10 +60,25 @@ def sort_rows(rows: Sequence[dict], sort: str | None, family: str) -> list[dict]
     return present + missing
 
 
+# OWASP "CSV injection": a spreadsheet treats a cell starting with one of these as a
+# formula (``=HYPERLINK(...)``, ``@SUM(...)``, DDE payloads).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def neutralise_cell(value):
+    """A text cell that a spreadsheet would run as a formula, prefixed with ``'`` so it
+    is shown as text. Numbers stay numbers (``-0.5`` is written as ``-0.5``); text that
+    merely looks like a number (``"-1"``) is text and gets the quote too."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
 def rows_csv(rows: Sequence[dict], family: str) -> str:
+    """The rows as CSV; every text cell passes :func:`neutralise_cell`."""
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=columns(family), extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow({key: "" if row.get(key) is None else row[key] for key in columns(family)})
+        writer.writerow({key: "" if row.get(key) is None else neutralise_cell(row[key]) for key in columns(family)})
     return buffer.getvalue()
