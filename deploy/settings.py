@@ -182,3 +182,10 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": envstr("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "INFO"}},
 }
+
+# Submission zip archives (annotator/grading/uploads.py): an archive over any cap is
+# refused with a 400 before or while it is inflated.
+FRAMELEDGER_ZIP_MAX_ENTRIES = envint("FRAMELEDGER_ZIP_MAX_ENTRIES", 10_000)
+FRAMELEDGER_ZIP_MAX_ENTRY_BYTES = envint("FRAMELEDGER_ZIP_MAX_ENTRY_BYTES", 64 * 1024**2)
+FRAMELEDGER_ZIP_MAX_TOTAL_BYTES = envint("FRAMELEDGER_ZIP_MAX_TOTAL_BYTES", 512 * 1024**2)
+FRAMELEDGER_ZIP_MAX_RATIO = envint("FRAMELEDGER_ZIP_MAX_RATIO", 200)

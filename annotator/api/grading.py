@@ -142,9 +142,15 @@ def uploaded_files(request, scorer_id: str) -> list[uploads.SubmissionFile]:
             label = labels[position - len(single)] if labels else ""
         files.append(uploads.make_file(label, upload.name, upload.chunks(), cap))
     include = (_form_list(request, "include") or [None])[0]
+    limits = uploads.ZipLimits(
+        entries=settings.FRAMELEDGER_ZIP_MAX_ENTRIES,
+        entry_bytes=settings.FRAMELEDGER_ZIP_MAX_ENTRY_BYTES,
+        total_bytes=settings.FRAMELEDGER_ZIP_MAX_TOTAL_BYTES,
+        ratio=settings.FRAMELEDGER_ZIP_MAX_RATIO,
+    )
     for archive in request.FILES.getlist("archive"):
         try:
-            files += uploads.expand_zip(archive, cap, include=include)
+            files += uploads.expand_zip(archive, cap, include=include, limits=limits)
         except uploads.UploadRefused as error:
             raise InvalidInput(str(error), field="archive") from None
     if len(files) > uploads.MAX_BATCH_FILES:

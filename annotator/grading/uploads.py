@@ -12,7 +12,9 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import posixpath
+import struct
 import zipfile
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
@@ -28,6 +30,23 @@ CHUNK = 1024 * 1024
 # Suffixes that name the file's role, not the run (longest first).
 _ROLE_SUFFIXES = (".submitted-solution.json", ".solution.jsonl", ".solution.json", ".submission.json")
 _ROLE_NAMES = {"solution.json", "solution.jsonl", "submission.json", "submission.jsonl", "submitted-solution.json"}
+
+
+MiB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class ZipLimits:
+    """Caps on what an uploaded archive may inflate to (zip bombs). Sizes and the entry
+    count the archive declares are checked before anything is inflated; the inflated
+    bytes are counted again while streaming, since declared sizes can lie."""
+
+    entries: int = 10_000  # entries of the archive, folders and hidden files included
+    entry_bytes: int = 64 * MiB  # inflated bytes of one entry
+    total_bytes: int = 512 * MiB  # inflated bytes of every entry read, together
+    ratio: int = 200  # inflated / compressed bytes of one entry ...
+    ratio_grace: int = 1 * MiB  # ... once it has inflated past this many bytes
+    directory_bytes: int = 16 * MiB  # the central directory, parsed before anything else
 
 
 class UploadRefused(ValueError):
@@ -128,14 +147,21 @@ def included(path: str, include: str | None) -> bool:
     return fnmatch.fnmatch(posixpath.basename(path), include) or fnmatch.fnmatch(path, include)
 
 
-def expand_zip(archive: BinaryIO, cap: ByteCap, *, include: str | None = None) -> list[SubmissionFile]:
+def expand_zip(
+    archive: BinaryIO, cap: ByteCap, *, include: str | None = None, limits: ZipLimits | None = None
+) -> list[SubmissionFile]:
     """Every file of a zip as a submission, labelled by its path (the common leading
-    folder removed). Folders, dot files and ``__MACOSX`` entries are skipped."""
+    folder removed). Folders, dot files and ``__MACOSX`` entries are skipped. An archive
+    over any of ``limits`` is refused as a whole (:class:`UploadRefused`)."""
+    limits = limits or ZipLimits()
+    _check_directory(archive, limits)
     try:
         zipped = zipfile.ZipFile(archive)
     except (zipfile.BadZipFile, OSError) as error:
         raise UploadRefused(f"not a readable zip archive: {error}") from None
     with zipped:
+        if len(zipped.infolist()) > limits.entries:
+            raise UploadRefused(f"the archive holds {len(zipped.infolist())} entries; at most {limits.entries}")
         entries = [
             info
             for info in zipped.infolist()
@@ -143,16 +169,19 @@ def expand_zip(archive: BinaryIO, cap: ByteCap, *, include: str | None = None) -
         ]
         if len(entries) > MAX_BATCH_FILES:
             raise UploadRefused(f"the archive holds {len(entries)} files; a batch takes at most {MAX_BATCH_FILES}")
+        _check_declared(entries, limits)
         names = [info.filename.replace("\\", "/").strip("/") for info in entries]
         prefix = _common_directory(names)
         files = []
         kept = 0
+        inflated = InflateCounter(limits)
         for info, name in zip(entries, names, strict=True):
             relative = name[len(prefix) :].lstrip("/") if prefix else name
             try:
                 with zipped.open(info) as handle:
-                    item = make_file(label_for_path(relative), relative, _chunks(handle), cap)
-            except (zipfile.BadZipFile, OSError, RuntimeError, NotImplementedError) as error:
+                    chunks = inflated.count(name, info.compress_size, _chunks(handle))
+                    item = make_file(label_for_path(relative), relative, chunks, cap)
+            except (zipfile.BadZipFile, OSError, RuntimeError, NotImplementedError, zlib.error) as error:
                 raise UploadRefused(f"cannot read {name} from the archive: {error}") from None
             kept += len(item.content or b"")
             if kept > MAX_BATCH_KEPT_BYTES:
@@ -161,6 +190,62 @@ def expand_zip(archive: BinaryIO, cap: ByteCap, *, include: str | None = None) -
     if not files:
         raise UploadRefused("the archive holds no submission files")
     return files
+
+
+def _check_directory(archive: BinaryIO, limits: ZipLimits) -> None:
+    """The entry count and central-directory size the archive's end record declares,
+    read before ``zipfile`` parses (and holds in memory) the whole directory."""
+    try:
+        end = zipfile._EndRecData(archive)  # the stdlib's reader of the end record
+    except (OSError, AttributeError, struct.error):
+        end = None
+    archive.seek(0)
+    if end is None:
+        return  # not a zip: ZipFile says so
+    if end[zipfile._ECD_ENTRIES_TOTAL] > limits.entries:
+        raise UploadRefused(f"the archive holds {end[zipfile._ECD_ENTRIES_TOTAL]} entries; at most {limits.entries}")
+    if end[zipfile._ECD_SIZE] > limits.directory_bytes:
+        raise UploadRefused(f"the archive's directory is over {limits.directory_bytes} bytes")
+
+
+def _check_declared(entries: list[zipfile.ZipInfo], limits: ZipLimits) -> None:
+    total = 0
+    for info in entries:
+        declared = info.file_size
+        if declared > limits.entry_bytes:
+            raise UploadRefused(
+                f"{info.filename} declares {declared} bytes; an entry may inflate to {limits.entry_bytes}"
+            )
+        if declared > limits.ratio_grace and declared > limits.ratio * max(info.compress_size, 1):
+            raise UploadRefused(f"{info.filename} is compressed more than {limits.ratio}:1")
+        total += declared
+    if total > limits.total_bytes:
+        raise UploadRefused(f"the archive declares {total} bytes; entries may inflate to {limits.total_bytes} in all")
+
+
+class InflateCounter:
+    """Counts inflated bytes while they stream: per entry, in all, and per compressed byte.
+
+    ``zipfile`` itself stops an entry at its declared size and then checks the CRC, so
+    with the declared sizes checked first this is the second line: it holds whatever
+    the reader underneath does."""
+
+    def __init__(self, limits: ZipLimits):
+        self.limits = limits
+        self.total = 0
+
+    def count(self, name: str, compressed: int, chunks: Iterable[bytes]) -> Iterator[bytes]:
+        limits, size = self.limits, 0
+        for chunk in chunks:
+            size += len(chunk)
+            self.total += len(chunk)
+            if size > limits.entry_bytes:
+                raise UploadRefused(f"{name} inflates past {limits.entry_bytes} bytes; the cap for one entry")
+            if self.total > limits.total_bytes:
+                raise UploadRefused(f"the archive's entries inflate past {limits.total_bytes} bytes in all")
+            if size > limits.ratio_grace and size > limits.ratio * max(compressed, 1):
+                raise UploadRefused(f"{name} is compressed more than {limits.ratio}:1")
+            yield chunk
 
 
 def _chunks(handle: BinaryIO) -> Iterator[bytes]:
