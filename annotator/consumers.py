@@ -7,11 +7,11 @@ from __future__ import annotations
 import asyncio
 
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from annotator import access
 from annotator.api.videos import job_view
 from annotator.models import Job
+from annotator.sockets import GuardedJsonConsumer
 
 POLL_SECONDS = 0.5
 
@@ -23,7 +23,7 @@ def job_state(user, job_id: int) -> dict | None:
         return None
 
 
-class JobProgressConsumer(AsyncJsonWebsocketConsumer):
+class JobProgressConsumer(GuardedJsonConsumer):
     """``/ws/jobs/<id>/``: sends the job's state whenever it changes, until it ends."""
 
     async def connect(self):
@@ -46,7 +46,7 @@ class JobProgressConsumer(AsyncJsonWebsocketConsumer):
             await asyncio.sleep(POLL_SECONDS)
             state = await database_sync_to_async(job_state)(self.scope["user"], self.job_id) or state
 
-    async def disconnect(self, code):
+    async def cleanup(self):
         relay = getattr(self, "relay", None)
         if relay is not None:
             relay.cancel()

@@ -22,6 +22,10 @@ those allowed to know it exists answer ``here`` to it directly, a closing socket
 crashed web process). This works with the in-memory layer within one process and
 with the Redis layer across processes.
 
+Frames from the browser, and cleanup however a socket ends (so a socket that crashed
+or sent garbage never lingers as a ghost), are handled by
+:class:`annotator.sockets.GuardedJsonConsumer`.
+
 Union item changes are broadcast by :func:`broadcast_union_item`, called through
 ``transaction.on_commit`` by ``do_decide_item`` so a message never precedes its row.
 """
@@ -34,10 +38,10 @@ import time
 
 from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from channels.layers import get_channel_layer
 
 from annotator import access
+from annotator.sockets import GuardedJsonConsumer
 
 logger = logging.getLogger(__name__)
 
@@ -83,7 +87,7 @@ def presence_view(viewer: dict, members: list[dict]) -> list[dict]:
     return sorted(people.values(), key=lambda p: (not p["you"], p["role"], p["username"]))
 
 
-class PacketConsumer(AsyncJsonWebsocketConsumer):
+class PacketConsumer(GuardedJsonConsumer):
     async def connect(self):
         user = self.scope.get("user")
         self.packet_id = int(self.scope["url_route"]["kwargs"]["packet_id"])
@@ -157,20 +161,19 @@ class PacketConsumer(AsyncJsonWebsocketConsumer):
         if self.is_staff:
             await self.send_json({"type": "union_item", "item": event["item"]})
 
-    async def receive_json(self, content, **kwargs):
-        if isinstance(content, dict) and content.get("type") == "ping":
-            await self.send_json({"type": "pong"})
-
-    async def disconnect(self, code):
+    async def cleanup(self):
+        """Say goodbye and stop the heartbeat, whatever ended the socket (``annotator.sockets``)."""
         member = getattr(self, "member", None)
         if member is None:
             return
         heartbeat = getattr(self, "heartbeat", None)
         if heartbeat is not None:
             heartbeat.cancel()
-        await self._announce("presence.bye")
-        for group in self.joined:
-            await self.channel_layer.group_discard(group, self.channel_name)
+        try:
+            await self._announce("presence.bye")
+        finally:
+            for group in self.joined:
+                await self.channel_layer.group_discard(group, self.channel_name)
 
 
 def broadcast_union_item(packet_id: int, position: int) -> None:
