@@ -66,6 +66,20 @@ class PacketAccess:
     def is_annotator(self) -> bool:
         return self.side is not None
 
+    @property
+    def sees_progress(self) -> bool:
+        """Who is assigned, and both ledgers' status and event counts at any time."""
+        return self.role == "maintainer"
+
+
+# Roles told about everyone on the packet (presence, live union changes); an annotator
+# is told only about their own tabs (``annotator.realtime``).
+STAFF_ROLES = frozenset({"adjudicator", "maintainer"})
+
+
+def sees_everyone_present(role: str) -> bool:
+    return role in STAFF_ROLES
+
 
 def is_maintainer(user: AbstractBaseUser) -> bool:
     if not user.is_authenticated or not user.is_active:

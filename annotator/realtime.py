@@ -47,7 +47,6 @@ logger = logging.getLogger(__name__)
 
 HEARTBEAT_SECONDS = 20.0
 EXPIRE_SECONDS = 3 * HEARTBEAT_SECONDS
-STAFF_ROLES = {"adjudicator", "maintainer"}
 
 
 def staff_group(packet_id: int) -> str:
@@ -71,7 +70,7 @@ def role_on(user, packet_id: int) -> str | None:
 
 def may_know(viewer: dict, member: dict) -> bool:
     """May the socket ``viewer`` be told that ``member`` is connected?"""
-    return viewer["role"] in STAFF_ROLES or viewer["user_id"] == member["user_id"]
+    return access.sees_everyone_present(viewer["role"]) or viewer["user_id"] == member["user_id"]
 
 
 def presence_view(viewer: dict, members: list[dict]) -> list[dict]:
@@ -98,7 +97,7 @@ class PacketConsumer(GuardedJsonConsumer):
         self.member = {"channel": self.channel_name, "user_id": user.pk, "username": user.username, "role": role}
         self.members: dict[str, tuple[dict, float]] = {self.channel_name: (self.member, time.monotonic())}
         self.joined = [user_group(self.packet_id, user.pk), all_group(self.packet_id)]
-        if role in STAFF_ROLES:
+        if access.sees_everyone_present(role):
             self.joined.append(staff_group(self.packet_id))
         await self.accept()
         for group in self.joined:
@@ -109,7 +108,7 @@ class PacketConsumer(GuardedJsonConsumer):
 
     @property
     def is_staff(self) -> bool:
-        return self.member["role"] in STAFF_ROLES
+        return access.sees_everyone_present(self.member["role"])
 
     async def _announce(self, kind: str) -> None:
         # Everyone who may know this socket exists: staff, and the person's own tabs.

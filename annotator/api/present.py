@@ -70,7 +70,7 @@ def packet_view(access: PacketAccess) -> dict:
         view["ledger"] = ledger_summary(ledgers[access.side])
         return view
     frozen = both_frozen(packet)
-    if access.role == "maintainer":
+    if access.sees_progress:
         view["assignment"] = {
             "annotator_a": packet.annotator_a.username,
             "annotator_b": packet.annotator_b.username,
