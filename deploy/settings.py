@@ -120,7 +120,18 @@ WHITENOISE_USE_FINDERS = envbool("WHITENOISE_USE_FINDERS", DEBUG)
 MEDIA_ROOT = Path(envstr("FRAMELEDGER_MEDIA_ROOT", str(VAR_DIR / "media")))
 # Largest upload accepted for a source video, in bytes.
 FRAMELEDGER_MAX_VIDEO_BYTES = envint("FRAMELEDGER_MAX_VIDEO_BYTES", 8 * 1024**3)
-DATA_UPLOAD_MAX_MEMORY_SIZE = envint("DATA_UPLOAD_MAX_MEMORY_SIZE", 20 * 1024**2)
+# Largest submission upload (one request: files or a zip), in bytes.
+FRAMELEDGER_MAX_SUBMISSION_UPLOAD_BYTES = envint("FRAMELEDGER_MAX_SUBMISSION_UPLOAD_BYTES", 2 * 1024**3)
+# Request bodies (deploy/body_limits.py): a small limit everywhere, checked before
+# authentication; the upload routes below (path regex, bytes) are the only exceptions.
+FRAMELEDGER_MAX_BODY_BYTES = envint("FRAMELEDGER_MAX_BODY_BYTES", 2 * 1024**2)
+MULTIPART_SLACK_BYTES = 1024**2  # form fields and part headers around an uploaded file
+FRAMELEDGER_UPLOAD_PATHS = [
+    (r"^/api/videos/$", FRAMELEDGER_MAX_VIDEO_BYTES + MULTIPART_SLACK_BYTES),
+    (r"^/api/packets/[0-9]+/submissions/$", FRAMELEDGER_MAX_SUBMISSION_UPLOAD_BYTES + MULTIPART_SLACK_BYTES),
+]
+# Under WSGI, Django's own cap on non-file request data (files stream to disk).
+DATA_UPLOAD_MAX_MEMORY_SIZE = envint("DATA_UPLOAD_MAX_MEMORY_SIZE", FRAMELEDGER_MAX_BODY_BYTES)
 FILE_UPLOAD_MAX_MEMORY_SIZE = envint("FILE_UPLOAD_MAX_MEMORY_SIZE", 5 * 1024**2)
 
 LOGIN_URL = "/login/"
