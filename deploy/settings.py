@@ -32,7 +32,6 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
     "drf_spectacular",
     "channels",
     "annotator",
@@ -103,6 +102,16 @@ else:
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# Password sign-in counts failures and locks out (annotator/login_guard.py).
+AUTHENTICATION_BACKENDS = ["annotator.login_guard.ThrottledModelBackend"]
+FRAMELEDGER_LOGIN_CACHE = "default"
+FRAMELEDGER_LOGIN_MAX_FAILURES_PER_USER = envint("FRAMELEDGER_LOGIN_MAX_FAILURES_PER_USER", 5)
+FRAMELEDGER_LOGIN_MAX_FAILURES_PER_IP = envint("FRAMELEDGER_LOGIN_MAX_FAILURES_PER_IP", 20)
+FRAMELEDGER_LOGIN_WINDOW_SECONDS = envint("FRAMELEDGER_LOGIN_WINDOW_SECONDS", 15 * 60)
+FRAMELEDGER_LOGIN_LOCKOUT_SECONDS = envint("FRAMELEDGER_LOGIN_LOCKOUT_SECONDS", 15 * 60)
+# API tokens (annotator/api/tokens.py) stop working this long after they are issued.
+FRAMELEDGER_TOKEN_TTL_SECONDS = envint("FRAMELEDGER_TOKEN_TTL_SECONDS", 30 * 24 * 3600)
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
@@ -130,6 +139,8 @@ FRAMELEDGER_UPLOAD_PATHS = [
     (r"^/api/videos/$", FRAMELEDGER_MAX_VIDEO_BYTES + MULTIPART_SLACK_BYTES),
     (r"^/api/packets/[0-9]+/submissions/$", FRAMELEDGER_MAX_SUBMISSION_UPLOAD_BYTES + MULTIPART_SLACK_BYTES),
 ]
+# Deepest nesting of arrays/objects accepted in a JSON request body.
+FRAMELEDGER_MAX_JSON_DEPTH = envint("FRAMELEDGER_MAX_JSON_DEPTH", 64)
 # Under WSGI, Django's own cap on non-file request data (files stream to disk).
 DATA_UPLOAD_MAX_MEMORY_SIZE = envint("DATA_UPLOAD_MAX_MEMORY_SIZE", FRAMELEDGER_MAX_BODY_BYTES)
 FILE_UPLOAD_MAX_MEMORY_SIZE = envint("FILE_UPLOAD_MAX_MEMORY_SIZE", 5 * 1024**2)
@@ -144,7 +155,12 @@ CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
+        "annotator.api.authentication.ExpiringTokenAuthentication",
+    ],
+    "DEFAULT_PARSER_CLASSES": [
+        "annotator.api.parsers.DepthLimitedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "annotator.api.schema.AutoSchema",
@@ -171,6 +187,24 @@ if REDIS_URL:
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
     CELERY_BROKER_URL = envstr("CELERY_BROKER_URL", f"sqla+sqlite:///{VAR_DIR / 'celery-broker.sqlite3'}")
+
+# The cache holds the sign-in failure counts, so it must be shared by every web process:
+# Redis when REDIS_URL is set, otherwise files under FRAMELEDGER_VAR_DIR (one machine).
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": envstr("CACHE_URL", REDIS_URL),
+            "KEY_PREFIX": envstr("CACHE_PREFIX", "frameledger"),
+        }
+    }
+else:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": envstr("CACHE_DIR", str(VAR_DIR / "cache")),
+        }
+    }
 
 # Job state lives in the application database (annotator.Job), so results need no backend.
 CELERY_TASK_IGNORE_RESULT = True

@@ -18,3 +18,8 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):  # noqa: F405
     # One file per test process, so two runs side by side never share a database.
     VAR_DIR.mkdir(parents=True, exist_ok=True)  # noqa: F405
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-frameledger-{os.getpid()}.sqlite3")}  # noqa: F405
+
+# One cache per test process, emptied before each test (tests/conftest.py), so sign-in
+# failure counts never carry from one test to the next. The Redis and file caches the
+# settings choose are tested on their own (tests/http/test_login_throttling.py).
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "frameledger-tests"}}

@@ -10,6 +10,8 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from annotator.access import Forbidden, NotFound
 from annotator.errors import WorkflowError
 
+KEPT_HEADERS = ("WWW-Authenticate", "Retry-After", "Allow")
+
 
 def error_response(code: str, message: str, http_status: int, field: str | None = None) -> Response:
     body = {"code": code, "message": message}
@@ -29,6 +31,14 @@ def exception_handler(exc, context):
     response = drf_exception_handler(exc, context)
     if response is None:
         return None
+    rebuilt = _rebuild(exc, response)
+    for header in KEPT_HEADERS:  # 401's WWW-Authenticate, 429's Retry-After
+        if header in response:
+            rebuilt[header] = response[header]
+    return rebuilt
+
+
+def _rebuild(exc, response) -> Response:
     if isinstance(exc, exceptions.ValidationError) and isinstance(exc.detail, dict):
         field, messages = next(iter(exc.detail.items()))
         message = messages[0] if isinstance(messages, list) and messages else str(messages)

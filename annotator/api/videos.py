@@ -11,12 +11,13 @@ Everyone else gets 404, as for any object they may not know about.
 from __future__ import annotations
 
 from rest_framework import status
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotator import access
 from annotator.actions.ingest import do_register_upload
+from annotator.api.parsers import DepthLimitedJSONParser
 from annotator.media.views import media_urls_for
 from annotator.models import Job, Video
 
@@ -61,7 +62,7 @@ def video_view(video: Video) -> dict:
 
 
 class VideoListView(APIView):
-    parser_classes = [MultiPartParser, FormParser, JSONParser]
+    parser_classes = [MultiPartParser, FormParser, DepthLimitedJSONParser]
 
     def get(self, request):
         access.require_maintainer(request.user)
