@@ -13,7 +13,8 @@ by the Twisted request object:
   ``LINGER_SECONDS``, so that the client reads the 413 instead of a connection reset.
 
 Use it as Daphne's command line: ``python -m deploy.serve -b 127.0.0.1 -p 8000
-deploy.asgi:application`` (``bin/run-demo`` does).
+deploy.asgi:application`` (``bin/run-demo`` does). It runs Django's system checks first
+and does not start on an error (a weak ``DJANGO_SECRET_KEY``, ``annotator.E020``).
 """
 
 from __future__ import annotations
@@ -128,7 +129,13 @@ class LimitedCommandLineInterface(CommandLineInterface):
 
 
 def main(argv=None):
+    """Run the system checks (an error, such as a weak secret key, stops the start), then Daphne."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "deploy.settings")
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    call_command("check", fail_level="ERROR")
     LimitedCommandLineInterface().run(argv)
 
 

@@ -13,7 +13,7 @@ from urllib.parse import unquote, urlparse
 
 from django.core.exceptions import ImproperlyConfigured
 
-from deploy.env import envbool, envint, envlist, envstr
+from deploy.env import envbool, envint, envlist, envstr, proxy_ssl_header
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(envstr("FRAMELEDGER_VAR_DIR", str(BASE_DIR / "var")))
@@ -149,8 +149,14 @@ LOGIN_URL = "/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/login/"
 
+# HTTPS (docs/deploy.md lists the production values; `manage.py check --deploy` is then clean).
 SESSION_COOKIE_SECURE = envbool("DJANGO_SECURE_COOKIES", False)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+SECURE_SSL_REDIRECT = envbool("DJANGO_SECURE_SSL_REDIRECT", False)
+SECURE_HSTS_SECONDS = envint("DJANGO_SECURE_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = envbool("DJANGO_SECURE_HSTS_PRELOAD", False)
+SECURE_PROXY_SSL_HEADER = proxy_ssl_header(envstr("DJANGO_SECURE_PROXY_SSL_HEADER", ""))
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

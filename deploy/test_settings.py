@@ -8,6 +8,8 @@ os.environ.setdefault("DJANGO_SECRET_KEY", "test-only-secret")
 
 from deploy.settings import *  # noqa: E402,F403
 
+# The suite signs with a published test secret on purpose (refused by annotator.E020 anywhere else).
+SILENCED_SYSTEM_CHECKS = ["annotator.E020"]
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 ALLOWED_HOSTS = ["localhost", "127.0.0.1", "testserver"]
 WHITENOISE_USE_FINDERS = True
