@@ -12,3 +12,9 @@ urlpatterns = [
     path("", include("annotator.media_urls")),
     path("", include("frontend.urls")),
 ]
+
+# On /api/ paths every error is the API's JSON error body; other pages keep Django's.
+handler400 = "annotator.api.errors.bad_request"
+handler403 = "annotator.api.errors.permission_denied"
+handler404 = "annotator.api.errors.page_not_found"
+handler500 = "annotator.api.errors.server_error"
