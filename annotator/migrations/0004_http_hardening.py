@@ -6,6 +6,7 @@ FRAMELEDGER_TOKEN_TTL_SECONDS after this migration, and the plain row is deleted
 Self-contained: no application code is imported.
 """
 
+import datetime
 import hashlib
 from datetime import timedelta
 
@@ -19,6 +20,7 @@ def hash_plain_tokens(apps, schema_editor):
     if "authtoken_token" not in connection.introspection.table_names():
         return
     from django.utils import timezone
+    from django.utils.dateparse import parse_datetime
 
     ApiToken = apps.get_model("annotator", "ApiToken")
     now = timezone.now()
@@ -27,6 +29,10 @@ def hash_plain_tokens(apps, schema_editor):
         cursor.execute("SELECT key, user_id, created FROM authtoken_token")
         rows = cursor.fetchall()
         for key, user_id, created in rows:
+            if isinstance(created, str):  # SQLite hands back text
+                created = parse_datetime(created)
+            if created is not None and timezone.is_naive(created):
+                created = timezone.make_aware(created, datetime.UTC)
             ApiToken.objects.create(
                 user_id=user_id,
                 digest=hashlib.sha256(key.encode()).hexdigest(),
