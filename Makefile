@@ -21,3 +21,4 @@ bench:
 	DJANGO_SETTINGS_MODULE=deploy.test_settings .venv/bin/python bench/media.py
 	.venv/bin/python bench/grading.py
 	.venv/bin/python bench/zip_bomb.py
+	DJANGO_SETTINGS_MODULE=deploy.test_settings .venv/bin/python bench/body_limits.py

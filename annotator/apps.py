@@ -6,4 +6,4 @@ class AnnotatorConfig(AppConfig):
     verbose_name = "FrameLedger workflow"
 
     def ready(self) -> None:
-        from annotator import checks  # noqa: F401  (registers the system checks)
+        from annotator import checks, security_checks  # noqa: F401  (registers the system checks)

@@ -61,9 +61,9 @@ def prepare(annotators: int) -> list[tuple[int, str]]:
 
     django.setup()
     from django.contrib.auth.models import Group, User
-    from rest_framework.authtoken.models import Token
 
     from annotator.actions.packets import do_create_packet
+    from annotator.actions.tokens import do_issue_token
     from annotator.models import TaskKind, Video
 
     maintainer = User.objects.create_user("bench-maintainer")
@@ -80,7 +80,7 @@ def prepare(annotators: int) -> list[tuple[int, str]]:
             actor=maintainer, title=f"bench {number}", video=video, task_kind=kind,
             annotator_a=a, annotator_b=b, adjudicator=adjudicator,
         )  # fmt: skip
-        seats += [(packet.pk, Token.objects.create(user=a).key), (packet.pk, Token.objects.create(user=b).key)]
+        seats += [(packet.pk, do_issue_token(a)[1]), (packet.pk, do_issue_token(b)[1])]
     return seats[:annotators]
 
 

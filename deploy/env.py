@@ -62,3 +62,15 @@ def envlist(name: str, default: list[str]) -> list[str]:
     if value is None:
         return list(default)
     return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def proxy_ssl_header(value: str) -> tuple[str, str] | None:
+    """``DJANGO_SECURE_PROXY_SSL_HEADER=X-Forwarded-Proto:https`` -> ``("HTTP_X_FORWARDED_PROTO", "https")``;
+    empty -> None (the server is reached directly)."""
+    value = value.strip()
+    if not value:
+        return None
+    header, sep, expected = value.partition(":")
+    if not sep or not header.strip() or not expected.strip():
+        raise ImproperlyConfigured(f"DJANGO_SECURE_PROXY_SSL_HEADER={value!r} is not HEADER:VALUE")
+    return "HTTP_" + header.strip().upper().replace("-", "_"), expected.strip()

@@ -13,7 +13,7 @@ from urllib.parse import unquote, urlparse
 
 from django.core.exceptions import ImproperlyConfigured
 
-from deploy.env import envbool, envint, envlist, envstr
+from deploy.env import envbool, envint, envlist, envstr, proxy_ssl_header
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(envstr("FRAMELEDGER_VAR_DIR", str(BASE_DIR / "var")))
@@ -32,7 +32,6 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
     "drf_spectacular",
     "channels",
     "annotator",
@@ -103,6 +102,16 @@ else:
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# Password sign-in counts failures and locks out (annotator/login_guard.py).
+AUTHENTICATION_BACKENDS = ["annotator.login_guard.ThrottledModelBackend"]
+FRAMELEDGER_LOGIN_CACHE = "default"
+FRAMELEDGER_LOGIN_MAX_FAILURES_PER_USER = envint("FRAMELEDGER_LOGIN_MAX_FAILURES_PER_USER", 5)
+FRAMELEDGER_LOGIN_MAX_FAILURES_PER_IP = envint("FRAMELEDGER_LOGIN_MAX_FAILURES_PER_IP", 20)
+FRAMELEDGER_LOGIN_WINDOW_SECONDS = envint("FRAMELEDGER_LOGIN_WINDOW_SECONDS", 15 * 60)
+FRAMELEDGER_LOGIN_LOCKOUT_SECONDS = envint("FRAMELEDGER_LOGIN_LOCKOUT_SECONDS", 15 * 60)
+# API tokens (annotator/api/tokens.py) stop working this long after they are issued.
+FRAMELEDGER_TOKEN_TTL_SECONDS = envint("FRAMELEDGER_TOKEN_TTL_SECONDS", 30 * 24 * 3600)
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
@@ -120,20 +129,39 @@ WHITENOISE_USE_FINDERS = envbool("WHITENOISE_USE_FINDERS", DEBUG)
 MEDIA_ROOT = Path(envstr("FRAMELEDGER_MEDIA_ROOT", str(VAR_DIR / "media")))
 # Largest upload accepted for a source video, in bytes.
 FRAMELEDGER_MAX_VIDEO_BYTES = envint("FRAMELEDGER_MAX_VIDEO_BYTES", 8 * 1024**3)
-DATA_UPLOAD_MAX_MEMORY_SIZE = envint("DATA_UPLOAD_MAX_MEMORY_SIZE", 20 * 1024**2)
+# Largest submission upload (one request: files or a zip), in bytes.
+FRAMELEDGER_MAX_SUBMISSION_UPLOAD_BYTES = envint("FRAMELEDGER_MAX_SUBMISSION_UPLOAD_BYTES", 2 * 1024**3)
+# Request bodies (deploy/body_limits.py): a small limit everywhere, checked before
+# authentication; the upload routes below (path regex, bytes) are the only exceptions.
+FRAMELEDGER_MAX_BODY_BYTES = envint("FRAMELEDGER_MAX_BODY_BYTES", 2 * 1024**2)
+MULTIPART_SLACK_BYTES = 1024**2  # form fields and part headers around an uploaded file
+FRAMELEDGER_UPLOAD_PATHS = [
+    (r"^/api/videos/$", FRAMELEDGER_MAX_VIDEO_BYTES + MULTIPART_SLACK_BYTES),
+    (r"^/api/packets/[0-9]+/submissions/$", FRAMELEDGER_MAX_SUBMISSION_UPLOAD_BYTES + MULTIPART_SLACK_BYTES),
+]
+# Deepest nesting of arrays/objects accepted in a JSON request body.
+FRAMELEDGER_MAX_JSON_DEPTH = envint("FRAMELEDGER_MAX_JSON_DEPTH", 64)
+# Under WSGI, Django's own cap on non-file request data (files stream to disk).
+DATA_UPLOAD_MAX_MEMORY_SIZE = envint("DATA_UPLOAD_MAX_MEMORY_SIZE", FRAMELEDGER_MAX_BODY_BYTES)
 FILE_UPLOAD_MAX_MEMORY_SIZE = envint("FILE_UPLOAD_MAX_MEMORY_SIZE", 5 * 1024**2)
 
 LOGIN_URL = "/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/login/"
 
+# HTTPS (docs/deploy.md lists the production values; `manage.py check --deploy` is then clean).
 SESSION_COOKIE_SECURE = envbool("DJANGO_SECURE_COOKIES", False)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+SECURE_SSL_REDIRECT = envbool("DJANGO_SECURE_SSL_REDIRECT", False)
+SECURE_HSTS_SECONDS = envint("DJANGO_SECURE_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = envbool("DJANGO_SECURE_HSTS_PRELOAD", False)
+SECURE_PROXY_SSL_HEADER = proxy_ssl_header(envstr("DJANGO_SECURE_PROXY_SSL_HEADER", ""))
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
+        "annotator.api.authentication.ExpiringTokenAuthentication",
     ],
     "DEFAULT_PARSER_CLASSES": [
         "annotator.api.body.JSONObjectParser",
@@ -165,6 +193,24 @@ if REDIS_URL:
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
     CELERY_BROKER_URL = envstr("CELERY_BROKER_URL", f"sqla+sqlite:///{VAR_DIR / 'celery-broker.sqlite3'}")
+
+# The cache holds the sign-in failure counts, so it must be shared by every web process:
+# Redis when REDIS_URL is set, otherwise files under FRAMELEDGER_VAR_DIR (one machine).
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": envstr("CACHE_URL", REDIS_URL),
+            "KEY_PREFIX": envstr("CACHE_PREFIX", "frameledger"),
+        }
+    }
+else:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": envstr("CACHE_DIR", str(VAR_DIR / "cache")),
+        }
+    }
 
 # Job state lives in the application database (annotator.Job), so results need no backend.
 CELERY_TASK_IGNORE_RESULT = True

@@ -8,6 +8,8 @@ os.environ.setdefault("DJANGO_SECRET_KEY", "test-only-secret")
 
 from deploy.settings import *  # noqa: E402,F403
 
+# The suite signs with a published test secret on purpose (refused by annotator.E020 anywhere else).
+SILENCED_SYSTEM_CHECKS = ["annotator.E020"]
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 ALLOWED_HOSTS = ["localhost", "127.0.0.1", "testserver"]
 WHITENOISE_USE_FINDERS = True
@@ -18,3 +20,8 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):  # noqa: F405
     # One file per test process, so two runs side by side never share a database.
     VAR_DIR.mkdir(parents=True, exist_ok=True)  # noqa: F405
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-frameledger-{os.getpid()}.sqlite3")}  # noqa: F405
+
+# One cache per test process, emptied before each test (tests/conftest.py), so sign-in
+# failure counts never carry from one test to the next. The Redis and file caches the
+# settings choose are tested on their own (tests/http/test_login_throttling.py).
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "frameledger-tests"}}

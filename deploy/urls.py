@@ -2,10 +2,19 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
+from annotator.login_guard import refuse_when_locked
+
 urlpatterns = [
+    path("admin/login/", refuse_when_locked(admin.site.login)),
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/", include("annotator.api.urls")),
     path("", include("annotator.media_urls")),
     path("", include("frontend.urls")),
 ]
+
+# On /api/ paths every error is the API's JSON error body; other pages keep Django's.
+handler400 = "annotator.api.errors.bad_request"
+handler403 = "annotator.api.errors.permission_denied"
+handler404 = "annotator.api.errors.page_not_found"
+handler500 = "annotator.api.errors.server_error"

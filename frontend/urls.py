@@ -1,10 +1,15 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from annotator.login_guard import refuse_when_locked
 from frontend import pages, views
 
 urlpatterns = [
-    path("login/", auth_views.LoginView.as_view(template_name="frontend/login.html"), name="login"),
+    path(
+        "login/",
+        refuse_when_locked(auth_views.LoginView.as_view(template_name="frontend/login.html")),
+        name="login",
+    ),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", views.home, name="home"),
     path("", include("frontend.player_urls")),

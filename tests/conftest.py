@@ -21,6 +21,14 @@ def _media_root(settings, tmp_path):
     settings.MEDIA_ROOT = str(tmp_path / "media")
 
 
+@pytest.fixture(autouse=True)
+def _empty_cache():
+    """Sign-in failure counts live in the cache (a per-process LocMemCache in tests)."""
+    from django.core.cache import cache
+
+    cache.clear()
+
+
 @pytest.fixture
 def annotator_a(db):
     return make_user("annotator_a")

@@ -9,8 +9,7 @@ Form and multipart bodies are dictionaries already.
 
 from __future__ import annotations
 
-from rest_framework.parsers import JSONParser
-
+from annotator.api.parsers import DepthLimitedJSONParser
 from annotator.errors import InvalidInput
 
 JSON_TYPES = {list: "an array", str: "a string", int: "a number", float: "a number", bool: "a boolean"}
@@ -27,5 +26,5 @@ class ObjectBodyMixin:
         return data
 
 
-class JSONObjectParser(ObjectBodyMixin, JSONParser):
-    pass
+class JSONObjectParser(ObjectBodyMixin, DepthLimitedJSONParser):
+    """The API's JSON parser: depth-limited (``parsers.py``), and the body must be an object."""

@@ -1,14 +1,178 @@
 """OpenAPI generation for views that present plain dicts rather than serializers.
 
-Request and response bodies are documented as JSON objects (their shapes are in
-docs/api.md); paths, parameters, methods and descriptions come from the views.
+The views carry no schema decorators; what the schema says about each operation lives
+here, in tables keyed by view class and method:
+
+- the success status and its media types (JSON object or list, zip, CSV, raw bytes);
+- the request body (JSON or multipart fields, with their types) and query parameters;
+- every error status the operation can answer, each with the one JSON error body
+  (``annotator.api.errors``): 400 for a bad body or query, 403 when not signed in (session
+  authentication answers first, so 401 is never sent), 404 for what the user may not see,
+  409 for workflow conflicts, 412 for a stale ledger version, 413 for a body over the
+  path's limit (``deploy.body_limits``), 415 for a media type the view does not parse,
+  429 for sign-in lock-outs. 405 (a method the path does not have) has the same body.
+
+Shapes of the JSON success bodies are described in docs/api.md.
 """
 
+from __future__ import annotations
+
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
-from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.plumbing import ResolvedComponent
+from drf_spectacular.utils import OpenApiParameter
+
+JSON = "application/json"
+OBJECT = {"type": "object", "additionalProperties": True}
+LIST = {"type": "array", "items": OBJECT}
+BINARY = {"type": "string", "format": "binary"}
+TEXT = {"type": "string"}
+
+ERROR_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "error": {
+            "type": "object",
+            "properties": {
+                "code": {"type": "string", "description": "invalid, not_found, conflict, stale_version, ..."},
+                "message": {"type": "string"},
+                "field": {"type": "string", "description": "the request field at fault, when there is one"},
+            },
+            "required": ["code", "message"],
+        }
+    },
+    "required": ["error"],
+}
+
+ERROR_DESCRIPTIONS = {
+    400: "Invalid request: bad body, field or query parameter.",
+    403: "Not signed in, or not allowed.",
+    404: "Not found, or not visible to this user.",
+    409: "Conflict with the workflow state (frozen, not yet frozen, undecided items, ...).",
+    412: "Stale ledger version (If-Match or version).",
+    413: "Request body larger than this path accepts.",
+    415: "Unsupported request media type.",
+    429: "Too many failed sign-in attempts; see Retry-After.",
+}
+
+# (view, method) -> success status, when it is not 200.
+SUCCESS_STATUS = {
+    ("TaskKindListView", "POST"): 201,
+    ("PacketListView", "POST"): 201,
+    ("LedgerEventListView", "POST"): 201,
+    ("PublishView", "POST"): 201,
+    ("ReadyView", "POST"): 201,
+    ("SubmissionListView", "POST"): 201,
+    ("ScoringRunListView", "POST"): 202,
+    ("VideoListView", "POST"): 202,
+}
+
+LIST_VIEWS = {"AuditLogView"}  # besides the GET of every *ListView
+
+# (view, method) -> media type -> schema of the success body, when it is not JSON.
+SUCCESS_MEDIA = {
+    ("VersionExportView", "GET"): {"application/zip": BINARY, "application/octet-stream": BINARY},
+    ("SubmissionContentView", "GET"): {"application/octet-stream": BINARY},
+    ("ScoreFileView", "GET"): {JSON: OBJECT, "text/plain": TEXT},
+}
+
+
+def _string(description: str, **extra) -> dict:
+    return {"type": "string", "description": description, **extra}
+
+
+def _json_body(properties: dict, required: list[str]) -> dict:
+    schema = {"type": "object", "properties": properties}
+    return {JSON: {**schema, "required": required} if required else schema}
+
+
+VERSION_FIELD = {"type": "integer", "description": "the ledger version last seen (or If-Match)"}
+SUBMISSION_FORM = {
+    "type": "object",
+    "properties": {
+        "file": BINARY,
+        "label": _string("label of `file`"),
+        "files": {"type": "array", "items": BINARY},
+        "labels": {"type": "array", "items": TEXT, "description": "one per file in `files`"},
+        "archive": {**BINARY, "description": "a zip of submission files"},
+        "include": _string("glob on the archive's file names, e.g. *solution.json"),
+    },
+}
+
+# (view, method) -> media type -> request body schema.
+REQUEST_BODIES = {
+    ("TokenView", "POST"): _json_body({"username": TEXT, "password": TEXT}, ["username", "password"]),
+    ("TaskKindListView", "POST"): _json_body(
+        {"slug": TEXT, "name": TEXT, "scorer_id": TEXT, "schema": OBJECT, "description": TEXT},
+        ["slug", "name", "scorer_id", "schema"],
+    ),
+    ("PacketListView", "POST"): _json_body(
+        {
+            "title": TEXT,
+            "video": {"type": "integer"},
+            "task_kind": _string("task kind slug"),
+            "annotator_a": _string("username"),
+            "annotator_b": _string("username"),
+            "adjudicator": _string("username"),
+            "instructions": TEXT,
+            "params": OBJECT,
+        },
+        ["title", "video", "task_kind", "annotator_a", "annotator_b", "adjudicator"],
+    ),
+    ("LedgerEventListView", "POST"): _json_body({"data": OBJECT, "version": VERSION_FIELD}, ["data"]),
+    ("LedgerEventDetailView", "PUT"): _json_body({"data": OBJECT, "version": VERSION_FIELD}, ["data"]),
+    ("FreezeView", "POST"): _json_body({"attestation": TEXT, "version": VERSION_FIELD}, ["attestation"]),
+    ("DecisionView", "POST"): _json_body(
+        {
+            "action": _string("take_a, take_b, merge, drop, ..."),
+            "final_value": {"description": "the decided event, for actions that need one"},
+            "rationale": TEXT,
+        },
+        ["action", "rationale"],
+    ),
+    ("ScoringRunListView", "POST"): _json_body(
+        {
+            "version": {"type": "integer"},
+            "tier": _string("adjudicated (default) or provisional"),
+            "scorer_id": TEXT,
+            "submissions": {"type": "array", "items": {"type": "integer"}},
+            "batch": TEXT,
+        },
+        [],
+    ),
+    ("CalibrationView", "POST"): _json_body({"scorer_id": TEXT}, []),
+    ("VideoListView", "POST"): {
+        "multipart/form-data": {"type": "object", "properties": {"file": BINARY, "title": TEXT}, "required": ["file"]}
+    },
+    ("SubmissionListView", "POST"): {"multipart/form-data": SUBMISSION_FORM},
+}
+
+QUERY_PARAMETERS = {
+    ("VersionExportView", "GET"): [
+        OpenApiParameter("file", str, description="one file of the export (e.g. gt.json) instead of the zip")
+    ],
+    ("LeaderboardView", "GET"): [
+        OpenApiParameter("scorer", str, description="scorer id (default: the task kind's)"),
+        OpenApiParameter("sort", str, description="column to sort by, '-' for descending (default -reward)"),
+    ],
+}
+
+LEDGER_WRITES = {("LedgerEventListView", "POST"), ("LedgerEventDetailView", "PUT"),
+                 ("LedgerEventDetailView", "DELETE"), ("FreezeView", "POST")}  # fmt: skip
+IF_MATCH = OpenApiParameter(
+    "If-Match", str, OpenApiParameter.HEADER, description='"ledger-<id>-v<version>" (or version in the body)'
+)
+
+WRITE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
+BODY_METHODS = {"POST", "PUT", "PATCH"}
 
 
 class AutoSchema(SpectacularAutoSchema):
+    @property
+    def key(self) -> tuple[str, str]:
+        return type(self.view).__name__, self.method.upper()
+
+    # ----------------------------------------------------------------- requests
+
     def _get_serializer(self):
         try:
             return super()._get_serializer()
@@ -16,12 +180,64 @@ class AutoSchema(SpectacularAutoSchema):
             return None
 
     def get_request_serializer(self):
-        serializer = super().get_request_serializer() if hasattr(self.view, "get_serializer") else None
-        return serializer or OpenApiTypes.OBJECT
+        return None  # request bodies come from REQUEST_BODIES
 
     def get_response_serializers(self):
-        serializer = super().get_response_serializers() if hasattr(self.view, "get_serializer") else None
-        return serializer or OpenApiTypes.OBJECT
+        return None  # responses come from _get_response_bodies
+
+    def get_override_parameters(self):
+        parameters = list(QUERY_PARAMETERS.get(self.key, []))
+        if self.key in LEDGER_WRITES:
+            parameters.append(IF_MATCH)
+        return parameters + list(super().get_override_parameters())
+
+    def _get_request_body(self, direction="request"):
+        if self.method.upper() not in BODY_METHODS:
+            return None
+        media = REQUEST_BODIES.get(self.key, {JSON: OBJECT})
+        required = any(schema.get("required") for schema in media.values())
+        return {"content": {mt: {"schema": schema} for mt, schema in media.items()}, "required": required}
+
+    # ---------------------------------------------------------------- responses
 
     def _is_list_view(self, serializer=None):
-        return type(self.view).__name__.endswith("ListView") or super()._is_list_view(serializer)
+        name, method = self.key
+        return method == "GET" and (name.endswith("ListView") or name in LIST_VIEWS)
+
+    def _success_media(self) -> dict:
+        if self.key in SUCCESS_MEDIA:
+            return SUCCESS_MEDIA[self.key]
+        if self.path.endswith(".csv"):
+            return {"text/csv": TEXT}
+        return {JSON: LIST if self._is_list_view() else OBJECT}
+
+    def error_statuses(self) -> list[int]:
+        name, method = self.key
+        if name == "TokenView":
+            return [400, 413, 415, 429]
+        statuses = {403}
+        if name != "MeView":
+            statuses.add(404)
+        if method in WRITE_METHODS or self.key in QUERY_PARAMETERS:
+            statuses.add(400)
+        if method in WRITE_METHODS:
+            statuses.add(409)
+        if method in BODY_METHODS:
+            statuses.update({413, 415})
+        if self.key in LEDGER_WRITES:
+            statuses.add(412)
+        return sorted(statuses)
+
+    def _error_ref(self) -> dict:
+        component = ResolvedComponent(name="Error", type=ResolvedComponent.SCHEMA, object="Error", schema=ERROR_SCHEMA)
+        self.registry.register_on_missing(component)
+        return component.ref
+
+    def _get_response_bodies(self, direction="response"):
+        status = SUCCESS_STATUS.get(self.key, 200)
+        media = self._success_media()
+        responses = {str(status): {"description": "", "content": {mt: {"schema": s} for mt, s in media.items()}}}
+        error = {"content": {JSON: {"schema": self._error_ref()}}}
+        for code in self.error_statuses():
+            responses[str(code)] = {"description": ERROR_DESCRIPTIONS[code], **error}
+        return responses

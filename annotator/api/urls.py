@@ -1,10 +1,9 @@
 from django.urls import include, path
-from rest_framework.authtoken.views import obtain_auth_token
 
-from annotator.api import views
+from annotator.api import tokens, views
 
 urlpatterns = [
-    path("auth/token/", obtain_auth_token, name="api-token"),
+    path("auth/token/", tokens.TokenView.as_view(), name="api-token"),
     path("me/", views.MeView.as_view(), name="api-me"),
     path("users/", views.UserListView.as_view(), name="api-users"),
     path("task-kinds/", views.TaskKindListView.as_view(), name="api-task-kinds"),

@@ -11,10 +11,12 @@ from annotator.models.grading import (
 )
 from annotator.models.packets import Ledger, LedgerEvent, Packet
 from annotator.models.taskkinds import TaskKind
+from annotator.models.tokens import ApiToken
 from annotator.models.truth import Decision, GroundTruthVersion, Union, UnionItem
 from annotator.models.videos import Video
 
 __all__ = [
+    "ApiToken",
     "AgreementReport",
     "ScoringRun",
     "Submission",

@@ -273,7 +273,7 @@ def leaks(body, role, state, scenario, label, name) -> list[str]:
         forbidden += secrets["B"]
     if role == "outsider" or (role == "adjudicator" and blind):
         forbidden += secrets["A"] + secrets["B"]
-    if name in ALL_USERS_ROUTES:
+    if name in ALL_USERS_ROUTES or name == "api-schema":  # the schema holds no data; it names the field "annotator_b"
         forbidden = [s for s in forbidden if s not in {"annotator_a", "annotator_b"}]
     return [
         f"{label} leaks {secret}"

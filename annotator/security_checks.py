@@ -1,0 +1,54 @@
+"""System checks for a deployment's secrets (``manage.py check``)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.checks import Error, register
+from django.core.exceptions import ImproperlyConfigured
+
+MIN_SECRET_LENGTH = 32
+# Values published with the project or Django: anyone can sign sessions with them.
+KNOWN_SECRETS = frozenset(
+    {
+        "change-me",
+        "changeme",
+        "secret",
+        "test-only-secret",
+        "insecure-local-only-key",
+    }
+)
+
+
+def secret_key_problem(secret: str) -> str | None:
+    """Why ``secret`` must not sign sessions of a real installation, or None."""
+    value = (secret or "").strip()
+    if not value:
+        return "is empty"
+    if value.lower() in KNOWN_SECRETS or value.startswith("django-insecure-"):
+        return "is a published example value"
+    if len(value) < MIN_SECRET_LENGTH:
+        return f"is {len(value)} characters long (at least {MIN_SECRET_LENGTH} needed)"
+    if len(set(value)) < 5:
+        return "uses fewer than 5 distinct characters"
+    return None
+
+
+@register()
+def check_secret_key(app_configs, **kwargs):
+    if settings.DEBUG:
+        return []
+    try:
+        secret = settings.SECRET_KEY
+    except ImproperlyConfigured:  # Django refuses to hand out an empty key
+        secret = ""
+    problem = secret_key_problem(secret)
+    if problem is None:
+        return []
+    return [
+        Error(
+            f"DJANGO_SECRET_KEY {problem}; with DEBUG off it would sign real sessions and CSRF tokens",
+            hint="set DJANGO_SECRET_KEY (or DJANGO_SECRET_KEY_FILE) to a random value, e.g. python -c "
+            '"import secrets; print(secrets.token_urlsafe(50))"',
+            id="annotator.E020",
+        )
+    ]

@@ -1,0 +1,119 @@
+"""Request body limits, applied before authentication and before the body is kept.
+
+Every path gets ``FRAMELEDGER_MAX_BODY_BYTES`` (small); only the upload routes listed in
+``FRAMELEDGER_UPLOAD_PATHS`` (``(regex, bytes)`` pairs matched against the path) get more.
+A body over its limit is answered ``413`` with the JSON error body, whoever sends it.
+
+Two layers use the same rule (``limit_for``):
+
+- ``BodyLimitMiddleware`` wraps the ASGI application (``deploy/asgi.py``): it refuses by
+  ``Content-Length`` without reading a byte, and counts the bytes of a streamed
+  (chunked) body as the server hands them over, stopping at the limit. This is all any
+  ASGI server that streams request bodies needs.
+- Daphne (Twisted) receives the whole body before it calls the application, then queues
+  it in memory; so ``deploy.serve`` (how ``bin/run-demo`` starts Daphne) checks the same
+  rule as soon as the request head has arrived. See that module.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+
+from django.conf import settings
+
+TOO_LARGE = 413
+
+
+class BodyTooLarge(Exception):
+    """The streamed body passed its limit (raised inside ``receive``)."""
+
+
+@lru_cache(maxsize=8)
+def _compiled(rules: tuple[tuple[str, int], ...]) -> tuple[tuple[re.Pattern, int], ...]:
+    return tuple((re.compile(pattern), int(limit)) for pattern, limit in rules)
+
+
+def limit_for(path: str) -> int:
+    """The largest request body accepted on ``path`` (the path only, no query string)."""
+    rules = tuple(tuple(rule) for rule in settings.FRAMELEDGER_UPLOAD_PATHS)
+    for pattern, limit in _compiled(rules):
+        if pattern.match(path):
+            return limit
+    return settings.FRAMELEDGER_MAX_BODY_BYTES
+
+
+def error_body(code: str, message: str) -> bytes:
+    """The API's JSON error body (``annotator.api.errors``), built without Django."""
+    return json.dumps({"error": {"code": code, "message": message}}).encode()
+
+
+def too_large_message(limit: int) -> str:
+    return f"the request body is larger than the {limit} bytes this path accepts"
+
+
+def declared_length(headers) -> tuple[int | None, bool]:
+    """``(Content-Length, valid)`` from ASGI headers; ``(None, True)`` when absent."""
+    values = [value for name, value in headers if name.lower() == b"content-length"]
+    if not values:
+        return None, True
+    if len(set(values)) != 1 or not values[0].strip().isdigit():
+        return None, False
+    return int(values[0]), True
+
+
+async def send_error(send, status: int, code: str, message: str) -> None:
+    body = error_body(code, message)
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"connection", b"close"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+class BodyLimitMiddleware:
+    """ASGI middleware: 413 for a body over the path's limit, 400 for a bad Content-Length."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        limit = limit_for(scope["path"])
+        length, valid = declared_length(scope.get("headers", []))
+        if not valid:
+            return await send_error(send, 400, "invalid", "the Content-Length header is not a single number")
+        if length is not None and length > limit:
+            return await send_error(send, TOO_LARGE, "too_large", too_large_message(limit))
+        seen = 0
+        started = False
+
+        async def counted_receive():
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > limit:
+                    raise BodyTooLarge
+            return message
+
+        async def watched_send(message):
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, counted_receive, watched_send)
+        except BodyTooLarge:
+            if started:  # the application answered before reading it all; nothing to add
+                return
+            await send_error(send, TOO_LARGE, "too_large", too_large_message(limit))
