@@ -44,6 +44,7 @@ from annotator.grading.task import (
     task_parameters,
 )
 from annotator.grading.uploads import SubmissionFile
+from annotator.integrity import frozen_events
 from annotator.models import (
     AgreementReport,
     GroundTruthVersion,
@@ -384,7 +385,7 @@ def _frozen_ledgers(packet: Packet) -> dict[str, Ledger] | None:
 def ledger_as_submission(packet: Packet, ledger: Ledger) -> tuple[dict, bytes]:
     """A frozen ledger in the scorer's ledger shape and as submission bytes."""
     schema = packet.task_kind.schema
-    events = json.loads(ledger.canonical_json)["events"]
+    events = frozen_events(ledger)
     document = ledger_submission(events, schema)
     if schema["family"] == "moments":
         video_id = packet.params.get("video_id") or f"video-{packet.video_id}"
@@ -429,7 +430,7 @@ def reference_frames(version: GroundTruthVersion) -> list[tuple[int, int] | None
     schema = version.packet.task_kind.schema
     boundaries = schema.get("boundary_fields") or []
     frames = []
-    for event in json.loads(version.canonical_json)["events"]:
+    for event in frozen_events(version):
         values = [event.get(name) for name in boundaries]
         ok = len(values) == 2 and all(isinstance(v, int) and not isinstance(v, bool) for v in values)
         frames.append(tuple(values) if ok else None)

@@ -237,7 +237,9 @@ class PublishView(APIView):
             if packet_access.role != "adjudicator":
                 raise access.NotFound("union")
             version = do_publish_adjudicated_version(packet_access.packet, actor=request.user)
-        return Response(present.version_view(version), status=status.HTTP_201_CREATED)
+        # Publishing again with nothing changed answers the existing version with 200.
+        answer = status.HTTP_201_CREATED if version.created else status.HTTP_200_OK
+        return Response(present.version_view(version), status=answer)
 
 
 class PacketVersionListView(APIView):
