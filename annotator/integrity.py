@@ -22,7 +22,7 @@ from django.db import connection
 from annotator.actions.audit import append_entry
 from annotator.canonical import canonical_sha256, sha256_hex
 from annotator.errors import WorkflowError
-from annotator.models import GroundTruthVersion, Ledger
+from annotator.models import AuditEntry, GroundTruthVersion, Ledger
 
 logger = logging.getLogger("annotator.integrity")
 
@@ -71,6 +71,35 @@ def manifest_problem(version: GroundTruthVersion) -> tuple[str, str, str] | None
     return None
 
 
+# The audit operations that record a frozen object's hashes, and the key of each hash.
+RECORDING_OPERATIONS = {
+    Ledger: (["freeze_ledger"], "ledger"),
+    GroundTruthVersion: (["publish_adjudicated_version", "publish_provisional_version"], "version"),
+}
+
+
+def recorded_hashes(obj) -> list[dict]:
+    operations, _ = RECORDING_OPERATIONS[type(obj)]
+    entries = AuditEntry.objects.filter(object_type=obj._meta.label, object_id=str(obj.pk), operation__in=operations)
+    return list(entries.values_list("hashes", flat=True))
+
+
+def recorded_problem(obj, recorded: list[dict] | None = None) -> tuple[str, str, str] | None:
+    """The stored hash against the one the audit log recorded when the object was frozen
+    or published (``recorded``: those entries' hashes, looked up when not given).
+    Catches content rewritten together with its hash."""
+    _, key = RECORDING_OPERATIONS[type(obj)]
+    recorded = recorded_hashes(obj) if recorded is None else recorded
+    if not recorded:
+        return "no freeze or publish record in the audit log", "an audit record", "none"
+    if obj.sha256 not in [hashes.get(key) for hashes in recorded]:
+        return "SHA-256 differs from the one the audit log recorded", str(recorded[0].get(key)), obj.sha256
+    manifests = {hashes.get("manifest") for hashes in recorded} - {None}
+    if isinstance(obj, GroundTruthVersion) and manifests and obj.manifest_sha256 not in manifests:
+        return "manifest SHA-256 differs from the one the audit log recorded", min(manifests), obj.manifest_sha256
+    return None
+
+
 def _fail(obj, found: tuple[str, str, str]) -> TamperedData:
     problem, expected, actual = found
     exc = TamperedData(obj, problem, expected=expected, actual=actual)
@@ -89,6 +118,8 @@ def frozen_document(obj: Ledger | GroundTruthVersion) -> dict:
     found = content_problem(obj)
     if found is None and isinstance(obj, GroundTruthVersion):
         found = manifest_problem(obj)
+    if found is None:
+        found = recorded_problem(obj)
     if found is not None:
         raise _fail(obj, found)
     return json.loads(obj.canonical_json)

@@ -23,7 +23,7 @@ import json
 from collections import defaultdict
 from dataclasses import dataclass
 
-from annotator.integrity import content_problem, describe, manifest_problem
+from annotator.integrity import RECORDING_OPERATIONS, content_problem, describe, manifest_problem, recorded_problem
 from annotator.models import AuditEntry, GroundTruthVersion, Ledger
 from annotator.models.audit import GENESIS_SHA256
 
@@ -37,57 +37,34 @@ class Problem:
         return f"{self.obj}: {self.message}"
 
 
-def recorded_hashes(**only) -> dict[tuple[str, str], list[dict]]:
-    """The hashes the audit log recorded for each frozen object, by (type, id)."""
+def all_recorded_hashes() -> dict[tuple[str, str], list[dict]]:
+    """The hashes the audit log recorded at freeze and publish time, by (type, id)."""
     found: dict[tuple[str, str], list[dict]] = defaultdict(list)
-    operations = ["freeze_ledger", "publish_adjudicated_version", "publish_provisional_version"]
-    entries = AuditEntry.objects.filter(operation__in=operations, **only)
+    operations = [op for ops, _ in RECORDING_OPERATIONS.values() for op in ops]
+    entries = AuditEntry.objects.filter(operation__in=operations)
     for entry in entries.values("object_type", "object_id", "hashes"):
         found[(entry["object_type"], entry["object_id"])].append(entry["hashes"])
     return found
 
 
-def ledger_problems(ledger: Ledger, recorded: dict | None = None) -> list[Problem]:
-    name = describe(ledger)
-    problems = []
-    found = content_problem(ledger)
-    if found:
-        problems.append(Problem(name, f"{found[0]} (stored {found[1]}, content hashes to {found[2]})"))
-    if recorded is not None:
-        audited = [h.get("ledger") for h in recorded.get((Ledger._meta.label, str(ledger.pk)), [])]
-        if not audited:
-            problems.append(Problem(name, "no freeze_ledger entry in the audit log"))
-        elif ledger.sha256 not in audited:
-            problems.append(Problem(name, f"SHA-256 {ledger.sha256} differs from the one frozen ({audited[0]})"))
-    return problems
+def _problems(obj, checks) -> list[Problem]:
+    name = describe(obj)
+    return [Problem(name, f"{found[0]} (expected {found[1]}, found {found[2]})") for found in checks if found]
 
 
-def version_problems(version: GroundTruthVersion, recorded: dict | None = None) -> list[Problem]:
-    name = describe(version)
-    problems = []
-    for found in (content_problem(version), manifest_problem(version)):
-        if found:
-            problems.append(Problem(name, f"{found[0]} (expected {found[1]}, found {found[2]})"))
-    if not problems:
+def ledger_problems(ledger: Ledger, recorded: list[dict] | None = None) -> list[Problem]:
+    return _problems(ledger, [content_problem(ledger), recorded_problem(ledger, recorded)])
+
+
+def version_problems(version: GroundTruthVersion, recorded: list[dict] | None = None) -> list[Problem]:
+    """Content, manifest, event count and publish record of one version (the version
+    page's badge calls this with ``recorded`` None: one audit query)."""
+    found = [content_problem(version), manifest_problem(version), recorded_problem(version, recorded)]
+    if not any(found):
         events = len(json.loads(version.canonical_json)["events"])
-        counted = version.manifest.get("events")
-        if counted != events:
-            problems.append(Problem(name, f"manifest counts {counted} events, the version holds {events}"))
-    if recorded is not None:
-        audited = recorded.get((GroundTruthVersion._meta.label, str(version.pk)), [])
-        if not audited:
-            problems.append(Problem(name, "no publish entry in the audit log"))
-        elif version.sha256 not in [h.get("version") for h in audited]:
-            problems.append(Problem(name, f"SHA-256 {version.sha256} differs from the one published"))
-        elif any(h.get("manifest") not in (None, version.manifest_sha256) for h in audited):
-            problems.append(Problem(name, "manifest SHA-256 differs from the one published"))
-    return problems
-
-
-def version_integrity(version: GroundTruthVersion) -> list[Problem]:
-    """One version's problems (content, manifest, publish record): the version page's badge."""
-    only = {"object_type": GroundTruthVersion._meta.label, "object_id": str(version.pk)}
-    return version_problems(version, recorded_hashes(**only))
+        if version.manifest.get("events") != events:
+            found.append(("manifest's event count is wrong", str(events), str(version.manifest.get("events"))))
+    return _problems(version, found)
 
 
 def audit_chain_problems() -> tuple[list[Problem], tuple[int, str]]:
@@ -117,13 +94,27 @@ class Report:
 
 
 def verify_all() -> Report:
-    recorded = recorded_hashes()
+    recorded = all_recorded_hashes()
     problems: list[Problem] = []
     ledgers = Ledger.objects.filter(frozen_at__isnull=False).order_by("pk")
     for ledger in ledgers.iterator(chunk_size=200):
-        problems += ledger_problems(ledger, recorded)
+        problems += ledger_problems(ledger, recorded.get((Ledger._meta.label, str(ledger.pk)), []))
     versions = GroundTruthVersion.objects.order_by("pk")
     for version in versions.iterator(chunk_size=50):
-        problems += version_problems(version, recorded)
+        problems += version_problems(version, recorded.get((GroundTruthVersion._meta.label, str(version.pk)), []))
+    problems += missing_objects(recorded)
     chain, head = audit_chain_problems()
     return Report(problems + chain, ledgers.count(), versions.count(), AuditEntry.objects.count(), head)
+
+
+def missing_objects(recorded: dict[tuple[str, str], list[dict]]) -> list[Problem]:
+    """Objects the audit log says were frozen or published that are gone or unfrozen."""
+    frozen_ledgers = {str(pk) for pk in Ledger.objects.filter(frozen_at__isnull=False).values_list("pk", flat=True)}
+    versions = {str(pk) for pk in GroundTruthVersion.objects.values_list("pk", flat=True)}
+    problems = []
+    for object_type, object_id in sorted(recorded):
+        if object_type == Ledger._meta.label and object_id not in frozen_ledgers:
+            problems.append(Problem(f"ledger {object_id}", "frozen in the audit log, now missing or unfrozen"))
+        if object_type == GroundTruthVersion._meta.label and object_id not in versions:
+            problems.append(Problem(f"version {object_id}", "published according to the audit log, now missing"))
+    return problems

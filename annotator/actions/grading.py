@@ -44,7 +44,7 @@ from annotator.grading.task import (
     task_parameters,
 )
 from annotator.grading.uploads import SubmissionFile
-from annotator.integrity import frozen_events
+from annotator.integrity import TamperedData, frozen_events
 from annotator.models import (
     AgreementReport,
     GroundTruthVersion,
@@ -261,13 +261,13 @@ def do_score_batch(run_id: int, result_ids: Sequence[int], *, progress: Callable
         .order_by("id")
     )
     done = 0
-    inputs = _pinned_inputs(run) if pending else None
+    inputs, why = _pinned_inputs(run) if pending else (None, "")
     reported = time.monotonic()
     for start in range(0, len(pending), COMMIT_EVERY):
         with transaction.atomic():
             for result in pending[start : start + COMMIT_EVERY]:
                 if inputs is None:
-                    _fail(result, "the version's ground truth no longer exports to the pinned bytes")
+                    _fail(result, why)
                 else:
                     done += do_score_submission(result, inputs)
                 if progress is not None:
@@ -279,12 +279,16 @@ def do_score_batch(run_id: int, result_ids: Sequence[int], *, progress: Callable
     return done
 
 
-def _pinned_inputs(run: ScoringRun) -> ScoringInputs | None:
-    inputs = scoring_inputs(run.version, run.scorer_id)
+def _pinned_inputs(run: ScoringRun) -> tuple[ScoringInputs | None, str]:
+    """The run's inputs, or None and why its results cannot be scored."""
+    try:
+        inputs = scoring_inputs(run.version, run.scorer_id)
+    except TamperedData as error:  # logged and audited where it was found
+        return None, error.message
     if inputs.ground_truth_sha256 != run.ground_truth_sha256 or inputs.params != run.params:
         logger.error("run %s: ground truth or parameters differ from the pinned ones", run.pk)
-        return None
-    return inputs
+        return None, "the version's ground truth no longer exports to the pinned bytes"
+    return inputs, ""
 
 
 def _fail(result: SubmissionScore, message: str) -> None:

@@ -153,12 +153,12 @@ def vendor_triggers(vendor: str) -> tuple[list[str], list[str]]:
 
 def create_triggers(apps, schema_editor):
     for statement in vendor_triggers(schema_editor.connection.vendor)[0]:
-        schema_editor.execute(statement)
+        schema_editor.execute(statement, params=None)
 
 
 def drop_triggers(apps, schema_editor):
     for statement in vendor_triggers(schema_editor.connection.vendor)[1]:
-        schema_editor.execute(statement)
+        schema_editor.execute(statement, params=None)
 
 
 class Migration(migrations.Migration):
@@ -194,6 +194,10 @@ class Migration(migrations.Migration):
             name="manifest_sha256",
             field=models.CharField(default="", max_length=64),
             preserve_default=False,
+        ),
+        migrations.AddIndex(
+            model_name="auditentry",
+            index=models.Index(fields=["object_type", "object_id"], name="audit_entry_object"),
         ),
         migrations.RunPython(chain_existing_entries, migrations.RunPython.noop),
         migrations.RunPython(hash_existing_manifests, migrations.RunPython.noop),

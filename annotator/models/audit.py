@@ -35,6 +35,7 @@ class AuditEntry(ImmutableModel):
 
     class Meta:
         ordering = ["-at", "-id"]
+        indexes = [models.Index(fields=["object_type", "object_id"], name="audit_entry_object")]
 
     def __str__(self) -> str:
         return f"{self.operation} {self.object_type}:{self.object_id}"
