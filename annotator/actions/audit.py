@@ -6,7 +6,7 @@ holds a lock until the writer's transaction ends:
 
 - PostgreSQL: a transaction-level advisory lock (``pg_advisory_xact_lock``), taken
   as the last step of the write it describes, so only the tail of each transaction
-  is serialized;
+  is serialized; lock and head read are one call (``frameledger_audit_head``);
 - SQLite: the database's own write lock (the settings open every transaction with
   ``BEGIN IMMEDIATE``; a no-op UPDATE takes it where they do not).
 
@@ -28,13 +28,18 @@ from annotator.models.audit import GENESIS_SHA256, entry_sha256
 AUDIT_CHAIN_LOCK = 0x4652414D454C4544  # "FRAMELED"
 
 
-def lock_audit_chain() -> None:
-    """Hold the audit chain until the current transaction ends. Call inside ``atomic``."""
+def locked_chain_head() -> tuple[int, str] | None:
+    """Take the chain lock (held until the transaction ends) and read the head
+    ``(seq, sha256)``, or None for an empty log. Call inside ``atomic``."""
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
-            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [AUDIT_CHAIN_LOCK])
+            # One round trip: migration 0004's function locks, then reads with a fresh snapshot.
+            cursor.execute("SELECT head_seq, head_sha256 FROM frameledger_audit_head(%s)", [AUDIT_CHAIN_LOCK])
         else:
             cursor.execute(f"UPDATE {AuditEntry._meta.db_table} SET id = id WHERE 0")
+            cursor.execute(f"SELECT seq, sha256 FROM {AuditEntry._meta.db_table} ORDER BY seq DESC LIMIT 1")
+        row = cursor.fetchone()
+    return (row[0], row[1]) if row else None
 
 
 def record(
@@ -65,12 +70,12 @@ def append_entry(*, actor_id, operation, object_type, object_id, packet_id, hash
     (a JSON round trip: tuples become lists, keys become strings).
     """
     hashes, details = json.loads(json.dumps(hashes)), json.loads(json.dumps(details))
-    with transaction.atomic():
-        lock_audit_chain()
-        head = AuditEntry.objects.order_by("-seq").values("seq", "sha256").first()
+    # No savepoint of its own: the entry lives or dies with the caller's transaction.
+    with transaction.atomic(savepoint=False):
+        head = locked_chain_head()
         fields = {
-            "seq": head["seq"] + 1 if head else 1,
-            "prev_sha256": head["sha256"] if head else GENESIS_SHA256,
+            "seq": head[0] + 1 if head else 1,
+            "prev_sha256": head[1] if head else GENESIS_SHA256,
             "at": timezone.now(),
             "actor_id": actor_id,
             "operation": operation,

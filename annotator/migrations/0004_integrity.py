@@ -105,6 +105,18 @@ def postgresql_triggers() -> tuple[list[str], list[str]]:
                 USING ERRCODE = 'restrict_violation';
         END $$""",
     ]
+    # The audit chain head, read after taking the chain's advisory lock, in one round trip
+    # (a VOLATILE function takes a fresh snapshot per statement: it sees the entry the
+    # previous lock holder committed).
+    create.append(
+        """
+        CREATE FUNCTION frameledger_audit_head(lock_key bigint)
+        RETURNS TABLE (head_seq bigint, head_sha256 text) LANGUAGE plpgsql VOLATILE AS $$
+        BEGIN
+            PERFORM pg_advisory_xact_lock(lock_key);
+            RETURN QUERY SELECT seq::bigint, sha256::text FROM annotator_auditentry ORDER BY seq DESC LIMIT 1;
+        END $$"""
+    )
     drop = ["DROP TRIGGER IF EXISTS frameledger_frozen_ledger ON annotator_ledger"]
     for table in IMMUTABLE_TABLES:
         create.append(
@@ -115,6 +127,7 @@ def postgresql_triggers() -> tuple[list[str], list[str]]:
     drop += [
         "DROP FUNCTION IF EXISTS frameledger_refuse_frozen_ledger()",
         "DROP FUNCTION IF EXISTS frameledger_refuse_change()",
+        "DROP FUNCTION IF EXISTS frameledger_audit_head(bigint)",
     ]
     return create, drop
 
