@@ -7,8 +7,8 @@ holds a lock until the writer's transaction ends:
 - PostgreSQL: a transaction-level advisory lock (``pg_advisory_xact_lock``), taken
   as the last step of the write it describes, so only the tail of each transaction
   is serialized; lock and head read are one call (``frameledger_audit_head``);
-- SQLite: the database's own write lock (the settings open every transaction with
-  ``BEGIN IMMEDIATE``; a no-op UPDATE takes it where they do not).
+- SQLite: the database's own write lock, which the settings take at the start of
+  every transaction (``transaction_mode: IMMEDIATE``, also for ``DATABASE_URL=sqlite://``).
 
 ``seq`` is unique as well, so even a writer that skipped the lock could not fork the
 chain: its insert would fail instead.
@@ -35,8 +35,7 @@ def locked_chain_head() -> tuple[int, str] | None:
         if connection.vendor == "postgresql":
             # One round trip: migration 0004's function locks, then reads with a fresh snapshot.
             cursor.execute("SELECT head_seq, head_sha256 FROM frameledger_audit_head(%s)", [AUDIT_CHAIN_LOCK])
-        else:
-            cursor.execute(f"UPDATE {AuditEntry._meta.db_table} SET id = id WHERE 0")
+        else:  # the transaction began IMMEDIATE: it holds SQLite's write lock already
             cursor.execute(f"SELECT seq, sha256 FROM {AuditEntry._meta.db_table} ORDER BY seq DESC LIMIT 1")
         row = cursor.fetchone()
     return (row[0], row[1]) if row else None
