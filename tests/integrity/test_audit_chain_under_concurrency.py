@@ -1,6 +1,7 @@
 """The audit log is one hash chain even with many writers at once: the append holds a
 lock (PostgreSQL advisory lock; SQLite's write lock), so no two entries share a parent
-and none is refused for a taken ``seq``."""
+and none is refused for a taken ``seq``. Runs on whichever database the suite uses
+(SQLite by default, PostgreSQL with ``DATABASE_URL``)."""
 
 from __future__ import annotations
 
@@ -32,7 +33,6 @@ def append_many(start: threading.Barrier, number: int, errors: list) -> None:
         connections.close_all()
 
 
-@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_writers_never_fork_the_audit_chain():
     before = AuditEntry.objects.count()
