@@ -20,3 +20,4 @@ bench:
 	.venv/bin/python bench/retrieval.py
 	DJANGO_SETTINGS_MODULE=deploy.test_settings .venv/bin/python bench/media.py
 	.venv/bin/python bench/grading.py
+	.venv/bin/python bench/integrity.py
