@@ -280,6 +280,9 @@ class AuditLogView(APIView):
         return Response(
             [
                 {
+                    "seq": e.seq,
+                    "sha256": e.sha256,
+                    "prev_sha256": e.prev_sha256,
                     "at": e.at.isoformat(),
                     "actor": e.actor.username if e.actor else None,
                     "operation": e.operation,
