@@ -74,7 +74,14 @@ def database_from_url(url: str) -> dict:
     parsed = urlparse(url)
     if parsed.scheme == "sqlite":
         name = unquote(parsed.path[1:] if parsed.path.startswith("//") else parsed.path)
-        return {"ENGINE": "django.db.backends.sqlite3", "NAME": name or ":memory:"}
+        # IMMEDIATE: every transaction takes the write lock at BEGIN, so concurrent writers
+        # wait for each other (busy timeout) instead of failing to upgrade a read lock; the
+        # audit chain's append relies on it (annotator/actions/audit.py).
+        return {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": name or ":memory:",
+            "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE"},
+        }
     if parsed.scheme in {"postgres", "postgresql"}:
         return {
             "ENGINE": "django.db.backends.postgresql",

@@ -18,6 +18,7 @@ from django.shortcuts import render
 
 from annotator import access
 from annotator.media.views import media_urls_for
+from annotator.verify import version_problems
 
 
 def _packet_access(request, packet_id: int, check=access.access_packet) -> access.PacketAccess:
@@ -79,6 +80,7 @@ def version_page(request, version_id: int):
     except access.NotFound:
         raise Http404("Not found") from None
     context = {
+        "integrity_problems": [p.message for p in version_problems(version)],
         "version_id": version.pk,
         "packet_id": packet_access.packet.pk,
         "role": packet_access.role,

@@ -44,6 +44,7 @@ from annotator.grading.task import (
     task_parameters,
 )
 from annotator.grading.uploads import SubmissionFile
+from annotator.integrity import TamperedData, frozen_events
 from annotator.models import (
     AgreementReport,
     GroundTruthVersion,
@@ -260,13 +261,13 @@ def do_score_batch(run_id: int, result_ids: Sequence[int], *, progress: Callable
         .order_by("id")
     )
     done = 0
-    inputs = _pinned_inputs(run) if pending else None
+    inputs, why = _pinned_inputs(run) if pending else (None, "")
     reported = time.monotonic()
     for start in range(0, len(pending), COMMIT_EVERY):
         with transaction.atomic():
             for result in pending[start : start + COMMIT_EVERY]:
                 if inputs is None:
-                    _fail(result, "the version's ground truth no longer exports to the pinned bytes")
+                    _fail(result, why)
                 else:
                     done += do_score_submission(result, inputs)
                 if progress is not None:
@@ -278,12 +279,16 @@ def do_score_batch(run_id: int, result_ids: Sequence[int], *, progress: Callable
     return done
 
 
-def _pinned_inputs(run: ScoringRun) -> ScoringInputs | None:
-    inputs = scoring_inputs(run.version, run.scorer_id)
+def _pinned_inputs(run: ScoringRun) -> tuple[ScoringInputs | None, str]:
+    """The run's inputs, or None and why its results cannot be scored."""
+    try:
+        inputs = scoring_inputs(run.version, run.scorer_id)
+    except TamperedData as error:  # logged and audited where it was found
+        return None, error.message
     if inputs.ground_truth_sha256 != run.ground_truth_sha256 or inputs.params != run.params:
         logger.error("run %s: ground truth or parameters differ from the pinned ones", run.pk)
-        return None
-    return inputs
+        return None, "the version's ground truth no longer exports to the pinned bytes"
+    return inputs, ""
 
 
 def _fail(result: SubmissionScore, message: str) -> None:
@@ -384,7 +389,7 @@ def _frozen_ledgers(packet: Packet) -> dict[str, Ledger] | None:
 def ledger_as_submission(packet: Packet, ledger: Ledger) -> tuple[dict, bytes]:
     """A frozen ledger in the scorer's ledger shape and as submission bytes."""
     schema = packet.task_kind.schema
-    events = json.loads(ledger.canonical_json)["events"]
+    events = frozen_events(ledger)
     document = ledger_submission(events, schema)
     if schema["family"] == "moments":
         video_id = packet.params.get("video_id") or f"video-{packet.video_id}"
@@ -429,7 +434,7 @@ def reference_frames(version: GroundTruthVersion) -> list[tuple[int, int] | None
     schema = version.packet.task_kind.schema
     boundaries = schema.get("boundary_fields") or []
     frames = []
-    for event in json.loads(version.canonical_json)["events"]:
+    for event in frozen_events(version):
         values = [event.get(name) for name in boundaries]
         ok = len(values) == 2 and all(isinstance(v, int) and not isinstance(v, bool) for v in values)
         frames.append(tuple(values) if ok else None)

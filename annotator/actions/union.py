@@ -9,6 +9,7 @@ from django.db import transaction
 
 from annotator.actions.audit import record
 from annotator.errors import Conflict
+from annotator.integrity import frozen_events
 from annotator.models import Ledger, Packet, Union, UnionItem
 from annotator.taskkinds import export_event
 from scoring import union_actions, union_break_points, union_moments
@@ -86,8 +87,8 @@ def do_build_union(packet: Packet, *, actor) -> Union:
     if not all(ledgers[side].is_frozen for side in ("A", "B")):
         raise Conflict("the union needs both ledgers frozen")
     schema = packet.task_kind.schema
-    a_events = json.loads(ledgers["A"].canonical_json)["events"]
-    b_events = json.loads(ledgers["B"].canonical_json)["events"]
+    a_events = frozen_events(ledgers["A"])
+    b_events = frozen_events(ledgers["B"])
     union = Union.objects.create(
         packet=packet,
         ledger_a_sha256=ledgers["A"].sha256,

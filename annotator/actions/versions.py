@@ -10,6 +10,7 @@ from django.db.models import Max
 from annotator.actions.audit import record
 from annotator.canonical import canonical_sha256
 from annotator.errors import Conflict, InvalidInput
+from annotator.integrity import frozen_events
 from annotator.models import Decision, GroundTruthVersion, Packet, Union, UnionItem
 from annotator.taskkinds import EventInvalid, export_event, sort_events, validate_event
 
@@ -21,7 +22,8 @@ def version_document(packet: Packet, events: list[dict]) -> dict:
 
 
 def version_events(version: GroundTruthVersion) -> list[dict]:
-    return json.loads(version.canonical_json)["events"]
+    """The version's events, verified against its SHA-256 (``TamperedData`` otherwise)."""
+    return frozen_events(version)
 
 
 def changelog(schema: dict, previous: GroundTruthVersion | None, events: list[dict]) -> dict:
@@ -94,25 +96,47 @@ def adjudication_log(union: Union) -> list[dict]:
     return log
 
 
+def _unchanged(previous: GroundTruthVersion | None, digest: str, manifest: dict) -> bool:
+    """True when the latest version of the tier already holds exactly this (same
+    ground truth, same manifest apart from its number): publishing again is a no-op."""
+    if previous is None or previous.sha256 != digest:
+        return False
+    same = {k: v for k, v in previous.manifest.items() if k != "version"}
+    return same == {k: v for k, v in manifest.items() if k != "version"}
+
+
 def _create_version(packet, *, actor, tier, events, manifest_extra, source) -> GroundTruthVersion:
+    """The next version of ``tier``, or the latest one when nothing changed.
+
+    The returned version's ``created`` attribute says which (the API answers 201 or 200).
+    """
     schema = packet.task_kind.schema
     document = version_document(packet, events)
     text, digest = canonical_sha256(document)
     previous = _previous(packet, tier)
     number = _next_number(packet, tier)
     _, schema_sha = canonical_sha256(schema)
-    manifest = {
-        "packet": packet.pk,
-        "packet_sha256": packet.sha256,
-        "tier": tier,
-        "version": number,
-        "task_kind": packet.task_kind.slug,
-        "schema_sha256": schema_sha,
-        "scorer_id": packet.task_kind.scorer_id,
-        "events": len(events),
-        "ground_truth_sha256": digest,
-        **manifest_extra,
-    }
+    manifest = json.loads(
+        json.dumps(
+            {
+                "packet": packet.pk,
+                "packet_sha256": packet.sha256,
+                "tier": tier,
+                "version": number,
+                "task_kind": packet.task_kind.slug,
+                "schema_sha256": schema_sha,
+                "scorer_id": packet.task_kind.scorer_id,
+                "events": len(events),
+                "ground_truth_sha256": digest,
+                **manifest_extra,
+            }
+        )
+    )
+    if _unchanged(previous, digest, manifest):
+        version_events(previous)  # never hand back a tampered version as "unchanged"
+        previous.created = False
+        return previous
+    _, manifest_sha = canonical_sha256(manifest)
     version = GroundTruthVersion.objects.create(
         packet=packet,
         tier=tier,
@@ -120,16 +144,23 @@ def _create_version(packet, *, actor, tier, events, manifest_extra, source) -> G
         canonical_json=text,
         sha256=digest,
         manifest=manifest,
+        manifest_sha256=manifest_sha,
         changelog=changelog(schema, previous, document["events"]),
         source=source,
         created_by=actor,
     )
     record(
-        actor, f"publish_{tier}_version", version, packet=packet, hashes={"version": digest}, details={"number": number}
+        actor,
+        f"publish_{tier}_version",
+        version,
+        packet=packet,
+        hashes={"version": digest, "manifest": manifest_sha},
+        details={"number": number},
     )
     from annotator.actions.grading import compute_calibration_on_publish  # grading imports this module
 
     compute_calibration_on_publish(version)
+    version.created = True
     return version
 
 
@@ -137,7 +168,9 @@ def _create_version(packet, *, actor, tier, events, manifest_extra, source) -> G
 def do_publish_adjudicated_version(packet: Packet, *, actor) -> GroundTruthVersion:
     """Freeze the adjudicated ledger as the next adjudicated version.
 
-    Refused until every non-agreed union item has a decision.
+    Refused until every non-agreed union item has a decision. Idempotent: when the
+    latest adjudicated version already holds the same ground truth and manifest (nothing
+    was decided differently since), that version is returned (``created`` False).
     Precondition: caller holds ``select_for_update`` on the packet.
     """
     union = Union.objects.filter(packet=packet).first()
@@ -173,6 +206,7 @@ def do_import_provisional_version(
     """Store third-party labels (published annotations) as the next provisional version.
 
     Every event is validated against the task kind; annotators never see this tier.
+    Importing the same events from the same source again returns the latest version.
     """
     schema = packet.task_kind.schema
     cleaned = []

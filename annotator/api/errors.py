@@ -10,6 +10,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from annotator.access import Forbidden, NotFound
 from annotator.errors import WorkflowError
+from annotator.integrity import TamperedData, audit_integrity_failure
 
 KEPT_HEADERS = ("WWW-Authenticate", "Retry-After", "Allow")
 
@@ -22,6 +23,9 @@ def error_response(code: str, message: str, http_status: int, field: str | None 
 
 
 def exception_handler(exc, context):
+    if isinstance(exc, TamperedData):
+        # The view's transaction is over by now, so the audit entry stays.
+        audit_integrity_failure(exc)
     if isinstance(exc, WorkflowError):
         return error_response(exc.code, exc.message, exc.status, exc.field)
     if isinstance(exc, (NotFound, Http404)):

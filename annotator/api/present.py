@@ -7,11 +7,10 @@ about the other ledger or the other annotator.
 
 from __future__ import annotations
 
-import json
-
 from django.urls import reverse
 
 from annotator.access import PacketAccess, both_frozen
+from annotator.integrity import frozen_document, frozen_events
 from annotator.models import GroundTruthVersion, Ledger, LedgerEvent, Packet, TaskKind, UnionItem
 
 
@@ -100,6 +99,7 @@ def own_ledger_view(ledger: Ledger) -> dict:
 
 
 def frozen_ledger_view(ledger: Ledger) -> dict:
+    frozen_document(ledger)  # the stored text is served only once it matches its SHA-256
     return {
         **ledger_summary(ledger),
         "attestation": ledger.attestation,
@@ -129,6 +129,7 @@ def union_item_view(item: UnionItem) -> dict:
 
 
 def version_view(version: GroundTruthVersion, *, include_events: bool = False) -> dict:
+    events = frozen_events(version)  # content and manifest verified before anything is shown
     view = {
         "id": version.pk,
         "packet": version.packet_id,
@@ -142,5 +143,5 @@ def version_view(version: GroundTruthVersion, *, include_events: bool = False) -
         "export_url": reverse("api-version-export", args=[version.pk]),
     }
     if include_events:
-        view["events"] = json.loads(version.canonical_json)["events"]
+        view["events"] = events
     return view

@@ -52,6 +52,7 @@ ERROR_DESCRIPTIONS = {
     413: "Request body larger than this path accepts.",
     415: "Unsupported request media type.",
     429: "Too many failed sign-in attempts; see Retry-After.",
+    500: "Server error; code `integrity_error` when stored frozen data no longer matches its SHA-256.",
 }
 
 # (view, method) -> success status, when it is not 200.
@@ -65,6 +66,16 @@ SUCCESS_STATUS = {
     ("ScoringRunListView", "POST"): 202,
     ("VideoListView", "POST"): 202,
 }
+
+# (view, method) -> another success status the route also answers.
+ALSO_SUCCESS = {("PublishView", "POST"): 200}  # nothing changed since the latest version: that version
+
+# Views that read a frozen ledger's or version's canonical JSON (verified on every read).
+FROZEN_READERS = {
+    "OwnLedgerView", "LedgerBySideView", "UnionView", "DecisionView", "PublishView", "PacketVersionListView",
+    "VersionDetailView", "VersionExportView", "AgreementView", "ScoringRunListView", "ScoreDiagnosticsView",
+    "LeaderboardView", "CalibrationView", "ReadyView",
+}  # fmt: skip
 
 LIST_VIEWS = {"AuditLogView"}  # besides the GET of every *ListView
 
@@ -226,6 +237,8 @@ class AutoSchema(SpectacularAutoSchema):
             statuses.update({413, 415})
         if self.key in LEDGER_WRITES:
             statuses.add(412)
+        if name in FROZEN_READERS:
+            statuses.add(500)
         return sorted(statuses)
 
     def _error_ref(self) -> dict:
@@ -236,7 +249,10 @@ class AutoSchema(SpectacularAutoSchema):
     def _get_response_bodies(self, direction="response"):
         status = SUCCESS_STATUS.get(self.key, 200)
         media = self._success_media()
-        responses = {str(status): {"description": "", "content": {mt: {"schema": s} for mt, s in media.items()}}}
+        content = {"content": {mt: {"schema": s} for mt, s in media.items()}}
+        responses = {str(status): {"description": "", **content}}
+        if self.key in ALSO_SUCCESS:
+            responses[str(ALSO_SUCCESS[self.key])] = {"description": "", **content}
         error = {"content": {JSON: {"schema": self._error_ref()}}}
         for code in self.error_statuses():
             responses[str(code)] = {"description": ERROR_DESCRIPTIONS[code], **error}

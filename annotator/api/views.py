@@ -232,7 +232,9 @@ class PublishView(APIView):
         with transaction.atomic():
             packet_access = access.access_adjudication(request.user, packet_id, for_update=True)
             version = do_publish_adjudicated_version(packet_access.packet, actor=request.user)
-        return Response(present.version_view(version), status=status.HTTP_201_CREATED)
+        # Publishing again with nothing changed answers the existing version with 200.
+        answer = status.HTTP_201_CREATED if version.created else status.HTTP_200_OK
+        return Response(present.version_view(version), status=answer)
 
 
 class PacketVersionListView(APIView):
@@ -271,6 +273,9 @@ class AuditLogView(APIView):
         return Response(
             [
                 {
+                    "seq": e.seq,
+                    "sha256": e.sha256,
+                    "prev_sha256": e.prev_sha256,
                     "at": e.at.isoformat(),
                     "actor": e.actor.username if e.actor else None,
                     "operation": e.operation,

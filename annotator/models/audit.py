@@ -1,14 +1,31 @@
+from datetime import UTC
+
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
+from annotator.canonical import canonical_sha256
 from annotator.models.immutable import ImmutableModel
+
+# ``prev_sha256`` of the first entry of the chain.
+GENESIS_SHA256 = "0" * 64
 
 
 class AuditEntry(ImmutableModel):
-    """One write operation: who, when, what, on which object, with which hashes."""
+    """One write operation: who, when, what, on which object, with which hashes.
 
+    The entries form a hash chain: entry ``seq`` n carries the SHA-256 of entry n-1
+    (``prev_sha256``) and its own ``sha256`` over its fields and that link
+    (``chain_sha256``). Editing, deleting or inserting an entry anywhere but at the
+    end breaks the chain, which ``manage.py verify_integrity`` reports. Entries are
+    appended by ``annotator.actions.audit.record`` only, under a lock.
+    """
+
+    seq = models.PositiveBigIntegerField(unique=True)
+    prev_sha256 = models.CharField(max_length=64)
+    sha256 = models.CharField(max_length=64)
     actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.PROTECT, related_name="+")
-    at = models.DateTimeField(auto_now_add=True)
+    at = models.DateTimeField(default=timezone.now, editable=False)
     operation = models.CharField(max_length=100)
     object_type = models.CharField(max_length=100)
     object_id = models.CharField(max_length=100)
@@ -18,9 +35,45 @@ class AuditEntry(ImmutableModel):
 
     class Meta:
         ordering = ["-at", "-id"]
+        indexes = [models.Index(fields=["object_type", "object_id"], name="audit_entry_object")]
 
     def __str__(self) -> str:
         return f"{self.operation} {self.object_type}:{self.object_id}"
+
+    def chain_sha256(self) -> str:
+        """The SHA-256 this entry must carry, recomputed from its stored fields."""
+        return entry_sha256(
+            seq=self.seq,
+            prev_sha256=self.prev_sha256,
+            at=self.at,
+            actor_id=self.actor_id,
+            operation=self.operation,
+            object_type=self.object_type,
+            object_id=self.object_id,
+            packet_id=self.packet_id,
+            hashes=self.hashes,
+            details=self.details,
+        )
+
+
+def entry_sha256(*, seq, prev_sha256, at, actor_id, operation, object_type, object_id, packet_id, hashes, details):
+    """SHA-256 of an audit entry's canonical JSON (time as UTC microseconds).
+
+    Migration 0004 carries a frozen copy of this function for existing entries.
+    """
+    document = {
+        "seq": seq,
+        "prev_sha256": prev_sha256,
+        "at": at.astimezone(UTC).isoformat(timespec="microseconds"),
+        "actor": actor_id,
+        "operation": operation,
+        "object_type": object_type,
+        "object_id": str(object_id),
+        "packet": packet_id,
+        "hashes": hashes,
+        "details": details,
+    }
+    return canonical_sha256(document)[1]
 
 
 class Job(models.Model):

@@ -41,8 +41,34 @@ class Packet(models.Model):
         return self.title
 
 
+# What a frozen ledger's hash and attestation are about: never changed after freeze
+# (the database trigger of migration 0004 refuses the same columns).
+FROZEN_LEDGER_FIELDS = frozenset(
+    {"packet", "side", "annotator", "version", "frozen_at", "attestation", "canonical_json", "sha256"}
+)
+
+
+class LedgerQuerySet(models.QuerySet):
+    """Bulk writes that would change or delete a frozen ledger are refused."""
+
+    def update(self, **kwargs):
+        touched = {name.removesuffix("_id") for name in kwargs} & FROZEN_LEDGER_FIELDS
+        if touched and self.filter(frozen_at__isnull=False).exists():
+            raise ImmutableRowError(f"frozen ledgers cannot change ({', '.join(sorted(touched))})")
+        return super().update(**kwargs)
+
+    def delete(self):
+        if self.filter(frozen_at__isnull=False).exists():
+            raise ImmutableRowError("frozen ledgers cannot be deleted")
+        return super().delete()
+
+
 class Ledger(models.Model):
-    """One annotator's events for one packet. ``version`` guards every write."""
+    """One annotator's events for one packet. ``version`` guards every write.
+
+    Once frozen (``do_freeze_ledger``) the row never changes again: ``save()`` and
+    ``delete()`` refuse, and so do the queryset and the database.
+    """
 
     class Side(models.TextChoices):
         A = "A"
@@ -58,12 +84,35 @@ class Ledger(models.Model):
     sha256 = models.CharField(max_length=64, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
+    objects = LedgerQuerySet.as_manager()
+
     class Meta:
         ordering = ["packet_id", "side"]
         constraints = [models.UniqueConstraint(fields=["packet", "side"], name="one_ledger_per_side")]
 
     def __str__(self) -> str:
         return f"{self.packet_id}/{self.side}"
+
+    def save(self, *args, **kwargs):
+        if getattr(self, "_frozen_in_db", False):
+            raise ImmutableRowError(f"ledger {self.pk} is frozen (SHA-256 {self.sha256}); it cannot be saved again")
+        super().save(*args, **kwargs)
+        self._frozen_in_db = self.frozen_at is not None
+
+    def delete(self, *args, **kwargs):
+        if getattr(self, "_frozen_in_db", False):
+            raise ImmutableRowError(f"ledger {self.pk} is frozen; it cannot be deleted")
+        return super().delete(*args, **kwargs)
+
+    @classmethod
+    def from_db(cls, db, field_names, values):
+        ledger = super().from_db(db, field_names, values)
+        ledger._frozen_in_db = ledger.__dict__.get("frozen_at") is not None
+        return ledger
+
+    def refresh_from_db(self, *args, **kwargs):
+        super().refresh_from_db(*args, **kwargs)
+        self._frozen_in_db = self.__dict__.get("frozen_at") is not None
 
     @property
     def is_frozen(self) -> bool:

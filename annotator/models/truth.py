@@ -66,7 +66,11 @@ class Decision(models.Model):
 
 
 class GroundTruthVersion(ImmutableModel):
-    """A frozen, versioned ground truth for a packet. Never edited: a fix is a new version."""
+    """A frozen, versioned ground truth for a packet. Never edited: a fix is a new version.
+
+    ``sha256`` covers ``canonical_json``; ``manifest_sha256`` covers ``manifest`` (its
+    canonical JSON). Reads verify both (``annotator.integrity``).
+    """
 
     class Tier(models.TextChoices):
         PROVISIONAL = "provisional"
@@ -78,6 +82,7 @@ class GroundTruthVersion(ImmutableModel):
     canonical_json = models.TextField()
     sha256 = models.CharField(max_length=64)
     manifest = models.JSONField()
+    manifest_sha256 = models.CharField(max_length=64)
     changelog = models.JSONField(default=dict)
     source = models.CharField(max_length=300)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.PROTECT, related_name="+")

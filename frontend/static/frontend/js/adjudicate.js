@@ -320,19 +320,22 @@ async function main() {
     $("#publish-error").textContent = "";
     $("#publish").disabled = true;
     try {
-      const { data } = await api.request("POST", `${packetUrl}publish/`);
-      showPublished(data);
+      const { data, status } = await api.request("POST", `${packetUrl}publish/`);
+      showPublished(data, status === 200);
     } catch (error) {
       $("#publish-error").textContent = error.message;
       renderProgress();
     }
   }
 
-  function showPublished(version) {
+  // unchanged: publishing again changed nothing, the server answered the existing version.
+  function showPublished(version, unchanged = false) {
     const box = $("#published");
     box.hidden = false;
     box.replaceChildren(
-      `Published ${version.tier} version ${version.number} · SHA-256 `,
+      unchanged
+        ? `Nothing changed since ${version.tier} version ${version.number}; no new version · SHA-256 `
+        : `Published ${version.tier} version ${version.number} · SHA-256 `,
       el("code", { class: "sha", text: version.sha256 }),
       " · ",
       el("a", { id: "version-link", href: `/versions/${version.id}/`, text: "open the version page" }),

@@ -31,7 +31,7 @@ async function request(method, url, { body, headers = {} } = {}) {
     if (response.ok) throw new ApiError(response.status, null);
   }
   if (!response.ok) throw new ApiError(response.status, data);
-  return { data, etag: response.headers.get("ETag") };
+  return { data, etag: response.headers.get("ETag"), status: response.status };
 }
 
 // Multipart upload (e.g. a video) with progress: onProgress(fraction) as bytes go out.

@@ -1,0 +1,70 @@
+"""``manage.py verify_integrity``: every frozen ledger, version, manifest and the audit chain.
+
+Prints one line per problem, naming the object, and exits 1 when there is any (0 when
+all is well). The problems found are appended to the audit log (``integrity_check``
+entry) unless ``--no-record``. The last line gives the audit chain head: keep it
+outside the database and pass it back with ``--expect-head SEQ:SHA256`` to detect a
+chain rewritten from some point on.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotator.actions.audit import append_entry
+from annotator.verify import Problem, verify_all
+
+
+class Command(BaseCommand):
+    help = "Verify every frozen ledger, ground-truth version, manifest and the audit hash chain."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--expect-head", help="SEQ:SHA256 of an audit chain head printed earlier")
+        parser.add_argument("--no-record", action="store_true", help="do not append the result to the audit log")
+
+    def handle(self, *args, **options):
+        report = verify_all()
+        problems = list(report.problems)
+        if options["expect_head"]:
+            problems += self._head_problems(options["expect_head"])
+        for problem in problems:
+            self.stdout.write(f"PROBLEM {problem}")
+        seq, head = report.head
+        summary = (
+            f"checked {report.ledgers} frozen ledger(s), {report.versions} version(s) with their manifests, "
+            f"{report.entries} audit entr{'y' if report.entries == 1 else 'ies'}"
+        )
+        if problems:
+            self.stdout.write(self.style.ERROR(f"{summary}: {len(problems)} problem(s)"))
+        else:
+            self.stdout.write(self.style.SUCCESS(f"{summary}: all verified"))
+        self.stdout.write(f"audit chain head: {seq}:{head}")
+        if problems and not options["no_record"]:
+            append_entry(
+                actor_id=None,
+                operation="integrity_check_failed",
+                object_type="annotator.Database",
+                object_id="-",
+                packet_id=None,
+                hashes={"chain_head": head},
+                details={"problems": [str(p) for p in problems[:200]], "count": len(problems)},
+            )
+        if problems:
+            sys.exit(1)
+
+    def _head_problems(self, expected: str) -> list[Problem]:
+        from annotator.models import AuditEntry
+
+        try:
+            seq_text, sha = expected.split(":", 1)
+            seq = int(seq_text)
+        except ValueError:
+            raise CommandError("--expect-head takes SEQ:SHA256 as printed by this command") from None
+        entry = AuditEntry.objects.filter(seq=seq).values("sha256").first()
+        if entry is None:
+            return [Problem(f"audit entry seq {seq}", "the recorded chain head is gone")]
+        if entry["sha256"] != sha:
+            return [Problem(f"audit entry seq {seq}", f"SHA-256 {entry['sha256']} is not the recorded head {sha}")]
+        return []
