@@ -140,12 +140,14 @@ def _derive(source: Path, workdir: Path, progress: _Progress) -> dict:
         force=True,
     )
     proxy = workdir / "proxy.mp4"
+    report: dict = {}
     table = make_proxy(
         source,
         proxy,
         probed,
         gop=PROXY_GOP,
         progress=lambda f: progress(_P_PROBED + (_P_PROXY - _P_PROBED) * f),
+        report=report,
     )
     progress(_P_PROXY, "Writing the frame table.", force=True)
     frames = workdir / "frames.json"
@@ -159,6 +161,7 @@ def _derive(source: Path, workdir: Path, progress: _Progress) -> dict:
         "sha256": sha,
         "probed": probed,
         "table": table,
+        "report": report,
         "proxy_sha256": proxy_sha,
         "frames_sha256": file_sha256(frames),
         "thumbnail_meta": thumb_meta,
@@ -252,6 +255,7 @@ def _commit(video: Video, job: Job, derived: dict, placed: dict[str, str]) -> No
         row.frame_table.name = placed["frame_table"]
         row.thumbnails.name = placed["thumbnails"]
         row.thumbnail_meta = derived["thumbnail_meta"]
+        row.ingest_report = derived["report"]
         row.status, row.error = Video.Status.READY, ""
         row.save()
         result = {
@@ -262,6 +266,9 @@ def _commit(video: Video, job: Job, derived: dict, placed: dict[str, str]) -> No
             "source_start": probed.start_time,
             "rotation": probed.rotation,
             "proxy_sha256": row.proxy_sha256,
+            "source_frame_count": probed.frame_count,
+            "timestamps": probed.timestamps,
+            "dropped_frames": [d["source_index"] for d in derived["report"].get("dropped", [])],
         }
         Job.objects.filter(pk=job.pk).update(
             status=Job.Status.DONE, progress=1.0, message="Ready.", result=result, updated_at=timezone.now()

@@ -54,6 +54,7 @@ def video_view(video: Video) -> dict:
         "frame_count": video.frame_count,
         "duration": video.duration,
         "proxy_sha256": video.proxy_sha256,
+        "ingest_report": video.ingest_report,
         "media": media_urls_for("video", video.pk) if ready else None,
         "job": job_view(latest_job) if latest_job else None,
         "created_at": video.created_at.isoformat(),

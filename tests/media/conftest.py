@@ -23,7 +23,13 @@ FRAME_COUNTS = {
     "vp9-webm": 200,
     "h264-offset-1.5s": 200,
     "h264-rotated-90": 60,
+    "h264-avi-bframes": 100,
+    "h264-ts-open-gop": 144,
 }
+# Made by a writer of their own: an open-GOP transport stream cut at its third I-frame
+# (a non-IDR one), so its first two demuxed frames cannot be decoded.
+OPEN_GOP_CUT = "h264-ts-open-gop-cut"
+OPEN_GOP_CUT_FIRST_BARCODE = 48  # the cut starts at the third GOP of 24 frames
 
 
 class SourceCache:
@@ -34,6 +40,8 @@ class SourceCache:
         self._paths: dict[str, Path] = {}
 
     def __call__(self, name: str) -> Path:
+        if name not in self._paths and name == OPEN_GOP_CUT:
+            self._paths[name] = synthetic.write_open_gop_cut(self.root / f"{name}.ts", 144, cut_gop=2)
         if name not in self._paths:
             encoding = synthetic.ENCODINGS[name]
             path = self.root / f"{name}{encoding.suffix}"

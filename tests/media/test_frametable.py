@@ -21,7 +21,8 @@ def decoded_frames(path):
         return [(frame.pts, frame.key_frame) for frame in container.decode(stream)]
 
 
-@pytest.mark.parametrize("name", sorted(FRAME_COUNTS))
+# AVI's decode-order stamps are the case where they differ (tests/media/test_robust_tables.py).
+@pytest.mark.parametrize("name", sorted(set(FRAME_COUNTS) - {"h264-avi-bframes"}))
 def test_demuxed_table_equals_the_decoded_timestamps(synthetic_source, name):
     path = synthetic_source(name)
     table = build_frame_table(path)
