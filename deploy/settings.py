@@ -120,6 +120,9 @@ WHITENOISE_USE_FINDERS = envbool("WHITENOISE_USE_FINDERS", DEBUG)
 MEDIA_ROOT = Path(envstr("FRAMELEDGER_MEDIA_ROOT", str(VAR_DIR / "media")))
 # Largest upload accepted for a source video, in bytes.
 FRAMELEDGER_MAX_VIDEO_BYTES = envint("FRAMELEDGER_MAX_VIDEO_BYTES", 8 * 1024**3)
+# Proxy encodes longer than this many frames are split into chunks that Celery workers
+# encode in parallel (docs/media.md); 0 = always one pass.
+FRAMELEDGER_INGEST_CHUNK_FRAMES = envint("FRAMELEDGER_INGEST_CHUNK_FRAMES", 1800)
 DATA_UPLOAD_MAX_MEMORY_SIZE = envint("DATA_UPLOAD_MAX_MEMORY_SIZE", 20 * 1024**2)
 FILE_UPLOAD_MAX_MEMORY_SIZE = envint("FILE_UPLOAD_MAX_MEMORY_SIZE", 5 * 1024**2)
 
@@ -169,6 +172,10 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_DEFAULT_QUEUE = envstr("CELERY_QUEUE", "frameledger")
+# Ingest tasks (annotator.ingest_video, annotator.ingest_chunk, annotator.ingest_join) go
+# to this queue: the default one unless set, so one worker serves everything.
+FRAMELEDGER_INGEST_QUEUE = envstr("FRAMELEDGER_INGEST_QUEUE", CELERY_TASK_DEFAULT_QUEUE)
+CELERY_TASK_ROUTES = {"annotator.ingest_*": {"queue": FRAMELEDGER_INGEST_QUEUE}}
 
 LOGGING = {
     "version": 1,

@@ -30,6 +30,7 @@ class ProbeResult:
     table: FrameTable
     timestamps: str = CONTAINER  # how decoded frames map to the table (annotator.media.timeline)
     bit_rate: int = 0  # bits per second of the video stream (0: unknown)
+    first_decoded_pts: int | None = None  # the first frame the decoder produces
 
     @property
     def frame_count(self) -> int:
@@ -85,6 +86,7 @@ def probe(path: str | Path) -> ProbeResult:
             has_audio=bool(container.streams.audio),
             table=table,
             timestamps=timestamp_mode(prefix).mode,
+            first_decoded_pts=prefix[0].pts,
             bit_rate=_video_bit_rate(path, stream, table),
         )
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-__all__ = ["ingest_video"]
+__all__ = ["ingest_chunk", "ingest_join", "ingest_video"]
 
 
 @shared_task(name="annotator.ingest_video")
@@ -18,3 +18,24 @@ def ingest_video(video_id: int, job_id: int) -> None:
     if job.status == Job.Status.DONE:  # a redelivered message (acks_late) after success
         return
     do_ingest_video(video, job)
+
+
+@shared_task(name="annotator.ingest_chunk", acks_late=True, reject_on_worker_lost=True)
+def ingest_chunk(video_id: int, job_id: int, index: int) -> None:
+    """Encode one proxy chunk. A killed worker's message is redelivered (acks late,
+    rejected on worker loss) and the chunk encoded again: its output is idempotent."""
+    from annotator.actions.ingest_chunks import do_encode_chunk
+    from annotator.models import Job, Video
+
+    video = Video.objects.get(pk=video_id)
+    do_encode_chunk(video, Job.objects.get(pk=job_id, video=video), index)
+
+
+@shared_task(name="annotator.ingest_join", acks_late=True, reject_on_worker_lost=True)
+def ingest_join(video_id: int, job_id: int) -> None:
+    """Join the encoded chunks into the proxy and finish the ingest."""
+    from annotator.actions.ingest_chunks import do_join_chunks
+    from annotator.models import Job, Video
+
+    video = Video.objects.get(pk=video_id)
+    do_join_chunks(video, Job.objects.get(pk=job_id, video=video))
