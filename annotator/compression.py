@@ -1,0 +1,18 @@
+"""HTTP compression for JSON answers (API responses, frame tables, thumbnail meta).
+
+Only ``application/json`` bodies that are not streamed are compressed: pages keep
+their CSRF tokens out of compressed responses, and media answered by byte range
+(``annotator.media.ranges``) must stay byte-addressable. Django's ``GZipMiddleware``
+does the rest (``Accept-Encoding`` negotiation, ``Vary``, weak ETags, BREACH padding).
+"""
+
+from __future__ import annotations
+
+from django.middleware.gzip import GZipMiddleware
+
+
+class JsonGZipMiddleware(GZipMiddleware):
+    def process_response(self, request, response):
+        if response.streaming or not response.get("Content-Type", "").startswith("application/json"):
+            return response
+        return super().process_response(request, response)
