@@ -2,7 +2,9 @@
 
 - ``POST /api/videos/`` (multipart ``file``, ``title``) -> ``202`` with the video and its ingest job;
 - ``GET /api/videos/`` -> every video, newest first;
-- ``GET /api/videos/<id>/`` -> probe results, status, error, media URLs once ready;
+- ``GET /api/videos/<id>/`` -> probe results, status, error, ingest report, media URLs once ready;
+- ``DELETE /api/videos/<id>/`` -> ``204``: the video and its files removed (audited); ``409``
+  while a packet uses it or its ingest runs;
 - ``GET /api/jobs/<id>/`` -> status, progress (0..1), message, result.
 
 Everyone else gets 404, as for any object they may not know about.
@@ -17,6 +19,7 @@ from rest_framework.views import APIView
 
 from annotator import access
 from annotator.actions.ingest import do_register_upload
+from annotator.actions.videos import do_delete_video
 from annotator.media.views import media_urls_for
 from annotator.models import Job, Video
 
@@ -81,6 +84,12 @@ class VideoListView(APIView):
 class VideoDetailView(APIView):
     def get(self, request, video_id: int):
         return Response(video_view(access.access_video(request.user, video_id)))
+
+    def delete(self, request, video_id: int):
+        """Delete a video no packet uses, with its files (maintainers; audited)."""
+        video = access.access_video(request.user, video_id)
+        do_delete_video(actor=request.user, video=video)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class JobDetailView(APIView):
