@@ -359,6 +359,36 @@ def seek_on_video(server, video, maintainer, seeks: int) -> None:
         browser.close()
 
 
+# --- 5. x264 settings of the proxy ------------------------------------------------------
+
+
+def bench_x264(minutes: float) -> None:
+    """Proxy encode speed and size for presets x CRF on a short broadcast-like source."""
+    import itertools
+
+    from annotator.media.probe import probe
+    from annotator.media.proxy import make_proxy
+
+    seconds = minutes * 60
+    print(f"\n[5] x264 settings: a {seconds:.0f} s 1080p30 ~6 Mbit/s source -> 720p GOP 12 proxy", flush=True)
+    line("load average (1 / 5 / 15 min)", " / ".join(f"{v:.2f}" for v in os.getloadavg()))
+    clip = broadcast_source(minutes)
+    with tempfile.TemporaryDirectory(prefix="frameledger-x264-") as tmp:
+        probed = probe(clip)
+        source_bps = clip.stat().st_size * 8 / probed.duration
+        for preset, crf in itertools.product(("ultrafast", "superfast", "veryfast", "faster"), (20, 23)):
+            dest = Path(tmp) / f"{preset}-{crf}.mp4"
+            started = time.perf_counter()
+            make_proxy(clip, dest, probed, preset=preset, crf=crf)
+            took = time.perf_counter() - started
+            bps = dest.stat().st_size * 8 / probed.duration
+            line(
+                f"preset={preset} crf={crf}",
+                f"{probed.frame_count / took:.0f} fps = {probed.duration / took:.2f}x real time, "
+                f"{bps / 1e6:.2f} Mbit/s ({bps / source_bps:.0%} of the source)",
+            )
+
+
 # --- 2 and 3. seeks in Chromium, exact-frame endpoint ---------------------------------
 
 
@@ -582,7 +612,11 @@ def main() -> None:
     parser.add_argument("--ingest-workers", default="1,2")
     parser.add_argument("--chunk-frames", type=int, default=1800)
     parser.add_argument("--generate-only", action="store_true", help="only write the cached ingest source")
+    parser.add_argument("--x264", action="store_true", help="only [5]: proxy presets x CRF on a source clip")
     args = parser.parse_args()
+    if args.x264:
+        bench_x264(args.ingest_minutes)
+        return
     if args.generate_only:
         broadcast_source(args.ingest_minutes)
         return

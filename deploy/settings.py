@@ -174,9 +174,10 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_DEFAULT_QUEUE = envstr("CELERY_QUEUE", "frameledger")
 # Ingest tasks (annotator.ingest_video, annotator.ingest_chunk, annotator.ingest_join) go
-# to this queue: the default one unless set, so one worker serves everything.
-FRAMELEDGER_INGEST_QUEUE = envstr("FRAMELEDGER_INGEST_QUEUE", CELERY_TASK_DEFAULT_QUEUE)
-CELERY_TASK_ROUTES = {"annotator.ingest_*": {"queue": FRAMELEDGER_INGEST_QUEUE}}
+# to this queue when it is set (start workers with -Q <it>); unset, they share the
+# default queue, so one worker serves everything.
+FRAMELEDGER_INGEST_QUEUE = envstr("FRAMELEDGER_INGEST_QUEUE", "")
+CELERY_TASK_ROUTES = {"annotator.ingest_*": {"queue": FRAMELEDGER_INGEST_QUEUE}} if FRAMELEDGER_INGEST_QUEUE else {}
 
 LOGGING = {
     "version": 1,

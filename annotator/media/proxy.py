@@ -3,7 +3,8 @@
 Recipe (see ``docs/media.md``):
 
 - video stream only (audio, subtitles and data streams are dropped);
-- H.264 (libx264) High profile, yuv420p, CRF 20, ``preset=veryfast``;
+- H.264 (libx264) High profile, yuv420p, CRF 23, ``preset=superfast`` (chosen by
+  measurement, docs/media.md §3), peak bit rate capped at the source's;
 - a keyframe every ``gop`` frames exactly (``keyint=min-keyint=gop``, no scene-cut
   keyframes) and no B-frames, so decode order is presentation order, DTS = PTS and
   a seek decodes at most ``gop - 1`` frames before the target;
@@ -14,7 +15,8 @@ Recipe (see ``docs/media.md``):
   rate survives and no frame is dropped or duplicated (no ``fps`` filter, ever);
 - the display rotation is applied to the pixels, so the proxy, the exact-frame
   images and the thumbnails all stand the same way up without metadata;
-- frames larger than ``max_height`` are scaled down (never up), to even sizes.
+- frames taller than ``max_height`` (720: the seek rung of the ladder) are scaled
+  down (never up), to even sizes.
 
 One-to-one is checked three times: every decoded source frame must carry the PTS
 the demuxed table predicts for its position, the encoder must have received exactly
@@ -40,8 +42,8 @@ from annotator.media.probe import ProbeResult
 from annotator.media.timeline import FrameAssigner, dropped_report
 
 PROXY_GOP = 12
-PROXY_CRF = 20
-PROXY_PRESET = "veryfast"
+PROXY_CRF = 23
+PROXY_PRESET = "superfast"
 PROXY_MAX_HEIGHT = 720
 MAX_TIMESCALE = 2**31 - 1
 MIN_BITS_PER_PIXEL = 0.1
@@ -64,7 +66,7 @@ def _x264_options(gop: int, crf: int, preset: str, max_kbps: int = 0) -> dict[st
     params = f"keyint={gop}:min-keyint={gop}:scenecut=0:bframes=0:open-gop=0"
     if max_kbps > 0:
         # Never above the source's bit rate: a VBV cap on top of CRF.
-        params += f":vbv-maxrate={max_kbps}:vbv-bufsize={2 * max_kbps}"
+        params += f":vbv-maxrate={max_kbps}:vbv-bufsize={max_kbps}"
     return {"preset": preset, "crf": str(crf), "profile": "high", "x264-params": params}
 
 

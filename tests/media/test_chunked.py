@@ -115,3 +115,33 @@ def test_a_failing_chunk_fails_the_video_cleanly(
     assert "chunk from frame 0" in video.error and "No such file" in video.error
     tmp = Path(settings.MEDIA_ROOT) / "tmp"
     assert not tmp.exists() or not any(tmp.iterdir())
+
+
+def _queues_with(env_value: str | None) -> dict:
+    import json
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "FRAMELEDGER_INGEST_QUEUE"}
+    env["DJANGO_SETTINGS_MODULE"] = "deploy.test_settings"
+    env["CELERY_QUEUE"] = "everything"
+    if env_value is not None:
+        env["FRAMELEDGER_INGEST_QUEUE"] = env_value
+    code = (
+        "import django, json; django.setup(); from deploy.celery import app; import annotator.media.tasks; "
+        "names = ['annotator.ingest_video', 'annotator.ingest_chunk', 'annotator.ingest_join', 'annotator.score_batch']; "
+        "print(json.dumps({n: app.amqp.router.route({}, n, (), {})['queue'].name for n in names}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_ingest_tasks_can_be_given_their_own_queue():
+    assert set(_queues_with(None).values()) == {"everything"}
+    routed = _queues_with("ingest")
+    assert routed == {
+        "annotator.ingest_video": "ingest",
+        "annotator.ingest_chunk": "ingest",
+        "annotator.ingest_join": "ingest",
+        "annotator.score_batch": "everything",
+    }
