@@ -129,7 +129,8 @@ def _queues_with(env_value: str | None) -> dict:
         env["FRAMELEDGER_INGEST_QUEUE"] = env_value
     code = (
         "import django, json; django.setup(); from deploy.celery import app; import annotator.media.tasks; "
-        "names = ['annotator.ingest_video', 'annotator.ingest_chunk', 'annotator.ingest_join', 'annotator.score_batch']; "
+        "names = ['annotator.ingest_video', 'annotator.ingest_chunk', 'annotator.ingest_join', "
+        "'annotator.score_batch']; "
         "print(json.dumps({n: app.amqp.router.route({}, n, (), {})['queue'].name for n in names}))"
     )
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
