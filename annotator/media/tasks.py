@@ -19,6 +19,8 @@ def ingest_video(video_id: int, job_id: int) -> None:
         return
     if job.status == Job.Status.DONE:  # a redelivered message (acks_late) after success
         return
+    if job.status == Job.Status.RUNNING and "chunked" in job.result:
+        return  # redelivered after its chunk tasks were queued: they carry the ingest on
     do_ingest_video(video, job)
 
 

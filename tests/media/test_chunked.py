@@ -146,3 +146,32 @@ def test_ingest_tasks_can_be_given_their_own_queue():
         "annotator.ingest_join": "ingest",
         "annotator.score_batch": "everything",
     }
+
+
+@pytest.mark.django_db
+def test_a_redelivered_ingest_task_does_not_plan_the_chunks_again(
+    synthetic_source, maintainer, eager_celery, django_capture_on_commit_callbacks
+):
+    from django.core.files import File
+
+    from annotator.actions.ingest import do_ingest_video
+    from annotator.media.tasks import ingest_video
+
+    source = synthetic_source("h264-2997-gop12")
+    video = Video.objects.create(title="twice", original_name=source.name, created_by=maintainer)
+    with open(source, "rb") as fh:
+        video.original.save(source.name, File(fh), save=True)
+    job = Job.objects.create(kind="ingest", video=video, created_by=maintainer)
+    with django_capture_on_commit_callbacks() as queued:
+        do_ingest_video(video, job, chunk_frames=48)
+    job.refresh_from_db()
+    plan = dict(job.result)
+    with django_capture_on_commit_callbacks() as again:
+        ingest_video(video.pk, job.pk)  # the broker delivers the ingest message a second time
+    job.refresh_from_db()
+    assert job.result == plan and again == []
+    assert len(list((Path(settings.MEDIA_ROOT) / "tmp").iterdir())) == 1
+    with django_capture_on_commit_callbacks(execute=True):
+        queued[0]()  # the chunk tasks queued the first time finish the ingest
+    video.refresh_from_db()
+    assert video.status == Video.Status.READY
