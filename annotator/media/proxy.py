@@ -166,11 +166,18 @@ class _Encoder:
         _mux(self.out, self.stream.encode(out_frame), self.durations)
 
     def close(self, flush: bool = True) -> None:
-        try:
-            if flush:
+        """Finish the file; ``flush=False`` (after an error) abandons it quietly, so the
+        error that stopped the encode is the one reported."""
+        if flush:
+            try:
                 _mux(self.out, self.stream.encode(None), self.durations)
-        finally:
+            finally:
+                self.out.close()
+            return
+        try:
             self.out.close()
+        except (av.error.FFmpegError, OSError):
+            pass
 
 
 def make_proxy(
