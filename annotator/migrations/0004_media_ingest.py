@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotator', '0003_grading'),
+        ("annotator", "0003_grading"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='video',
-            name='ingest_report',
+            model_name="video",
+            name="ingest_report",
             field=models.JSONField(blank=True, default=dict),
         ),
     ]
