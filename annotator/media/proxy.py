@@ -251,8 +251,9 @@ def _mux(out, packets, durations: dict[int, int]) -> None:
         out.mux(packet)
 
 
-def check_proxy_table(src: FrameTable, proxy: FrameTable, gop: int) -> None:
-    """The proxy has the source's frames, one to one, with timestamps shifted to 0."""
+def check_proxy_table(src: FrameTable, proxy: FrameTable, gop: int | None) -> None:
+    """The proxy has the source's frames, one to one, with timestamps shifted to 0
+    (and, unless ``gop`` is None, a keyframe exactly every ``gop`` frames)."""
     if proxy.frame_count != src.frame_count:
         raise FrameMismatch(f"the proxy has {proxy.frame_count} frames, the source {src.frame_count}")
     if proxy.pts[0] != 0:
@@ -266,6 +267,5 @@ def check_proxy_table(src: FrameTable, proxy: FrameTable, gop: int) -> None:
             raise FrameMismatch(f"proxy frame {i} is at {p} x {proxy.time_base} s, the source frame at {s}")
     if proxy.end * a != (src.end - first) * b:
         raise FrameMismatch("the proxy's last frame does not last as long as the source's")
-    expected_keys = tuple(range(0, src.frame_count, gop))
-    if proxy.keyframes != expected_keys:
+    if gop is not None and proxy.keyframes != tuple(range(0, src.frame_count, gop)):
         raise MediaError(f"the proxy's keyframes are not every {gop} frames")
