@@ -21,6 +21,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_safe
 
 from annotator import access
+from annotator.compression import accepts_gzip
 from annotator.media.errors import FrameMismatch, FrameOutOfRange
 from annotator.media.frames import IMAGE_FORMATS, frame_image
 from annotator.media.frametable import FrameTable
@@ -83,14 +84,6 @@ def _table_bytes(path: str, mtime_ns: int) -> tuple[bytes, bytes, str]:
     with open(path, "rb") as fh:
         raw = fh.read()
     return raw, gzip.compress(raw, compresslevel=6, mtime=0), hashlib.sha256(raw).hexdigest()[:32]
-
-
-def accepts_gzip(request) -> bool:
-    for item in request.headers.get("Accept-Encoding", "").split(","):
-        coding, _, params = item.strip().partition(";")
-        if coding.strip().lower() == "gzip":
-            return params.replace(" ", "").lower() not in ("q=0", "q=0.0", "q=0.00", "q=0.000")
-    return False
 
 
 @media_view
