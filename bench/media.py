@@ -167,6 +167,228 @@ def bench_frame_table(frames: int, skip_slow: bool, size: tuple[int, int], clip_
     line("frame table of that clip (demux reads packets, decodes nothing)", f"{clip_table:.3f} s")
 
 
+# --- 4. ingest of a long broadcast-like source ---------------------------------------
+
+BROADCAST_SIZE = (1920, 1080)
+
+
+def broadcast_source(minutes: float) -> Path:
+    """A textured 1080p30 H.264 source at ~6 Mbit/s with B-frames, GOP 60 (cached)."""
+    from fractions import Fraction
+
+    from annotator.media import synthetic
+
+    frames = int(round(minutes * 60 * 30))
+    path = CACHE / f"broadcast-1080p30-{frames}.mp4"
+    if path.exists():
+        return path
+    CACHE.mkdir(parents=True, exist_ok=True)
+    params = "keyint=60:min-keyint=60:scenecut=0:bframes=2:b-adapt=0:bitrate=6000:vbv-maxrate=6000:vbv-bufsize=12000"
+    encoding = synthetic.Encoding(
+        "broadcast-1080p30",
+        "mp4",
+        ".mp4",
+        "libx264",
+        Fraction(30),
+        gop=60,
+        bframes=2,
+        options={"preset": "ultrafast", "x264-params": params},
+    )
+    print(f"  generating {frames} frames 1920x1080 textured at ~6 Mbit/s -> {path} ...", flush=True)
+    started = time.perf_counter()
+    partial = path.with_suffix(".part.mp4")
+    synthetic.write_video(partial, encoding, frames, width=1920, height=1080, textured=True)
+    partial.rename(path)
+    line("generation", f"{time.perf_counter() - started:.0f} s")
+    return path
+
+
+def _encode_chunk_process(args) -> float:
+    from annotator.media.chunks import encode_chunk
+
+    workdir, index = args
+    started = time.perf_counter()
+    encode_chunk(Path(workdir), index)
+    return time.perf_counter() - started
+
+
+def ingest_with_workers(source: Path, workers: int, chunk_frames: int, maintainer):
+    """Ingest ``source`` as the Celery tasks would: the ``annotator.ingest_chunk`` task body
+    (``encode_chunk``) runs in ``workers`` processes, then ``annotator.ingest_join``."""
+    import multiprocessing
+
+    from django.db import connections
+
+    from annotator.actions.ingest import do_ingest_video
+    from annotator.actions.ingest_chunks import _workdir, do_join_chunks
+    from annotator.media import tasks
+    from annotator.models import Job, Video
+
+    video = Video.objects.create(title=f"broadcast x{workers}", original_name=source.name, created_by=maintainer)
+    from django.conf import settings
+
+    link = Path(settings.MEDIA_ROOT) / "videos" / "original" / f"bench-{video.pk}{source.suffix}"
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(source)
+    video.original.name = str(link.relative_to(settings.MEDIA_ROOT))
+    video.save()
+    job = Job.objects.create(kind="ingest", video=video, created_by=maintainer)
+    queued: list[int] = []
+    real_delay = tasks.ingest_chunk.delay
+    tasks.ingest_chunk.delay = lambda video_id, job_id, index: queued.append(index)
+    started = time.perf_counter()
+    try:
+        do_ingest_video(video, job, chunk_frames=chunk_frames)
+    finally:
+        tasks.ingest_chunk.delay = real_delay
+    planned = time.perf_counter() - started
+    job.refresh_from_db()
+    if job.status != Job.Status.RUNNING:
+        raise SystemExit(f"ingest did not start chunked: {job.status} {job.message}")
+    workdir = _workdir(job)
+    connections.close_all()  # no shared connection across the fork
+    with multiprocessing.get_context("fork").Pool(workers) as pool:
+        chunk_seconds = pool.map(_encode_chunk_process, [(str(workdir), i) for i in queued], chunksize=1)
+    encoded = time.perf_counter() - started
+    do_join_chunks(video, job)
+    total = time.perf_counter() - started
+    video.refresh_from_db()
+    if video.status != Video.Status.READY:
+        raise SystemExit(f"ingest failed: {video.error}")
+    return video, {
+        "planned": planned,
+        "encoded": encoded,
+        "total": total,
+        "chunks": len(queued),
+        "chunk_p50": statistics.median(chunk_seconds),
+    }
+
+
+def bench_ingest(minutes: float, worker_counts: list[int], chunk_frames: int, seeks: int) -> None:
+    """Real-time factor of ingest with 1 and 2 workers, proxy bit rate, seeks on the proxy."""
+    print(f"\n[4] Ingest of a {minutes:g}-minute 1080p30 textured source at ~6 Mbit/s", flush=True)
+    line("load average before (1 / 5 / 15 min)", " / ".join(f"{v:.2f}" for v in os.getloadavg()))
+    source = broadcast_source(minutes)
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    with tempfile.TemporaryDirectory(prefix="frameledger-bench-ingest-") as tmp:
+        server = django_live_server(Path(tmp))
+        from django.contrib.auth.models import Group, User
+
+        from annotator.media.probe import probe
+
+        maintainer = User.objects.create_user("bench-maintainer", password="x")
+        maintainer.groups.add(Group.objects.get_or_create(name="maintainers")[0])
+        probed = probe(source)
+        duration = probed.duration
+        line(
+            "source",
+            f"{probed.frame_count} frames, {duration:.0f} s, {probed.bit_rate / 1e6:.2f} Mbit/s, "
+            f"{probed.width}x{probed.height}",
+        )
+        video = None
+        for workers in worker_counts:
+            video, t = ingest_with_workers(source, workers, chunk_frames, maintainer)
+            line(
+                f"{workers} worker(s), {t['chunks']} chunks of {chunk_frames} frames: ingest wall time",
+                f"{t['total']:.0f} s = {duration / t['total']:.2f}x real time "
+                f"(hash+probe {t['planned']:.0f} s, chunks done at {t['encoded']:.0f} s, "
+                f"chunk p50 {t['chunk_p50']:.0f} s)",
+            )
+            line(
+                f"{workers} worker(s): time until annotatable (the proxy is the first rendition)", f"{t['total']:.0f} s"
+            )
+            line("load average after (1 / 5 / 15 min)", " / ".join(f"{v:.2f}" for v in os.getloadavg()))
+        proxy_bps = Path(video.proxy.path).stat().st_size * 8 / video.duration
+        line(
+            "proxy vs source bit rate (whole files / duration)",
+            f"{proxy_bps / 1e6:.2f} vs {source.stat().st_size * 8 / duration / 1e6:.2f} Mbit/s "
+            f"({proxy_bps / (source.stat().st_size * 8 / duration):.0%})",
+        )
+        table_json = Path(video.frame_table.path).read_bytes()
+        import gzip
+
+        line("frames.json of that proxy, bytes (gzipped)", f"{len(table_json):,} ({len(gzip.compress(table_json)):,})")
+        if seeks:
+            seek_on_video(server, video, maintainer, seeks)
+        server.terminate()
+
+
+def seek_on_video(server, video, maintainer, seeks: int) -> None:
+    from django.contrib.auth.models import User
+    from playwright.sync_api import sync_playwright
+
+    from annotator.actions.packets import do_create_packet
+    from annotator.media import synthetic
+    from annotator.models import TaskKind
+
+    people = [User.objects.create_user(name, password="x") for name in ("bench-a", "bench-b", "bench-adj")]
+    packet = do_create_packet(
+        actor=maintainer,
+        title="broadcast",
+        video=video,
+        task_kind=TaskKind.objects.get(slug="action-ledger"),
+        annotator_a=people[0],
+        annotator_b=people[1],
+        adjudicator=people[2],
+    )
+    from django.conf import settings
+
+    base = f"http://localhost:{server.port}"
+    rng = random.Random(16)
+    targets = [rng.randrange(video.frame_count) for _ in range(seeks)]
+    warmup = [rng.randrange(video.frame_count) for _ in range(10)]
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        context = browser.new_context()
+        context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": session_cookie(people[0]), "url": base}])
+        page = context.new_page()
+        page.goto(f"{base}/packets/{packet.pk}/player/")
+        page.wait_for_function("window.frameledger && (window.frameledger.player || window.frameledger.loadError)")
+        size = page.evaluate(
+            "[window.frameledger.player.video.videoWidth, window.frameledger.player.video.videoHeight]"
+        )
+        boxes = synthetic.cell_boxes(*size)
+        results = page.evaluate(SEEK_JS, {"targets": targets, "boxes": boxes, "warmup": warmup})
+        times = [r["ms"] for r in results]
+        exact = sum(1 for r in results if synthetic.decode_cell_means(r["means"]) == r["target"] == r["got"])
+        line(
+            f"Chromium seeks on that proxy ({size[0]}x{size[1]}), {len(times)} random, p50 / p95 / max",
+            f"{statistics.median(times):.0f} / {percentile(times, 0.95):.0f} / {max(times):.0f} ms"
+            f"   exact {exact}/{len(results)}",
+        )
+        browser.close()
+
+
+# --- 5. x264 settings of the proxy ------------------------------------------------------
+
+
+def bench_x264(minutes: float) -> None:
+    """Proxy encode speed and size for presets x CRF on a short broadcast-like source."""
+    import itertools
+
+    from annotator.media.probe import probe
+    from annotator.media.proxy import make_proxy
+
+    seconds = minutes * 60
+    print(f"\n[5] x264 settings: a {seconds:.0f} s 1080p30 ~6 Mbit/s source -> 720p GOP 12 proxy", flush=True)
+    line("load average (1 / 5 / 15 min)", " / ".join(f"{v:.2f}" for v in os.getloadavg()))
+    clip = broadcast_source(minutes)
+    with tempfile.TemporaryDirectory(prefix="frameledger-x264-") as tmp:
+        probed = probe(clip)
+        source_bps = clip.stat().st_size * 8 / probed.duration
+        for preset, crf in itertools.product(("ultrafast", "superfast", "veryfast", "faster"), (20, 23)):
+            dest = Path(tmp) / f"{preset}-{crf}.mp4"
+            started = time.perf_counter()
+            make_proxy(clip, dest, probed, preset=preset, crf=crf)
+            took = time.perf_counter() - started
+            bps = dest.stat().st_size * 8 / probed.duration
+            line(
+                f"preset={preset} crf={crf}",
+                f"{probed.frame_count / took:.0f} fps = {probed.duration / took:.2f}x real time, "
+                f"{bps / 1e6:.2f} Mbit/s ({bps / source_bps:.0%} of the source)",
+            )
+
+
 # --- 2 and 3. seeks in Chromium, exact-frame endpoint ---------------------------------
 
 
@@ -385,7 +607,23 @@ def main() -> None:
     parser.add_argument("--frame-requests", type=int, default=60)
     parser.add_argument("--skip-browser", action="store_true")
     parser.add_argument("--skip-slow", action="store_true", help="skip the full-decode comparators")
+    parser.add_argument("--ingest", action="store_true", help="only [4]: ingest of a long 1080p30 source")
+    parser.add_argument("--ingest-minutes", type=float, default=20.0)
+    parser.add_argument("--ingest-workers", default="1,2")
+    parser.add_argument("--chunk-frames", type=int, default=1800)
+    parser.add_argument("--generate-only", action="store_true", help="only write the cached ingest source")
+    parser.add_argument("--x264", action="store_true", help="only [5]: proxy presets x CRF on a source clip")
     args = parser.parse_args()
+    if args.x264:
+        bench_x264(args.ingest_minutes)
+        return
+    if args.generate_only:
+        broadcast_source(args.ingest_minutes)
+        return
+    if args.ingest:
+        workers = [int(w) for w in args.ingest_workers.split(",")]
+        bench_ingest(args.ingest_minutes, workers, args.chunk_frames, args.seeks)
+        return
     size = tuple(int(v) for v in args.seek_size.lower().split("x"))
     print(f"FrameLedger media bench: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}", flush=True)
     bench_frame_table(args.table_frames, args.skip_slow, size, args.seek_frames)

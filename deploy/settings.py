@@ -41,6 +41,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "annotator.compression.JsonGZipMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -150,6 +151,9 @@ FRAMELEDGER_UPLOAD_PATHS = [
 FRAMELEDGER_MAX_JSON_DEPTH = envint("FRAMELEDGER_MAX_JSON_DEPTH", 64)
 # Under WSGI, Django's own cap on non-file request data (files stream to disk).
 DATA_UPLOAD_MAX_MEMORY_SIZE = envint("DATA_UPLOAD_MAX_MEMORY_SIZE", FRAMELEDGER_MAX_BODY_BYTES)
+# Proxy encodes longer than this many frames are split into chunks that Celery workers
+# encode in parallel (docs/media.md); 0 = always one pass.
+FRAMELEDGER_INGEST_CHUNK_FRAMES = envint("FRAMELEDGER_INGEST_CHUNK_FRAMES", 1800)
 FILE_UPLOAD_MAX_MEMORY_SIZE = envint("FILE_UPLOAD_MAX_MEMORY_SIZE", 5 * 1024**2)
 
 LOGIN_URL = "/login/"
@@ -227,6 +231,11 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_DEFAULT_QUEUE = envstr("CELERY_QUEUE", "frameledger")
+# Ingest tasks (annotator.ingest_video, annotator.ingest_chunk, annotator.ingest_join) go
+# to this queue when it is set (start workers with -Q <it>); unset, they share the
+# default queue, so one worker serves everything.
+FRAMELEDGER_INGEST_QUEUE = envstr("FRAMELEDGER_INGEST_QUEUE", "")
+CELERY_TASK_ROUTES = {"annotator.ingest_*": {"queue": FRAMELEDGER_INGEST_QUEUE}} if FRAMELEDGER_INGEST_QUEUE else {}
 
 LOGGING = {
     "version": 1,

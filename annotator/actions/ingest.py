@@ -128,8 +128,7 @@ def file_sha256(path: str | Path, chunk: int = 1024 * 1024) -> str:
     return digest.hexdigest()
 
 
-def _derive(source: Path, workdir: Path, progress: _Progress) -> dict:
-    """Every derived file, made in ``workdir``. Returns what the Video row needs."""
+def _hash_and_probe(source: Path, progress: _Progress):
     progress(0.0, "Hashing the source.", force=True)
     sha = file_sha256(source)
     progress(_P_HASHED, "Probing the source.", force=True)
@@ -139,14 +138,27 @@ def _derive(source: Path, workdir: Path, progress: _Progress) -> dict:
         f"Encoding the proxy ({probed.frame_count} frames, {probed.codec}, {probed.rate} fps).",
         force=True,
     )
+    return sha, probed
+
+
+def _derive(source: Path, workdir: Path, progress: _Progress, sha: str, probed) -> dict:
+    """Every derived file, made in ``workdir`` in one pass. Returns what the Video row needs."""
     proxy = workdir / "proxy.mp4"
+    report: dict = {}
     table = make_proxy(
         source,
         proxy,
         probed,
         gop=PROXY_GOP,
         progress=lambda f: progress(_P_PROBED + (_P_PROXY - _P_PROBED) * f),
+        report=report,
     )
+    return _finish_derived(workdir, progress, sha, probed, table, report)
+
+
+def _finish_derived(workdir: Path, progress: _Progress, sha: str, probed, table: FrameTable, report: dict) -> dict:
+    """The frame table and thumbnails of the proxy in ``workdir``."""
+    proxy = workdir / "proxy.mp4"
     progress(_P_PROXY, "Writing the frame table.", force=True)
     frames = workdir / "frames.json"
     frames.write_text(table.dumps(), encoding="utf-8")
@@ -159,6 +171,7 @@ def _derive(source: Path, workdir: Path, progress: _Progress) -> dict:
         "sha256": sha,
         "probed": probed,
         "table": table,
+        "report": report,
         "proxy_sha256": proxy_sha,
         "frames_sha256": file_sha256(frames),
         "thumbnail_meta": thumb_meta,
@@ -203,36 +216,69 @@ def _fail(video: Video, job: Job, message: str) -> None:
     job.status, job.message = Job.Status.FAILED, message
 
 
-def do_ingest_video(video: Video, job: Job) -> Video:
+def do_ingest_video(video: Video, job: Job, *, chunk_frames: int | None = None) -> Video:
     """Ingest ``video`` (its ``original`` file is stored), reporting on ``job``.
+
+    A source longer than ``chunk_frames`` (default: ``FRAMELEDGER_INGEST_CHUNK_FRAMES``)
+    is encoded in chunks by ``annotator.ingest_chunk`` tasks and finished by
+    ``annotator.ingest_join`` (see ``annotator.actions.ingest_chunks``); this call then
+    returns with the video still processing. Otherwise the whole ingest runs here.
 
     Preconditions: called outside any transaction (a worker), once per job. Media
     errors end as a failed video and job with the reason; they are not raised. An
     unexpected exception is recorded the same way, then re-raised for the worker log.
     """
+    from annotator.actions.ingest_chunks import start_chunked
+
+    if chunk_frames is None:
+        chunk_frames = settings.FRAMELEDGER_INGEST_CHUNK_FRAMES
     Video.objects.filter(pk=video.pk).update(status=Video.Status.PROCESSING, error="")
     Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING, progress=0.0, updated_at=timezone.now())
     progress = _Progress(job)
     workdir = Path(settings.MEDIA_ROOT) / "tmp" / f"ingest-{video.pk}-{uuid.uuid4().hex[:12]}"
-    placed: dict[str, str] = {}
-    try:
-        if not video.original or not Path(video.original.path).is_file():
-            raise MediaError("the uploaded source file is missing")
-        workdir.mkdir(parents=True)
-        derived = _derive(Path(video.original.path), workdir, progress)
-        placed = _place(derived["files"], video, f"{video.pk}-{derived['proxy_sha256'][:16]}")
-        _commit(video, job, derived, placed)
-    except MediaError as exc:
-        _remove(placed.values())
-        _fail(video, job, str(exc))
-    except Exception as exc:
-        _remove(placed.values())
-        logger.exception("ingest of video %s failed", video.pk)
-        _fail(video, job, f"Ingest failed unexpectedly ({type(exc).__name__}: {exc}).")
-        raise
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+    keep_workdir = False
+    with _clean_failure(video, job) as placed:
+        try:
+            if not video.original or not Path(video.original.path).is_file():
+                raise MediaError("the uploaded source file is missing")
+            workdir.mkdir(parents=True)
+            source = Path(video.original.path)
+            sha, probed = _hash_and_probe(source, progress)
+            if chunk_frames > 0 and start_chunked(video, job, source, workdir, sha, probed, chunk_frames):
+                keep_workdir = True
+                return video
+            derived = _derive(source, workdir, progress, sha, probed)
+            placed.update(_place(derived["files"], video, f"{video.pk}-{derived['proxy_sha256'][:16]}"))
+            _commit(video, job, derived, placed)
+        finally:
+            if not keep_workdir:
+                shutil.rmtree(workdir, ignore_errors=True)
     return video
+
+
+class _clean_failure:
+    """Context: a MediaError fails the video cleanly; anything else too, then re-raises.
+
+    Yields a dict the body fills with placed files (removed again on failure).
+    """
+
+    def __init__(self, video: Video, job: Job):
+        self.video, self.job, self.placed = video, job, {}
+
+    def __enter__(self) -> dict[str, str]:
+        return self.placed
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        if exc is None:
+            return False
+        _remove(self.placed.values())
+        if isinstance(exc, MediaError):
+            _fail(self.video, self.job, str(exc))
+            return True
+        if isinstance(exc, Exception):
+            logger.exception("ingest of video %s failed", self.video.pk, exc_info=exc)
+            _fail(self.video, self.job, f"Ingest failed unexpectedly ({type(exc).__name__}: {exc}).")
+        return False
 
 
 def _commit(video: Video, job: Job, derived: dict, placed: dict[str, str]) -> None:
@@ -252,6 +298,7 @@ def _commit(video: Video, job: Job, derived: dict, placed: dict[str, str]) -> No
         row.frame_table.name = placed["frame_table"]
         row.thumbnails.name = placed["thumbnails"]
         row.thumbnail_meta = derived["thumbnail_meta"]
+        row.ingest_report = derived["report"]
         row.status, row.error = Video.Status.READY, ""
         row.save()
         result = {
@@ -262,6 +309,10 @@ def _commit(video: Video, job: Job, derived: dict, placed: dict[str, str]) -> No
             "source_start": probed.start_time,
             "rotation": probed.rotation,
             "proxy_sha256": row.proxy_sha256,
+            "source_frame_count": probed.frame_count,
+            "timestamps": probed.timestamps,
+            "dropped_frames": [d["source_index"] for d in derived["report"].get("dropped", [])],
+            "chunks": derived.get("chunks", 1),
         }
         Job.objects.filter(pk=job.pk).update(
             status=Job.Status.DONE, progress=1.0, message="Ready.", result=result, updated_at=timezone.now()

@@ -2,7 +2,9 @@
 
 - ``POST /api/videos/`` (multipart ``file``, ``title``) -> ``202`` with the video and its ingest job;
 - ``GET /api/videos/`` -> every video, newest first;
-- ``GET /api/videos/<id>/`` -> probe results, status, error, media URLs once ready;
+- ``GET /api/videos/<id>/`` -> probe results, status, error, ingest report, media URLs once ready;
+- ``DELETE /api/videos/<id>/`` -> ``204``: the video and its files removed (audited); ``409``
+  while a packet uses it or its ingest runs;
 - ``GET /api/jobs/<id>/`` -> status, progress (0..1), message, result.
 
 Everyone else gets 404, as for any object they may not know about.
@@ -17,6 +19,7 @@ from rest_framework.views import APIView
 
 from annotator import access
 from annotator.actions.ingest import do_register_upload
+from annotator.actions.videos import do_delete_video
 from annotator.api.body import JSONObjectParser
 from annotator.media.views import media_urls_for
 from annotator.models import Job, Video
@@ -55,6 +58,7 @@ def video_view(video: Video) -> dict:
         "frame_count": video.frame_count,
         "duration": video.duration,
         "proxy_sha256": video.proxy_sha256,
+        "ingest_report": video.ingest_report,
         "media": media_urls_for("video", video.pk) if ready else None,
         "job": job_view(latest_job) if latest_job else None,
         "created_at": video.created_at.isoformat(),
@@ -81,6 +85,12 @@ class VideoListView(APIView):
 class VideoDetailView(APIView):
     def get(self, request, video_id: int):
         return Response(video_view(access.access_video(request.user, video_id)))
+
+    def delete(self, request, video_id: int):
+        """Delete a video no packet uses, with its files (maintainers; audited)."""
+        video = access.access_video(request.user, video_id)
+        do_delete_video(actor=request.user, video=video)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class JobDetailView(APIView):

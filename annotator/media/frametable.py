@@ -23,7 +23,7 @@ import av
 
 from annotator.media.errors import MediaError, UnsupportedMedia
 
-TABLE_VERSION = 1
+TABLE_VERSION = 2  # 2: compact (run-length deltas); version 1 files (pts lists) still load
 # A nominal rate is reported as a fraction with at most this denominator (30000/1001 fits).
 RATE_MAX_DENOMINATOR = 1001
 
@@ -70,7 +70,13 @@ class FrameTable:
         return self.keyframes[max(pos, 0)]
 
     def to_json(self) -> dict:
-        """What ``frames.json`` serves: rational rate, pts in seconds and in ticks, keyframes."""
+        """What ``frames.json`` serves (version 2, compact; ``docs/media.md`` §1).
+
+        Timestamps as integer ticks of ``time_base``: the first (``pts_start``) and the
+        run-length encoded differences (``pts_deltas``: ``[delta, count]`` pairs); the
+        keyframe indices the same way. A constant-rate video of any length is a few
+        numbers; ``decode_runs`` (and ``frame_clock.js``) expand them exactly.
+        """
         num, den = self.time_base.numerator, self.time_base.denominator
         return {
             "version": TABLE_VERSION,
@@ -81,9 +87,10 @@ class FrameTable:
             "duration": self.duration,
             "end": self.end * num / den,
             "end_ticks": self.end,
-            "pts": [p * num / den for p in self.pts],
-            "pts_ticks": list(self.pts),
-            "keyframes": list(self.keyframes),
+            "pts_start": self.pts[0],
+            "pts_deltas": encode_runs(self.pts),
+            "keyframes_start": self.keyframes[0] if self.keyframes else 0,
+            "keyframes_deltas": encode_runs(self.keyframes),
         }
 
     def dumps(self) -> str:
@@ -91,13 +98,22 @@ class FrameTable:
 
     @classmethod
     def from_json(cls, data: dict) -> FrameTable:
-        if data.get("version") != TABLE_VERSION:
-            raise MediaError(f"frame table version {data.get('version')!r} is not {TABLE_VERSION}")
+        version = data.get("version")
+        if version not in (1, TABLE_VERSION):
+            raise MediaError(f"frame table version {version!r} is not one of 1, {TABLE_VERSION}")
         num, den = data["time_base"]
+        if version == 1:
+            pts, keyframes = tuple(data["pts_ticks"]), tuple(data["keyframes"])
+        else:
+            pts = decode_runs(data["pts_start"], data["pts_deltas"])
+            first_key = data["keyframes_start"]
+            keyframes = () if first_key is None else decode_runs(first_key, data["keyframes_deltas"])
+        if len(pts) != data["frame_count"]:
+            raise MediaError(f"the frame table lists {len(pts)} frames but says frame_count {data['frame_count']}")
         return cls(
             time_base=Fraction(num, den),
-            pts=tuple(data["pts_ticks"]),
-            keyframes=tuple(data["keyframes"]),
+            pts=pts,
+            keyframes=keyframes,
             rate=Fraction(data["fps_num"], data["fps_den"]),
             end=data["end_ticks"],
         )
@@ -106,6 +122,29 @@ class FrameTable:
     def load(cls, path: str | Path) -> FrameTable:
         with open(path, encoding="utf-8") as fh:
             return cls.from_json(json.load(fh))
+
+
+def encode_runs(values) -> list[list[int]]:
+    """Differences between consecutive values as ``[delta, count]`` runs."""
+    runs: list[list[int]] = []
+    for a, b in zip(values, values[1:], strict=False):
+        delta = b - a
+        if runs and runs[-1][0] == delta:
+            runs[-1][1] += 1
+        else:
+            runs.append([delta, 1])
+    return runs
+
+
+def decode_runs(start: int, runs) -> tuple[int, ...]:
+    """The values ``encode_runs`` came from, given the first one."""
+    out = [start]
+    now = start
+    for delta, count in runs:
+        for _ in range(count):
+            now += delta
+            out.append(now)
+    return tuple(out)
 
 
 def nominal_rate(stream: av.video.stream.VideoStream, pts: list[int], time_base: Fraction) -> Fraction:

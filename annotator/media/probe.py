@@ -15,6 +15,7 @@ import av
 
 from annotator.media.errors import UnsupportedMedia
 from annotator.media.frametable import FrameTable, build_frame_table
+from annotator.media.timeline import CONTAINER, PREFIX_FRAMES, timestamp_mode
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,9 @@ class ProbeResult:
     rate: Fraction
     has_audio: bool
     table: FrameTable
+    timestamps: str = CONTAINER  # how decoded frames map to the table (annotator.media.timeline)
+    bit_rate: int = 0  # bits per second of the video stream (0: unknown)
+    first_decoded_pts: int | None = None  # the first frame the decoder produces
 
     @property
     def frame_count(self) -> int:
@@ -60,12 +64,18 @@ def probe(path: str | Path) -> ProbeResult:
     with av.open(str(path)) as container:
         stream = container.streams.video[0]
         ctx = stream.codec_context
+        prefix = []
         try:
-            first = next(container.decode(stream), None)
+            for frame in container.decode(stream):
+                prefix.append(frame)
+                if len(prefix) >= PREFIX_FRAMES:
+                    break
         except av.error.FFmpegError as exc:
-            raise UnsupportedMedia(f"the {ctx.name} video stream cannot be decoded ({exc})") from exc
-        if first is None:
+            if not prefix:
+                raise UnsupportedMedia(f"the {ctx.name} video stream cannot be decoded ({exc})") from exc
+        if not prefix:
             raise UnsupportedMedia(f"the {ctx.name} video stream decodes to no frames")
+        first = prefix[0]
         return ProbeResult(
             format_name=container.format.name,
             codec=ctx.name,
@@ -75,4 +85,15 @@ def probe(path: str | Path) -> ProbeResult:
             rate=table.rate,
             has_audio=bool(container.streams.audio),
             table=table,
+            timestamps=timestamp_mode(prefix).mode,
+            first_decoded_pts=prefix[0].pts,
+            bit_rate=_video_bit_rate(path, stream, table),
         )
+
+
+def _video_bit_rate(path: str | Path, stream, table: FrameTable) -> int:
+    """The video stream's bit rate: its own tag, else the file's size over its duration."""
+    if stream.bit_rate:
+        return int(stream.bit_rate)
+    duration = table.duration
+    return int(Path(path).stat().st_size * 8 / duration) if duration > 0 else 0

@@ -3,7 +3,8 @@
 Recipe (see ``docs/media.md``):
 
 - video stream only (audio, subtitles and data streams are dropped);
-- H.264 (libx264) High profile, yuv420p, CRF 20, ``preset=veryfast``;
+- H.264 (libx264) High profile, yuv420p, CRF 23, ``preset=superfast`` (chosen by
+  measurement, docs/media.md §3), peak bit rate capped at the source's;
 - a keyframe every ``gop`` frames exactly (``keyint=min-keyint=gop``, no scene-cut
   keyframes) and no B-frames, so decode order is presentation order, DTS = PTS and
   a seek decodes at most ``gop - 1`` frames before the target;
@@ -14,7 +15,8 @@ Recipe (see ``docs/media.md``):
   rate survives and no frame is dropped or duplicated (no ``fps`` filter, ever);
 - the display rotation is applied to the pixels, so the proxy, the exact-frame
   images and the thumbnails all stand the same way up without metadata;
-- frames larger than ``max_height`` are scaled down (never up), to even sizes.
+- frames taller than ``max_height`` (720: the seek rung of the ladder) are scaled
+  down (never up), to even sizes.
 
 One-to-one is checked three times: every decoded source frame must carry the PTS
 the demuxed table predicts for its position, the encoder must have received exactly
@@ -26,7 +28,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
 
@@ -37,12 +39,14 @@ from av.video.frame import PictureType
 from annotator.media.errors import FrameMismatch, MediaError, UnsupportedMedia
 from annotator.media.frametable import FrameTable, build_frame_table
 from annotator.media.probe import ProbeResult
+from annotator.media.timeline import FrameAssigner, dropped_report
 
 PROXY_GOP = 12
-PROXY_CRF = 20
-PROXY_PRESET = "veryfast"
-PROXY_MAX_HEIGHT = 1080
+PROXY_CRF = 23
+PROXY_PRESET = "superfast"
+PROXY_MAX_HEIGHT = 720
 MAX_TIMESCALE = 2**31 - 1
+MIN_BITS_PER_PIXEL = 0.1
 
 
 def proxy_time_base(source: Fraction) -> Fraction:
@@ -58,13 +62,122 @@ def proxy_size(width: int, height: int, max_height: int) -> tuple[int, int]:
     return max(2, width - width % 2), max(2, height - height % 2)
 
 
-def _x264_options(gop: int, crf: int, preset: str) -> dict[str, str]:
-    return {
-        "preset": preset,
-        "crf": str(crf),
-        "profile": "high",
-        "x264-params": f"keyint={gop}:min-keyint={gop}:scenecut=0:bframes=0:open-gop=0",
-    }
+def _x264_options(gop: int, crf: int, preset: str, max_kbps: int = 0) -> dict[str, str]:
+    params = f"keyint={gop}:min-keyint={gop}:scenecut=0:bframes=0:open-gop=0"
+    if max_kbps > 0:
+        # Never above the source's bit rate: a VBV cap on top of CRF.
+        params += f":vbv-maxrate={max_kbps}:vbv-bufsize={max_kbps}"
+    return {"preset": preset, "crf": str(crf), "profile": "high", "x264-params": params}
+
+
+@dataclass(frozen=True)
+class ProxyPlan:
+    """Everything an encoder of the proxy (whole or one chunk) needs, picklable."""
+
+    source_tb: Fraction
+    out_tb: Fraction
+    first_pts: int  # the first kept source frame's pts; the proxy starts there at 0
+    rotation: int
+    width: int
+    height: int
+    rate: Fraction
+    gop: int
+    crf: int
+    preset: str
+    max_kbps: int
+
+    @property
+    def scale(self) -> int:
+        """Out ticks per source tick (out_tb = 1 / source_tb.denominator)."""
+        return self.source_tb.numerator
+
+    def out_pts(self, source_pts: int) -> int:
+        return (source_pts - self.first_pts) * self.scale
+
+
+def plan_proxy(
+    probed: ProbeResult,
+    *,
+    first_pts: int | None = None,
+    gop: int = PROXY_GOP,
+    crf: int = PROXY_CRF,
+    preset: str = PROXY_PRESET,
+    max_height: int = PROXY_MAX_HEIGHT,
+) -> ProxyPlan:
+    src_tb = probed.table.time_base
+    width, height = proxy_size(*probed.display_size, max_height)
+    return ProxyPlan(
+        source_tb=src_tb,
+        out_tb=proxy_time_base(src_tb),
+        first_pts=probed.table.pts[0] if first_pts is None else first_pts,
+        rotation=probed.rotation,
+        width=width,
+        height=height,
+        rate=probed.rate,
+        gop=gop,
+        crf=crf,
+        preset=preset,
+        max_kbps=bitrate_cap_kbps(probed.bit_rate, width, height, probed.rate),
+    )
+
+
+def bitrate_cap_kbps(source_bps: int, width: int, height: int, rate: Fraction) -> int:
+    """The proxy's VBV cap: the source's bit rate, but not below a floor for GOP-12 intra.
+
+    Tiny, static sources (a 10 kbit/s VP9 barcode clip) would starve a keyframe every 12
+    frames and x264 would skip blocks, showing the previous picture: the floor of
+    ``MIN_BITS_PER_PIXEL`` per displayed pixel keeps every frame its own. 0 = no cap
+    (unknown source rate).
+    """
+    if source_bps <= 0:
+        return 0
+    floor = width * height * float(rate) * MIN_BITS_PER_PIXEL
+    return int(max(source_bps, floor) // 1000)
+
+
+class _Encoder:
+    """One libx264 encoder writing ``dest`` (MP4 with faststart, or NUT for a chunk)."""
+
+    def __init__(self, dest: str | Path, plan: ProxyPlan, fmt: str = "mp4"):
+        options = {"movflags": "+faststart"} if fmt == "mp4" else {}
+        self.out = av.open(str(dest), "w", format=fmt, options=options)
+        self.plan = plan
+        stream = self.out.add_stream(
+            "libx264", rate=plan.rate, options=_x264_options(plan.gop, plan.crf, plan.preset, plan.max_kbps)
+        )
+        stream.width, stream.height, stream.pix_fmt = plan.width, plan.height, "yuv420p"
+        stream.codec_context.time_base = plan.out_tb
+        stream.time_base = plan.out_tb
+        self.stream = stream
+        self.durations: dict[int, int] = {}  # proxy pts -> how long that frame is shown, in proxy ticks
+
+    def encode(self, frame: av.VideoFrame, source_pts: int, following_pts: int) -> None:
+        plan = self.plan
+        turns = plan.rotation // 90
+        if turns:
+            rgb = np.ascontiguousarray(np.rot90(frame.to_ndarray(format="rgb24"), turns))
+            frame = av.VideoFrame.from_ndarray(rgb, format="rgb24")
+        out_frame = frame.reformat(width=plan.width, height=plan.height, format="yuv420p")
+        out_frame.pts = plan.out_pts(source_pts)
+        self.durations[out_frame.pts] = (following_pts - source_pts) * plan.scale
+        # The source's I-frames must not force keyframes: the proxy's GOP is its own.
+        out_frame.pict_type = PictureType.NONE
+        out_frame.time_base = plan.out_tb
+        _mux(self.out, self.stream.encode(out_frame), self.durations)
+
+    def close(self, flush: bool = True) -> None:
+        """Finish the file; ``flush=False`` (after an error) abandons it quietly, so the
+        error that stopped the encode is the one reported."""
+        if flush:
+            try:
+                _mux(self.out, self.stream.encode(None), self.durations)
+            finally:
+                self.out.close()
+            return
+        try:
+            self.out.close()
+        except (av.error.FFmpegError, OSError):
+            pass
 
 
 def make_proxy(
@@ -77,65 +190,51 @@ def make_proxy(
     preset: str = PROXY_PRESET,
     max_height: int = PROXY_MAX_HEIGHT,
     progress: Callable[[float], None] | None = None,
+    report: dict | None = None,
 ) -> FrameTable:
-    """Encode ``source`` into the proxy ``dest``; return the proxy's frame table.
+    """Encode ``source`` into the proxy ``dest`` in one pass; return the proxy's frame table.
 
-    Raises :class:`FrameMismatch` if any check of one-to-one fails. ``dest`` is left
-    in place on failure; the caller owns cleaning up its working directory.
+    Frames no decoder can produce are dropped and listed in ``report`` (see
+    ``annotator.media.timeline``). Raises :class:`FrameMismatch` if any check of
+    one-to-one fails. ``dest`` is left in place on failure; the caller owns cleaning up
+    its working directory.
     """
     src_table = probed.table
-    src_tb = src_table.time_base
-    out_tb = proxy_time_base(src_tb)
-    scale = src_tb.numerator  # out ticks per source tick: out_tb = 1/src_tb.denominator
-    first_pts = src_table.pts[0]
-    turns = probed.rotation // 90
-    width, height = proxy_size(*probed.display_size, max_height)
-
-    encoded = 0
-    durations: dict[int, int] = {}  # proxy pts -> how long that frame is shown, in proxy ticks
+    assigner = FrameAssigner(src_table, probed.timestamps)
+    settings = {"gop": gop, "crf": crf, "preset": preset, "max_height": max_height}
+    encoder = None
     last_report = time.monotonic()
-    with av.open(str(source)) as inp, av.open(str(dest), "w", format="mp4", options={"movflags": "+faststart"}) as out:
-        in_stream = inp.streams.video[0]
-        in_stream.thread_type = "AUTO"
-        stream = out.add_stream("libx264", rate=probed.rate, options=_x264_options(gop, crf, preset))
-        stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
-        stream.codec_context.time_base = out_tb
-        stream.time_base = out_tb
-        try:
-            for frame in inp.decode(in_stream):
-                if encoded >= src_table.frame_count:
-                    raise FrameMismatch(f"the decoder produced more frames than the {src_table.frame_count} demuxed")
-                expected = src_table.pts[encoded]
-                if frame.pts is not None and frame.pts != expected:
-                    raise FrameMismatch(
-                        f"decoded frame {encoded} has pts {frame.pts} but the demuxed table says {expected}: "
-                        "the source is damaged or has frames the decoder cannot show"
-                    )
-                if turns:
-                    rgb = np.ascontiguousarray(np.rot90(frame.to_ndarray(format="rgb24"), turns))
-                    frame = av.VideoFrame.from_ndarray(rgb, format="rgb24")
-                out_frame = frame.reformat(width=width, height=height, format="yuv420p")
-                out_frame.pts = (expected - first_pts) * scale
-                following = src_table.pts[encoded + 1] if encoded + 1 < src_table.frame_count else src_table.end
-                durations[out_frame.pts] = (following - expected) * scale
-                # The source's I-frames must not force keyframes: the proxy's GOP is its own.
-                out_frame.pict_type = PictureType.NONE
-                out_frame.time_base = out_tb
-                _mux(out, stream.encode(out_frame), durations)
-                encoded += 1
-                if progress is not None and time.monotonic() - last_report > 0.5:
-                    last_report = time.monotonic()
-                    progress(encoded / src_table.frame_count)
-            _mux(out, stream.encode(None), durations)
-        except av.error.FFmpegError as exc:
-            raise UnsupportedMedia(f"decoding failed at frame {encoded} ({exc})") from exc
-    if encoded != src_table.frame_count:
-        raise FrameMismatch(
-            f"the source demuxes to {src_table.frame_count} frames but only {encoded} decoded: "
-            "the file is truncated or damaged"
-        )
+    pending: tuple[av.VideoFrame, int] | None = None  # a frame waits for the next kept pts (its duration)
+    try:
+        with av.open(str(source)) as inp:
+            in_stream = inp.streams.video[0]
+            in_stream.thread_type = "AUTO"
+            try:
+                for frame in inp.decode(in_stream):
+                    kept_pts = assigner.assign(frame.pts)
+                    if encoder is None:
+                        encoder = _Encoder(dest, plan_proxy(probed, first_pts=kept_pts, **settings))
+                    if pending is not None:
+                        encoder.encode(pending[0], pending[1], kept_pts)
+                    pending = (frame, kept_pts)
+                    if progress is not None and time.monotonic() - last_report > 0.5:
+                        last_report = time.monotonic()
+                        progress(len(assigner.kept) / src_table.frame_count)
+            except av.error.FFmpegError as exc:
+                raise UnsupportedMedia(f"decoding failed at frame {len(assigner.kept)} ({exc})") from exc
+        assigner.finish()
+        if encoder is None:
+            raise FrameMismatch("the source decodes to no frames")
+        encoder.encode(pending[0], pending[1], src_table.end)
+        encoder.close()
+        encoder = None
+    finally:
+        if encoder is not None:
+            encoder.close(flush=False)
     table = replace(build_frame_table(dest), rate=probed.rate)
-    check_proxy_table(src_table, table, gop)
+    check_proxy_table(assigner.kept_table(), table, gop)
+    if report is not None:
+        report.update(dropped_report(src_table, assigner.dropped, probed.timestamps))
     return table
 
 
@@ -152,8 +251,9 @@ def _mux(out, packets, durations: dict[int, int]) -> None:
         out.mux(packet)
 
 
-def check_proxy_table(src: FrameTable, proxy: FrameTable, gop: int) -> None:
-    """The proxy has the source's frames, one to one, with timestamps shifted to 0."""
+def check_proxy_table(src: FrameTable, proxy: FrameTable, gop: int | None) -> None:
+    """The proxy has the source's frames, one to one, with timestamps shifted to 0
+    (and, unless ``gop`` is None, a keyframe exactly every ``gop`` frames)."""
     if proxy.frame_count != src.frame_count:
         raise FrameMismatch(f"the proxy has {proxy.frame_count} frames, the source {src.frame_count}")
     if proxy.pts[0] != 0:
@@ -167,6 +267,5 @@ def check_proxy_table(src: FrameTable, proxy: FrameTable, gop: int) -> None:
             raise FrameMismatch(f"proxy frame {i} is at {p} x {proxy.time_base} s, the source frame at {s}")
     if proxy.end * a != (src.end - first) * b:
         raise FrameMismatch("the proxy's last frame does not last as long as the source's")
-    expected_keys = tuple(range(0, src.frame_count, gop))
-    if proxy.keyframes != expected_keys:
+    if gop is not None and proxy.keyframes != tuple(range(0, src.frame_count, gop)):
         raise MediaError(f"the proxy's keyframes are not every {gop} frames")

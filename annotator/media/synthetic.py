@@ -232,6 +232,19 @@ ENCODINGS: dict[str, Encoding] = {
             rotation=90,
             options=_x264(25, 0),
         ),
+        # AVI has no presentation timestamps: B-frame packets carry decode-order stamps.
+        Encoding("h264-avi-bframes", "avi", ".avi", "libx264", Fraction(25), gop=50, bframes=2, options=_x264(50, 2)),
+        # Broadcast-style open GOP in MPEG-TS (the source of write_open_gop_cut).
+        Encoding(
+            "h264-ts-open-gop",
+            "mpegts",
+            ".ts",
+            "libx264",
+            Fraction(30000, 1001),
+            gop=24,
+            bframes=2,
+            options={**_x264(24, 2), "x264-params": _x264(24, 2)["x264-params"] + ":open-gop=1"},
+        ),
     )
 }
 
@@ -287,3 +300,35 @@ def iter_decoded_indices(path: str | Path) -> Iterator[tuple[int | None, int | N
         stream.thread_type = "AUTO"
         for frame in container.decode(stream):
             yield frame.pts, read_barcode(frame.to_ndarray(format="rgb24"))
+
+
+def write_open_gop_cut(path: str | Path, frame_count: int, *, cut_gop: int = 2, **kwargs) -> Path:
+    """An open-GOP MPEG-TS cut by stream copy at a non-IDR I-frame, as broadcasters do.
+
+    Writes ``h264-ts-open-gop`` (``frame_count`` frames) next to ``path``, then copies its
+    packets from the ``cut_gop``-th keyframe on (in decode order) into ``path``. The
+    leading B-frames after that I-frame reference the GOP before the cut: they are in
+    the file, with timestamps, but no decoder can produce them. Barcodes keep the full
+    video's indices, so the first decodable frame shows ``cut_gop * 24``.
+    """
+    path = Path(path)
+    full = path.with_name(path.stem + ".full.ts")
+    write_video(full, "h264-ts-open-gop", frame_count, **kwargs)
+    try:
+        with av.open(str(full)) as inp, av.open(str(path), "w", format="mpegts") as out:
+            in_stream = inp.streams.video[0]
+            stream = out.add_stream_from_template(in_stream)
+            keys = 0
+            copying = False
+            for packet in inp.demux(in_stream):
+                if packet.size == 0:
+                    continue
+                if packet.is_keyframe:
+                    keys += 1
+                    copying = copying or keys > cut_gop
+                if copying:
+                    packet.stream = stream
+                    out.mux(packet)
+    finally:
+        full.unlink(missing_ok=True)
+    return path

@@ -11,6 +11,8 @@ missing one gets. A video that is not ready yet has no media: 404 as well.
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import os
 from functools import lru_cache, wraps
 
@@ -19,6 +21,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_safe
 
 from annotator import access
+from annotator.compression import accepts_gzip
 from annotator.media.errors import FrameMismatch, FrameOutOfRange
 from annotator.media.frames import IMAGE_FORMATS, frame_image
 from annotator.media.frametable import FrameTable
@@ -75,10 +78,32 @@ def proxy(request, video: Video, **_):
     return ranged_file_response(request, video.proxy.path, "video/mp4", etag=etag)
 
 
+@lru_cache(maxsize=16)
+def _table_bytes(path: str, mtime_ns: int) -> tuple[bytes, bytes, str]:
+    """The frame table file as stored, gzipped once, and a tag naming its content."""
+    with open(path, "rb") as fh:
+        raw = fh.read()
+    return raw, gzip.compress(raw, compresslevel=6, mtime=0), hashlib.sha256(raw).hexdigest()[:32]
+
+
 @media_view
 def frames_json(request, video: Video, **_):
-    """The proxy's frame table: fps_num/fps_den, frame_count, pts (s), pts_ticks, keyframes."""
-    return ranged_file_response(request, video.frame_table.path, "application/json")
+    """The proxy's frame table (version 2, compact; see FrameTable.to_json), gzipped when
+    the client accepts it. Revalidated by ETag (one per representation)."""
+    path = video.frame_table.path
+    raw, packed, tag = _table_bytes(path, os.stat(path).st_mtime_ns)
+    use_gzip = accepts_gzip(request)
+    etag = f'"{tag}-gz"' if use_gzip else f'"{tag}"'
+    if etag in [t.strip() for t in request.headers.get("If-None-Match", "").split(",")]:
+        response = HttpResponseNotModified()
+    else:
+        response = HttpResponse(packed if use_gzip else raw, content_type="application/json")
+        if use_gzip:
+            response["Content-Encoding"] = "gzip"
+    response["ETag"] = etag
+    response["Vary"] = "Accept-Encoding"
+    response["Cache-Control"] = "private, no-cache"
+    return response
 
 
 @media_view

@@ -39,6 +39,9 @@ class Video(models.Model):
     frame_table = models.FileField(upload_to="videos/frames/", blank=True)
     thumbnails = models.FileField(upload_to="videos/thumbs/", blank=True)
     thumbnail_meta = models.JSONField(default=dict, blank=True)
+    # What ingest had to do to the source's timing: the timestamp mode and every frame
+    # no decoder could produce (dropped, by source index and pts). See docs/media.md.
+    ingest_report = models.JSONField(default=dict, blank=True)
 
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)

@@ -18,7 +18,7 @@ from django.conf import settings
 from django.test import Client
 
 # Barcode sources and real ingest, shared with the media suite.
-from tests.media.conftest import ingest, media_packet, synthetic_source  # noqa: F401
+from tests.media.conftest import eager_celery, ingest, media_packet, synthetic_source  # noqa: F401
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [

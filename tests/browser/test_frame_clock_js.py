@@ -77,3 +77,46 @@ def test_a_broken_table_is_refused(clock_page, table, message):
         "(table) => { try { new window.fc.FrameClock(table); return null; } catch (e) { return e.message; } }", table
     )
     assert error is not None and message in error
+
+
+def _compact_cases(synthetic_source):
+    from fractions import Fraction
+
+    from annotator.media.frametable import FrameTable, build_frame_table
+
+    match = FrameTable(  # the seed match: 214,363 frames at 30000/1001, a keyframe every 12
+        time_base=Fraction(1, 30000),
+        pts=tuple(range(0, 214_363 * 1001, 1001)),
+        keyframes=tuple(range(0, 214_363, 12)),
+        rate=Fraction(30000, 1001),
+        end=214_363 * 1001,
+    )
+    return [match, build_frame_table(synthetic_source("h264-vfr-bframes"))]
+
+
+def test_the_compact_table_expands_to_exactly_the_servers_seconds(clock_page, synthetic_source):
+    for table in _compact_cases(synthetic_source):
+        data = table.to_json()
+        got = clock_page.evaluate(
+            """(data) => {
+                 const t = window.fc.expandTable(data);
+                 const c = window.fc.FrameClock.fromTable(data);
+                 return { pts: t.pts, keyframes: t.keyframes, count: c.frameCount, end: c.end };
+               }""",
+            data,
+        )
+        assert got["count"] == table.frame_count
+        # Bit for bit: the double nearest each exact rational, as Python computes it.
+        assert got["pts"] == [table.seconds(i) for i in range(table.frame_count)]
+        assert got["keyframes"] == list(table.keyframes)
+        assert got["end"] == table.end * table.time_base.numerator / table.time_base.denominator
+    assert len(_compact_cases(synthetic_source)[0].dumps()) < 300  # two hours of frames in a few numbers
+
+
+def test_a_compact_table_with_the_wrong_count_is_refused(clock_page, synthetic_source):
+    data = _compact_cases(synthetic_source)[1].to_json()
+    data["frame_count"] += 1
+    error = clock_page.evaluate(
+        "(d) => { try { window.fc.FrameClock.fromTable(d); return null; } catch (e) { return e.message; } }", data
+    )
+    assert error is not None and "does not match" in error

@@ -23,7 +23,13 @@ FRAME_COUNTS = {
     "vp9-webm": 200,
     "h264-offset-1.5s": 200,
     "h264-rotated-90": 60,
+    "h264-avi-bframes": 100,
+    "h264-ts-open-gop": 144,
 }
+# Made by a writer of their own: an open-GOP transport stream cut at its third I-frame
+# (a non-IDR one), so its first two demuxed frames cannot be decoded.
+OPEN_GOP_CUT = "h264-ts-open-gop-cut"
+OPEN_GOP_CUT_FIRST_BARCODE = 48  # the cut starts at the third GOP of 24 frames
 
 
 class SourceCache:
@@ -34,6 +40,8 @@ class SourceCache:
         self._paths: dict[str, Path] = {}
 
     def __call__(self, name: str) -> Path:
+        if name not in self._paths and name == OPEN_GOP_CUT:
+            self._paths[name] = synthetic.write_open_gop_cut(self.root / f"{name}.ts", 144, cut_gop=2)
         if name not in self._paths:
             encoding = synthetic.ENCODINGS[name]
             path = self.root / f"{name}{encoding.suffix}"
@@ -67,21 +75,44 @@ def proxy_of(tmp_path_factory, synthetic_source):
     return get
 
 
+# Chunk size of the ingest fixture: every fixture video of more than this many frames gets
+# a proxy joined from chunks (several per video), so the player tests run on joined proxies.
+FIXTURE_CHUNK_FRAMES = 48
+
+
 @pytest.fixture
-def ingest(synthetic_source, maintainer):
-    """name -> a ready Video ingested from that synthetic source (real ingest, no Celery)."""
+def eager_celery():
+    """Celery tasks run inline (``.delay`` calls the task): the real tasks, no broker."""
+    from deploy.celery import app
+
+    before = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    yield app
+    app.conf.task_always_eager = before
+
+
+@pytest.fixture
+def ingest(synthetic_source, maintainer, eager_celery, django_capture_on_commit_callbacks):
+    """name -> a ready Video ingested from that synthetic source (real ingest and tasks).
+
+    Sources longer than ``chunk_frames`` (default ``FIXTURE_CHUNK_FRAMES``) are encoded in
+    chunks by the ``annotator.ingest_chunk`` tasks and joined by ``annotator.ingest_join``;
+    ``chunk_frames=0`` makes one pass.
+    """
     from django.core.files import File
 
     from annotator.actions.ingest import do_ingest_video
     from annotator.models import Job, Video
 
-    def make(name: str, *, title: str | None = None):
+    def make(name: str, *, title: str | None = None, chunk_frames: int = FIXTURE_CHUNK_FRAMES):
         source = synthetic_source(name)
         video = Video.objects.create(title=title or name, original_name=source.name, created_by=maintainer)
         with open(source, "rb") as fh:
             video.original.save(source.name, File(fh), save=True)
         job = Job.objects.create(kind="ingest", video=video, created_by=maintainer)
-        do_ingest_video(video, job)
+        with django_capture_on_commit_callbacks(execute=True):
+            do_ingest_video(video, job, chunk_frames=chunk_frames)
+        video.refresh_from_db()
         assert video.status == Video.Status.READY, video.error
         return video
 

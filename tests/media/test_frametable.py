@@ -21,7 +21,8 @@ def decoded_frames(path):
         return [(frame.pts, frame.key_frame) for frame in container.decode(stream)]
 
 
-@pytest.mark.parametrize("name", sorted(FRAME_COUNTS))
+# AVI's decode-order stamps are the case where they differ (tests/media/test_robust_tables.py).
+@pytest.mark.parametrize("name", sorted(set(FRAME_COUNTS) - {"h264-avi-bframes"}))
 def test_demuxed_table_equals_the_decoded_timestamps(synthetic_source, name):
     path = synthetic_source(name)
     table = build_frame_table(path)
@@ -89,8 +90,36 @@ def test_table_json_round_trips_and_lists_seconds(synthetic_source):
     table = build_frame_table(synthetic_source("h264-2997-gop12"))
     data = json.loads(table.dumps())
     assert (data["fps_num"], data["fps_den"], data["frame_count"]) == (30000, 1001, 240)
-    assert data["pts"][3] == 3 * 1001 / 30000
+    assert (data["version"], data["pts_start"], data["pts_deltas"]) == (2, 0, [[1001, 239]])
     assert FrameTable.from_json(data) == table
+    assert FrameTable.from_json(data).seconds(3) == 3 * 1001 / 30000
+
+
+def test_compact_encoding_round_trips_variable_rate_and_reads_version_1(synthetic_source):
+    from annotator.media.frametable import decode_runs, encode_runs
+
+    assert encode_runs([5, 8, 11, 14, 15, 17, 19]) == [[3, 3], [1, 1], [2, 2]]
+    assert decode_runs(5, [[3, 3], [1, 1], [2, 2]]) == (5, 8, 11, 14, 15, 17, 19)
+    assert encode_runs([7]) == [] and decode_runs(7, []) == (7,)
+    vfr = build_frame_table(synthetic_source("h264-vfr-bframes"))
+    assert FrameTable.from_json(json.loads(vfr.dumps())) == vfr
+    num, den = vfr.time_base.numerator, vfr.time_base.denominator
+    version_1 = {  # the long form ingests wrote before version 2
+        "version": 1,
+        "fps_num": 30,
+        "fps_den": 1,
+        "frame_count": vfr.frame_count,
+        "time_base": [num, den],
+        "end_ticks": vfr.end,
+        "pts": [p * num / den for p in vfr.pts],
+        "pts_ticks": list(vfr.pts),
+        "keyframes": list(vfr.keyframes),
+    }
+    assert FrameTable.from_json(version_1) == FrameTable(**{**vfr.__dict__, "rate": Fraction(30)})
+    broken = json.loads(vfr.dumps())
+    broken["frame_count"] += 1
+    with pytest.raises(Exception, match="frame_count"):
+        FrameTable.from_json(broken)
 
 
 def test_garbage_is_not_a_video(tmp_path):

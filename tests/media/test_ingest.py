@@ -138,6 +138,10 @@ def test_rotated_phone_clip_is_stored_with_its_rotation_and_an_upright_proxy(ing
 def test_frame_table_file_is_the_json_the_player_reads(ingest):
     video = ingest("h264-2997-gop12")
     data = json.loads(Path(video.frame_table.path).read_text())
-    assert {"fps_num", "fps_den", "frame_count", "pts", "keyframes", "time_base", "end"} <= set(data)
-    assert (data["fps_num"], data["fps_den"]) == (30000, 1001)
-    assert data["keyframes"][:3] == [0, 12, 24]
+    assert {"fps_num", "fps_den", "frame_count", "pts_start", "pts_deltas", "keyframes_deltas", "time_base"} <= set(
+        data
+    )
+    assert (data["fps_num"], data["fps_den"], data["version"]) == (30000, 1001, 2)
+    # Constant rate: one run of 1001 ticks (1/30000 s) per frame; a keyframe every 12.
+    assert (data["pts_start"], data["pts_deltas"], data["time_base"]) == (0, [[1001, 239]], [1, 30000])
+    assert (data["keyframes_start"], data["keyframes_deltas"]) == (0, [[12, 19]])

@@ -11,6 +11,7 @@ from django.test import Client
 from PIL import Image
 
 from annotator.media import synthetic
+from annotator.media.frametable import FrameTable
 from annotator.models import Video
 
 pytestmark = pytest.mark.django_db
@@ -106,12 +107,13 @@ def test_proxy_range_past_the_end_is_416(packet_2997, annotator_a):
 
 def test_frames_json_lists_every_frame(packet_2997, annotator_a):
     response = client_of(annotator_a).get(f"/media/packets/{packet_2997.pk}/frames.json")
-    table = json.loads(body(response))
+    data = json.loads(body(response))
     assert response["Content-Type"] == "application/json"
-    assert (table["fps_num"], table["fps_den"], table["frame_count"]) == (30000, 1001, 240)
-    assert len(table["pts"]) == 240 and table["pts"][0] == 0.0
-    assert table["pts"][239] == 239 * 1001 / 30000
-    assert table["keyframes"] == list(range(0, 240, 12))
+    assert (data["fps_num"], data["fps_den"], data["frame_count"]) == (30000, 1001, 240)
+    table = FrameTable.from_json(data)
+    assert len(table.pts) == 240 and table.seconds(0) == 0.0
+    assert table.seconds(239) == 239 * 1001 / 30000
+    assert table.keyframes == tuple(range(0, 240, 12))
 
 
 @pytest.mark.parametrize("name", ["h264-24-gop250", "h264-vfr-bframes", "vp9-webm", "h264-offset-1.5s"])
@@ -160,3 +162,34 @@ def test_media_of_a_video_that_is_not_ready_is_404(packet_2997, annotator_a):
 
 def test_media_refuses_writes(packet_2997, annotator_a):
     assert client_of(annotator_a).post(f"/media/packets/{packet_2997.pk}/proxy.mp4").status_code == 405
+
+
+def test_frames_json_is_gzipped_for_clients_that_accept_it_and_revalidates(packet_2997, annotator_a):
+    import gzip
+
+    client = client_of(annotator_a)
+    url = f"/media/packets/{packet_2997.pk}/frames.json"
+    plain = client.get(url)
+    packed = client.get(url, HTTP_ACCEPT_ENCODING="gzip, deflate, br")
+    assert "Content-Encoding" not in plain and packed["Content-Encoding"] == "gzip"
+    assert gzip.decompress(packed.content) == plain.content
+    assert "Accept-Encoding" in plain["Vary"] and "Accept-Encoding" in packed["Vary"]
+    assert plain["ETag"] != packed["ETag"]  # two representations, two tags
+    for refusal in ("gzip;q=0, identity", "gzip; q=0.000", "identity"):
+        refused = client.get(url, HTTP_ACCEPT_ENCODING=refusal)
+        assert "Content-Encoding" not in refused and refused.content == plain.content, refusal
+    again = client.get(url, HTTP_ACCEPT_ENCODING="gzip", HTTP_IF_NONE_MATCH=packed["ETag"])
+    assert again.status_code == 304 and not again.content
+
+
+def test_api_json_answers_are_gzipped_but_media_bytes_are_not(packet_2997, maintainer):
+    import gzip
+
+    client = client_of(maintainer)
+    answer = client.get(f"/api/videos/{packet_2997.video_id}/", HTTP_ACCEPT_ENCODING="gzip")
+    assert answer["Content-Encoding"] == "gzip"
+    assert json.loads(gzip.decompress(answer.content))["id"] == packet_2997.video_id
+    refused = client.get(f"/api/videos/{packet_2997.video_id}/", HTTP_ACCEPT_ENCODING="gzip;q=0")
+    assert "Content-Encoding" not in refused and refused.json()["id"] == packet_2997.video_id
+    proxy = client.get(f"/media/videos/{packet_2997.video_id}/proxy.mp4", HTTP_ACCEPT_ENCODING="gzip")
+    assert "Content-Encoding" not in proxy

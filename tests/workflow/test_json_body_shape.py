@@ -37,7 +37,7 @@ READS_BODY = {
     ("api-token", "post"),
 }
 # ... and those that take none: the body is not read at all (docs/api.md).
-NO_BODY = {("api-union", "post"), ("api-publish", "post"), ("api-version-ready", "post")}
+NO_BODY = {("api-union", "post"), ("api-publish", "post"), ("api-version-ready", "post"), ("video-detail", "delete")}
 
 
 def walk(patterns, prefix=""):

@@ -98,7 +98,7 @@ class Command(BaseCommand):
         job.refresh_from_db()
         if video.status != Video.Status.READY:
             self.stdout.write("ingesting (proxy, frame table, thumbnails)…")
-            do_ingest_video(video, job)
+            do_ingest_video(video, job, chunk_frames=0)  # one pass, here: no worker needed
             video.refresh_from_db()
         self.stdout.write(f"video {video.pk}: {video.frame_count} frames at {video.frame_rate} fps")
         return video

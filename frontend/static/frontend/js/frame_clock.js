@@ -37,8 +37,9 @@ export class FrameClock {
     this.end = end !== undefined && end > pts[pts.length - 1] ? end : pts[pts.length - 1] + lastGap;
   }
 
+  // From frames.json as served: version 2 (compact) or version 1 (pts listed).
   static fromTable(table) {
-    return new FrameClock(table);
+    return new FrameClock(expandTable(table));
   }
 
   clamp(n) {
@@ -103,6 +104,41 @@ export class FrameClock {
   timecode(n) {
     return formatSeconds(this.ptsOf(n));
   }
+}
+
+// Values from a first one and [delta, count] runs of differences (frames.json version 2).
+export function decodeRuns(start, runs) {
+  const out = [start];
+  let now = start;
+  for (const [delta, count] of runs) {
+    for (let k = 0; k < count; k++) {
+      now += delta;
+      out.push(now);
+    }
+  }
+  return out;
+}
+
+// frames.json version 2 -> the long form FrameClock takes (pts in seconds). Each pts is
+// ticks * num / den: an exact integer product (well below 2^53) divided once, so the
+// double is the one nearest the exact rational -- the same the server computes.
+export function expandTable(table) {
+  if (table.version !== 2) return table;
+  const [num, den] = table.time_base;
+  const ticks = decodeRuns(table.pts_start, table.pts_deltas);
+  if (ticks.length !== table.frame_count) {
+    throw new FrameClockError(`frame_count ${table.frame_count} does not match ${ticks.length} timestamps`);
+  }
+  const keyframes = table.keyframes_start === null ? [] : decodeRuns(table.keyframes_start, table.keyframes_deltas);
+  return {
+    fps_num: table.fps_num,
+    fps_den: table.fps_den,
+    frame_count: table.frame_count,
+    end: (table.end_ticks * num) / den,
+    pts: ticks.map((t) => (t * num) / den),
+    pts_ticks: ticks,
+    keyframes,
+  };
 }
 
 export function formatSeconds(seconds) {

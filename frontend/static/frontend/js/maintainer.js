@@ -131,6 +131,18 @@ function followJob(jobId, onState) {
   });
 }
 
+// One sentence on what ingest had to do to the source's timing (empty when nothing).
+export function ingestReportText(report) {
+  const parts = [];
+  if (report.timestamps === "decode-order") parts.push("the container's timestamps were in decode order; frames were timed in the decoder's output order");
+  if (report.dropped_count > 0) {
+    const listed = report.dropped.slice(0, 10).map((d) => `${d.source_index} (${d.seconds.toFixed(3)} s)`).join(", ");
+    const more = report.dropped_count > 10 ? ` and ${report.dropped_count - 10} more` : "";
+    parts.push(`${report.dropped_count} of ${report.source_frame_count} source frames no decoder can produce were dropped: ${listed}${more}`);
+  }
+  return parts.length ? `Ingest report: ${parts.join("; ")}.` : "";
+}
+
 export function newPacketPage() {
   let videoId = null;
   const option = (value, text) => el("option", { value, text });
@@ -147,6 +159,7 @@ export function newPacketPage() {
   function videoReady(video) {
     videoId = video.id;
     $("#ingest-video").textContent = `Video ${video.id} “${video.title}” is ready: ${video.frame_count} frames at ${video.frame_rate.join("/")} fps.`;
+    $("#ingest-report").textContent = ingestReportText(video.ingest_report || {});
     $("#step-packet").setAttribute("aria-disabled", "false");
     if (!$("#packet-title-input").value) $("#packet-title-input").value = video.title;
   }
@@ -183,10 +196,13 @@ export function newPacketPage() {
     data.append("file", file);
     $("#upload").disabled = true;
     $("#step-ingest").setAttribute("aria-disabled", "false");
+    let answerVideo = null;
+    $("#delete-upload").hidden = true;
     try {
       const answer = await api.upload("/api/videos/", data, {
         onProgress: (f) => ($("#ingest-message").textContent = `uploading: ${Math.round(100 * f)}%`),
       });
+      answerVideo = answer.video;
       showIngest(answer.job);
       const final = await followJob(answer.job.id, showIngest);
       if (final.status !== "done") throw new Error(final.message || "the ingest failed");
@@ -194,8 +210,27 @@ export function newPacketPage() {
     } catch (error) {
       $("#upload-error").textContent = error.message;
       $("#upload").disabled = false;
+      if (answerVideo) offerDelete(answerVideo);
     }
   });
+
+  // A failed upload can be deleted at once: the original and the video row go (audited).
+  function offerDelete(video) {
+    const button = $("#delete-upload");
+    button.hidden = false;
+    button.onclick = async () => {
+      button.disabled = true;
+      try {
+        await api.request("DELETE", `/api/videos/${video.id}/`);
+        $("#ingest-message").textContent = `Video ${video.id} and its files were deleted.`;
+        button.hidden = true;
+      } catch (error) {
+        $("#upload-error").textContent = error.message;
+      } finally {
+        button.disabled = false;
+      }
+    };
+  }
 
   $("#packet-form").addEventListener("submit", async (event) => {
     event.preventDefault();

@@ -81,6 +81,9 @@ export class FramePlayer extends EventTarget {
     this._requests = 0;
     this._shown = null; // the frame rVFC last confirmed for the current (paused) position
     this._shownAt = null; // ... and the time that seek aimed at
+    this._keepalive = null; // the always-pending rVFC handle (see _keepFramePending)
+    this._destroyed = false;
+    this.presentedFrame = null; // the frame rVFC last reported presented
     this._build(keyboard);
   }
 
@@ -167,8 +170,24 @@ export class FramePlayer extends EventTarget {
     const loaded = once(this.video, "loadeddata", 30000);
     this.video.src = this.urls.proxy;
     await loaded;
+    this._keepFramePending();
     await this.seekToFrame(0);
     return this;
+  }
+
+  // One requestVideoFrameCallback is always pending, for the player's whole life. Without
+  // one, headless Chromium can leave the previous picture on the element for up to a
+  // second after back-to-back seeks, although the seek's own rVFC reported the right
+  // frame; with one, the compositor presents every new frame, so "confirmed" means "on
+  // screen". It also records the frame last presented (`presentedFrame`).
+  _keepFramePending() {
+    const video = this.video;
+    if (typeof video.requestVideoFrameCallback !== "function" || this._keepalive !== null) return;
+    const tick = (_now, metadata) => {
+      this.presentedFrame = this.clock.frameAtMediaTime(metadata.mediaTime);
+      this._keepalive = this._destroyed ? null : video.requestVideoFrameCallback(tick);
+    };
+    this._keepalive = video.requestVideoFrameCallback(tick);
   }
 
   // --- seeking -----------------------------------------------------------------------
@@ -394,6 +413,9 @@ export class FramePlayer extends EventTarget {
   }
 
   destroy() {
+    this._destroyed = true;
+    if (this._keepalive !== null) this.video.cancelVideoFrameCallback(this._keepalive);
+    this._keepalive = null;
     this.video.pause();
     this.video.removeAttribute("src");
     this.video.load();

@@ -1,0 +1,46 @@
+"""The maintainer's upload page: the ingest report of a recording with undecodable
+frames, and deleting a failed upload. Real Chromium, real app; the Celery tasks run
+inline in the server (eager), so an upload's answer arrives after its ingest."""
+
+from __future__ import annotations
+
+import pytest
+
+from annotator.models import AuditEntry, Video
+from tests.browser.ledger_pages import wait_ready
+from tests.media.conftest import OPEN_GOP_CUT
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def upload(page, title: str, path) -> None:
+    page.fill("#video-title", title)
+    page.set_input_files("#video-file", str(path))
+    page.click("#upload")
+
+
+def test_the_page_shows_which_frames_ingest_dropped(page_as, maintainer, synthetic_source, eager_celery):
+    page = page_as(maintainer, "/maintainer/packets/new/")
+    wait_ready(page)
+    upload(page, "broadcast cut", synthetic_source(OPEN_GOP_CUT))
+    page.wait_for_selector("#step-ingest[data-status=done]", timeout=60000)
+    video = Video.objects.get()
+    report = page.inner_text("#ingest-report")
+    assert f"2 of {video.frame_count + 2} source frames no decoder can produce were dropped" in report
+    first = video.ingest_report["dropped"][0]
+    assert f"0 ({first['seconds']:.3f} s), 1 (" in report
+
+
+def test_a_failed_upload_can_be_deleted_from_the_page(page_as, maintainer, tmp_path, eager_celery):
+    noise = tmp_path / "noise.mp4"
+    noise.write_bytes(b"this is not a video" * 500)
+    page = page_as(maintainer, "/maintainer/packets/new/")
+    wait_ready(page)
+    upload(page, "noise", noise)
+    page.wait_for_selector("#delete-upload:not([hidden])", timeout=60000)
+    assert "not a readable video file" in page.inner_text("#upload-error")
+    video = Video.objects.get()
+    page.click("#delete-upload")
+    page.wait_for_function("document.querySelector('#ingest-message').textContent.includes('deleted')")
+    assert not Video.objects.exists()
+    assert AuditEntry.objects.get(operation="video.delete").object_id == str(video.pk)

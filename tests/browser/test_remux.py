@@ -1,0 +1,89 @@
+"""The faststart remux (stream copy, no encode) of browser-playable sources, in Chromium.
+
+The remux is not wired into ingest yet (docs/media.md §9); these tests establish that it
+is frame-exact by the player's own checks, B-frame sources (MP4 edit lists) included.
+Each remux is served as a packet's media, exactly as a proxy is.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from annotator.actions.ingest import file_sha256
+from annotator.media.probe import probe
+from annotator.media.remux import make_remux, not_browser_playable
+from annotator.media.thumbs import make_thumbnails
+from annotator.models import Video
+from tests.browser.test_player import BOXES, SEEK_BATCH_JS, STEP_RUN_JS, failures
+from tests.factories import make_packet
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+REMUXED = ("h264-24-gop250", "h264-2997-gop12", "vp9-webm", "h264-offset-1.5s")
+
+
+def remux_video(source: Path, maintainer) -> Video:
+    probed = probe(source)
+    assert not_browser_playable(source, probed) is None
+    folder = Path(settings.MEDIA_ROOT) / "videos" / "remux"
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = source.stem
+    table = make_remux(source, folder / f"{stem}.mp4", probed)
+    (folder / f"{stem}.json").write_text(table.dumps())
+    meta = make_thumbnails(folder / f"{stem}.mp4", table, folder / f"{stem}.jpg")
+    original = Path(settings.MEDIA_ROOT) / "videos" / "original" / source.name
+    original.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(source, original)
+    return Video.objects.create(
+        title=f"remux {stem}",
+        status=Video.Status.READY,
+        original=f"videos/original/{source.name}",
+        codec=probed.codec,
+        width=probed.width,
+        height=probed.height,
+        frame_rate_num=probed.rate.numerator,
+        frame_rate_den=probed.rate.denominator,
+        frame_count=table.frame_count,
+        duration=probed.duration,
+        proxy=f"videos/remux/{stem}.mp4",
+        proxy_sha256=file_sha256(folder / f"{stem}.mp4"),
+        frame_table=f"videos/remux/{stem}.json",
+        thumbnails=f"videos/remux/{stem}.jpg",
+        thumbnail_meta=meta,
+        created_by=maintainer,
+    )
+
+
+@pytest.mark.parametrize("name", REMUXED)
+def test_the_remux_shows_exactly_the_requested_frame(
+    page_as, synthetic_source, maintainer, annotator_a, annotator_b, adjudicator, name
+):
+    video = remux_video(synthetic_source(name), maintainer)
+    packet = make_packet(maintainer, annotator_a, annotator_b, adjudicator, video=video, title=name)
+    page = page_as(annotator_a, f"/packets/{packet.pk}/player/")
+    page.wait_for_function("window.frameledger && (window.frameledger.player || window.frameledger.loadError)")
+    assert page.evaluate("window.frameledger.loadError || null") is None
+    count = video.frame_count
+    rng = random.Random(f"{name}-remux")
+    targets = [0, 1, count - 2, count - 1] + [rng.randrange(count) for _ in range(100)]
+    results = page.evaluate(SEEK_BATCH_JS, {"targets": targets, "boxes": BOXES})
+    results += page.evaluate(STEP_RUN_JS, {"start": count // 2, "steps": [1] * 20 + [-1] * 20, "boxes": BOXES})
+    assert failures(results) == []
+
+
+def test_sources_the_browser_cannot_take_as_they_are_are_not_remuxed(synthetic_source):
+    from tests.media.conftest import OPEN_GOP_CUT
+
+    rotated = synthetic_source("h264-rotated-90")
+    assert "rotation" in not_browser_playable(rotated, probe(rotated))
+    avi = synthetic_source("h264-avi-bframes")
+    assert "timestamps" in not_browser_playable(avi, probe(avi))
+    cut = synthetic_source(OPEN_GOP_CUT)
+    assert "timestamps" in not_browser_playable(cut, probe(cut))
+    vfr = synthetic_source("h264-vfr-bframes")
+    assert "variable frame rate with reordered" in not_browser_playable(vfr, probe(vfr))
