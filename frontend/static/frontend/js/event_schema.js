@@ -85,6 +85,11 @@ export function draftToEvent(schema, draft) {
       data[field.name] = value;
     }
   }
+  // End before start is caught here, before the server is asked (it stays the authority).
+  const bounds = boundaryFields(schema);
+  if (bounds && Number.isInteger(data[bounds.start]) && Number.isInteger(data[bounds.end]) && data[bounds.end] < data[bounds.start]) {
+    errors[bounds.end] = `the end (${data[bounds.end]}) is before the start (${data[bounds.start]})`;
+  }
   return Object.keys(errors).length ? { errors } : { data };
 }
 
@@ -110,6 +115,26 @@ export function matchChoice(choices, text) {
   if (prefix.length === 1) return prefix[0];
   const inside = choices.filter((c) => norm(c).includes(wanted));
   return inside.length === 1 ? inside[0] : null;
+}
+
+// The choices a typed text could mean (prefix matches first, then substrings), for
+// messages and the type-ahead hint: "bage" -> ["bagel", "bagel_container"].
+export function choiceCandidates(choices, text, limit = 8) {
+  const norm = (s) => String(s).toLowerCase().replace(/[\s_-]+/g, " ").trim();
+  const wanted = norm(text);
+  if (!wanted) return [];
+  const prefix = choices.filter((c) => norm(c).startsWith(wanted));
+  const inside = choices.filter((c) => !prefix.includes(c) && norm(c).includes(wanted));
+  return [...prefix, ...inside].slice(0, limit);
+}
+
+// Why a typed text is not a choice, with what it could be.
+export function choiceError(choices, text) {
+  const candidates = choiceCandidates(choices, text);
+  if (candidates.length > 1) return `“${text}” matches several: ${candidates.join(", ")} (type more)`;
+  const first = String(text).trim().slice(0, 1).toLowerCase();
+  const near = choices.filter((c) => c.toLowerCase().startsWith(first)).slice(0, 8);
+  return near.length ? `“${text}” is not one of the choices; did you mean ${near.join(", ")}?` : `“${text}” is not one of the choices`;
 }
 
 // One line for tables and timeline tooltips.
@@ -143,6 +168,25 @@ export function snapToGrid(seconds, step, duration) {
   const snapped = Math.round(seconds / step) * step;
   const clean = Number(snapped.toFixed(6));
   return duration !== undefined && clean > duration ? Number(duration.toFixed(6)) : clean;
+}
+
+// An interval marked at [start, end] seconds, snapped to the grid. Both ends go to the
+// nearest grid point; an interval that would be empty (both ends on one point, e.g.
+// 1.25 s and 2.08 s on a 2 s grid) is widened to one grid step after the start, or
+// before it at the end of the video. Returns {interval: [a, b], note} (note: what moved).
+export function snapInterval(start, end, step, duration) {
+  if (!step) return { interval: [start, end], note: "" };
+  let a = snapToGrid(start, step, duration);
+  let b = snapToGrid(end, step, duration);
+  let note = "";
+  if (b <= a) {
+    const widened = Number((a + step).toFixed(6));
+    if (duration === undefined || widened <= duration + 1e-6) b = duration !== undefined ? Math.min(widened, Number(duration.toFixed(6))) : widened;
+    else a = Number(Math.max(0, b - step).toFixed(6));
+    if (b <= a) return { interval: null, note: `no interval of one ${step} s grid step fits here` };
+    note = `both ends snapped to ${snapToGrid(start, step, duration)} s on the ${step} s grid; widened to one step`;
+  }
+  return { interval: [a, b], note };
 }
 
 // Consistency warnings for break points (SCORING.md section 2; advice, not rules).

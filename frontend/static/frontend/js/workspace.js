@@ -5,10 +5,12 @@
 import { api } from "./api.js";
 import { Autosave } from "./autosave.js";
 import { EventForm } from "./event_form.js";
-import { boundaryFields, breakPointWarnings, draftToEvent, emptyDraft, eventToDraft, snapToGrid, summarize } from "./event_schema.js";
+import { DraftKeeper, isEmptyDraft } from "./drafts.js";
+import { boundaryFields, breakPointWarnings, draftToEvent, emptyDraft, eventToDraft, snapInterval, snapToGrid, summarize } from "./event_schema.js";
 import { SAVE, createStore, eventByKey, events, hasUnsaved, initialState, orderedEvents, reducer } from "./ledger_state.js";
 import { connectPacket, renderPresence } from "./live.js";
-import { mountPlayer } from "./player.js";
+import { FramePrefix, boundaryTarget, keyframeTarget, secondStep } from "./navigation.js";
+import { RATES, mountPlayer } from "./player.js";
 import { WORKSPACE_SHORTCUTS, commandFor, keymap } from "./shortcuts.js";
 import { Timeline } from "./timeline.js";
 import { $, boot, anyDialogOpen, el, isField, pageConfig, shortcutSheet, when } from "./ui.js";
@@ -80,13 +82,7 @@ async function main() {
     player = stillPlayer(packet.video.frame_count || 1);
   }
   window.frameledger.player = player;
-  let thumbs = null;
-  try {
-    const response = await fetch(config.media.thumbsMeta, { credentials: "same-origin" });
-    if (response.ok) thumbs = await response.json();
-  } catch {
-    thumbs = null;
-  }
+  const thumbs = await api.get(config.media.thumbsMeta).catch(() => null);
   const timeline = new Timeline($("#timeline"), { frameCount: player.frameCount || packet.video.frame_count || 1, thumbs });
   const form = new EventForm($("#event-form"), schema, { idPrefix: "ev" });
 
@@ -94,6 +90,15 @@ async function main() {
   let reAddKey = null; // the key of a refused new event, reused when it is added again
   let boundary = "start"; // the boundary nudges move
   let lastAdded = null;
+  // The new event being written: kept in local storage per ledger; kept aside while an
+  // existing event is selected; one cleared by Esc comes back with Ctrl+Z.
+  const drafts = new DraftKeeper(localStorage, `frameledger:draft:${config.packetId}:${config.username}`);
+  let stashedDraft = null;
+  let clearedDraft = null;
+  const keepDraft = () => {
+    if (draftKey === null && !readOnly()) drafts.save(form.draft);
+  };
+  const hasDraft = () => draftKey === null && !isEmptyDraft(form.draft);
 
   // Seeks are asynchronous; commands that read the frame wait for the latest one, so a
   // key pressed right after a step uses the frame that step lands on.
@@ -147,10 +152,16 @@ async function main() {
 
   function select(key, { seek: seekTo = true } = {}) {
     const event = key === null ? null : eventByKey(store.getState(), key);
+    if (draftKey === null && event && hasDraft()) stashedDraft = form.draft; // back on Esc
     store.dispatch({ type: "select", key: event ? key : null });
+    const wasNew = draftKey === null;
     draftKey = event ? key : null;
     if (event && seekTo) boundary = "start"; // the player shows the start: nudges move it
-    form.setDraft(event ? eventToDraft(schema, event.data) : emptyDraft(schema));
+    if (event) form.setDraft(eventToDraft(schema, event.data), { keepTyped: false });
+    else if (!wasNew || !hasDraft()) {
+      form.setDraft(stashedDraft || emptyDraft(schema), { keepTyped: false });
+      stashedDraft = null;
+    }
     form.clearErrors();
     setNotice("");
     showDraftTitle();
@@ -185,7 +196,9 @@ async function main() {
     reAddKey = null;
     lastAdded = key;
     store.dispatch({ type: "add", key, data: result.data });
-    form.setDraft(emptyDraft(schema));
+    form.setDraft(emptyDraft(schema), { keepTyped: false });
+    drafts.clear();
+    clearedDraft = null;
     form.clearErrors();
     setNotice("Event added.");
     focusHome();
@@ -205,6 +218,7 @@ async function main() {
     }
     const result = change(form.draft);
     if (result) form.setDraft(result);
+    keepDraft();
     return result;
   }
 
@@ -214,20 +228,48 @@ async function main() {
       boundary = which;
       changeEvent((data) => ({ ...data, [bounds[which]]: frame }));
     } else if (intervalField) {
-      const step = intervalField.grid_step;
-      const t = snapToGrid(timeOfFrame(frame), step, packet.video.duration || undefined);
-      changeEvent((data) => {
-        const list = (data[intervalField.name] || []).map((p) => [...p]);
-        const last = list[list.length - 1];
-        if (which === "start") {
-          if (!last || (last[0] !== "" && last[1] !== "")) list.push([t, ""]);
-          else last[0] = t;
-        } else if (!last) list.push(["", t]);
-        else last[1] = t;
-        return { ...data, [intervalField.name]: list };
-      });
+      markInterval(which, timeOfFrame(frame));
     }
     showDraftTitle();
+  }
+
+  // i / o on a moment query: the time marked is kept exactly (marks) and the interval is
+  // the snapped one, shown with the grid; never an empty interval.
+  const marks = { start: null, end: null };
+  function markInterval(which, t) {
+    const step = intervalField.grid_step;
+    const duration = packet.video.duration || undefined;
+    marks[which] = t;
+    let note = "";
+    changeEvent((data) => {
+      const list = (data[intervalField.name] || []).map((p) => [...p]);
+      let last = list[list.length - 1];
+      if (which === "start" && (!last || (last[0] !== "" && last[1] !== ""))) {
+        list.push(["", ""]);
+        last = list[list.length - 1];
+        marks.end = null;
+      } else if (!last) {
+        list.push(["", ""]);
+        last = list[0];
+      }
+      const start = which === "start" ? t : marks.start ?? (last[0] === "" ? null : last[0]);
+      const end = which === "end" ? t : marks.end ?? (last[1] === "" ? null : last[1]);
+      if (start !== null && end !== null && end > start - 1e-9) {
+        const snapped = snapInterval(start, end, step, duration);
+        if (!snapped.interval) {
+          note = snapped.note;
+          return null;
+        }
+        [last[0], last[1]] = snapped.interval;
+        note = snapped.note;
+      } else {
+        last[which === "start" ? 0 : 1] = snapToGrid(t, step, duration);
+        if (start !== null && end !== null) note = "the end is before the start";
+      }
+      return { ...data, [intervalField.name]: list };
+    });
+    const shown = `${which} ${t.toFixed(2)} s → ${snapToGrid(t, step, duration)} s on the ${step} s grid`;
+    setNotice(note ? `${shown}; ${note}.` : `${shown}.`, note.startsWith("no ") || note.startsWith("the end") ? "bad" : "");
   }
 
   function nudge(k) {
@@ -252,7 +294,100 @@ async function main() {
     select(list[index].key);
   }
 
+  // ---- seeking and playing keys ---------------------------------------------------------
+  // h: play at 0.5x, and back to the rate before on the next h (or when pausing with h).
+  let rateBeforeHalf = null;
+  async function playHalf() {
+    if (!player.play) return;
+    if (!player.paused) {
+      if (rateBeforeHalf !== null) player.setRate(rateBeforeHalf);
+      rateBeforeHalf = null;
+      await player.pause();
+      return;
+    }
+    rateBeforeHalf = player.video ? player.video.playbackRate : 1;
+    player.setRate(0.5);
+    await player.play();
+  }
+
+  // J / K / L: L plays forward, faster on each press (1x, 1.5x, 2x); K pauses; J pauses and
+  // steps back one second per press (a browser's <video> cannot play backwards).
+  async function shuttle(direction) {
+    if (!player.play) return;
+    if (direction === 0) return seek(player.pause());
+    if (direction < 0) {
+      await player.pause();
+      return seek(player.step(-secondStep(player.clock)));
+    }
+    const rate = player.video ? player.video.playbackRate : 1;
+    if (player.paused) {
+      if (rate < 1) player.setRate(1);
+      return player.play();
+    }
+    const faster = RATES.find((r) => r > rate);
+    if (faster) player.setRate(faster);
+  }
+
+  function eventBoundaries() {
+    const frames = [];
+    for (const event of events(store.getState())) frames.push(startFrameOf(event.data), endFrameOf(event.data));
+    return frames;
+  }
+
+  async function boundaryTargetNow(direction) {
+    return boundaryTarget(eventBoundaries(), await frameNow(), direction);
+  }
+
+  async function keyframeTargetNow(direction) {
+    const keyframes = player.clock ? player.clock.keyframes : [];
+    return keyframeTarget(keyframes, await frameNow(), direction);
+  }
+
+  async function jumpTo(target) {
+    const frame = await target;
+    if (frame === null || frame === undefined) {
+      setNotice("Nothing further that way.");
+      return;
+    }
+    await seek(player.seekToFrame(frame));
+  }
+
+  // g: the player's "Go to" box; Enter there seeks and gives the keys back to the page.
+  function goToBox() {
+    const box = $("#player .fl-goto");
+    if (!box) return;
+    box.value = "";
+    box.focus();
+  }
+
+  // Esc: leave a field; else back from a selected event to the new one; else clear the
+  // new event's draft, which Ctrl+Z brings back (it is never lost silently).
+  function escape() {
+    if (isField(document.activeElement)) {
+      focusHome();
+      return;
+    }
+    if (draftKey !== null) {
+      newDraft();
+      return;
+    }
+    if (hasDraft() && !readOnly()) {
+      clearedDraft = form.draft;
+      form.setDraft(emptyDraft(schema), { keepTyped: false });
+      form.clearErrors();
+      drafts.clear();
+      setNotice("Draft cleared. Ctrl+Z brings it back.");
+    }
+  }
+
   function undoRedo(type) {
+    if (type === "undo" && clearedDraft && draftKey === null && !hasDraft()) {
+      form.setDraft(clearedDraft);
+      clearedDraft = null;
+      keepDraft();
+      setNotice("The cleared draft is back.");
+      return;
+    }
     store.dispatch({ type });
     const state = store.getState();
     const key = state.selected;
@@ -273,6 +408,14 @@ async function main() {
     for (const row of document.querySelectorAll("#ledger-table tbody tr")) row.classList.toggle("selected", row.dataset.key === key);
   }
 
+  // Start / end cells: the frame boundaries, or a moment's first interval in seconds.
+  function boundaryText(data, side) {
+    if (bounds) return String(data[side ? bounds.end : bounds.start] ?? "—");
+    const list = intervalField && data[intervalField.name];
+    if (!Array.isArray(list) || !list.length) return "—";
+    return `${list[0][side]} s${side && list.length > 1 ? ` (+${list.length - 1})` : ""}`;
+  }
+
   function renderTable(state) {
     const body = $("#ledger-table tbody");
     const list = orderedEvents(state, bounds && bounds.start);
@@ -280,8 +423,8 @@ async function main() {
       ...list.map((event, i) => {
         const row = el("tr", { dataset: { key: event.key }, class: [event.key === state.selected ? "selected" : "", event.unsaved ? "unsaved" : ""].join(" ") }, [
           el("td", { text: String(i + 1) }),
-          el("td", { class: "num", text: bounds ? String(event.data[bounds.start] ?? "—") : "" }),
-          el("td", { class: "num", text: bounds ? String(event.data[bounds.end] ?? "—") : "" }),
+          el("td", { class: "num", text: boundaryText(event.data, 0) }),
+          el("td", { class: "num", text: boundaryText(event.data, 1) }),
           el("td", { class: "summary", text: summarize(schema, event.data) }),
           el("td", {}, event.unsaved ? el("span", { class: "pill saving", text: "unsaved" }) : el("span", { class: "pill ok", text: "saved" })),
         ]);
@@ -487,6 +630,7 @@ async function main() {
       if (result.errors) form.showErrors(result.errors);
       else store.dispatch({ type: "update", key: draftKey, data: result.data });
     }
+    keepDraft();
     const warnings = schema.family === "break_points" ? breakPointWarnings(form.draft) : [];
     $("#form-warnings").textContent = warnings.join(" · ");
   });
@@ -498,7 +642,7 @@ async function main() {
   $("#help-open").addEventListener("click", () => $("#help-dialog").showModal());
   shortcutSheet($("#help-dialog"), WORKSPACE_SHORTCUTS);
   window.addEventListener("beforeunload", (event) => {
-    if (hasUnsaved(store.getState())) {
+    if (hasUnsaved(store.getState()) || hasDraft()) {
       event.preventDefault();
       event.returnValue = "";
     }
@@ -512,10 +656,17 @@ async function main() {
     "first-frame": () => seek(player.seekToFrame(0)),
     "last-frame": () => seek(player.seekToFrame(player.frameCount - 1)),
     play: () => player.togglePlay(),
-    "play-half": () => {
-      player.setRate(0.5);
-      player.togglePlay();
-    },
+    "play-half": () => playHalf(),
+    "shuttle-back": () => shuttle(-1),
+    "shuttle-stop": () => shuttle(0),
+    "shuttle-forward": () => shuttle(1),
+    "step-second-back": () => seek(player.step(-secondStep(player.clock))),
+    "step-second-forward": () => seek(player.step(secondStep(player.clock))),
+    "prev-boundary": () => jumpTo(boundaryTargetNow(-1)),
+    "next-boundary": () => jumpTo(boundaryTargetNow(1)),
+    "prev-keyframe": () => jumpTo(keyframeTargetNow(-1)),
+    "next-keyframe": () => jumpTo(keyframeTargetNow(1)),
+    "go-to-frame": () => goToBox(),
     "set-start": () => setBoundary("start"),
     "set-end": () => setBoundary("end"),
     commit,
@@ -530,10 +681,7 @@ async function main() {
     "nudge+1": () => nudge(1),
     "nudge-10": () => nudge(-10),
     "nudge+10": () => nudge(10),
-    deselect: () => {
-      if (isField(document.activeElement)) focusHome();
-      else newDraft();
-    },
+    deselect: () => escape(),
     delete: () => {
       if (draftKey !== null && !readOnly()) {
         store.dispatch({ type: "remove", key: draftKey });
@@ -556,17 +704,68 @@ async function main() {
   const ORDERED = new Set([
     "set-start", "set-end", "commit", "prev-event", "next-event", "toggle-boundary",
     "nudge-1", "nudge+1", "nudge-10", "nudge+10", "delete", "undo", "redo",
+    "prev-boundary", "next-boundary", "prev-keyframe", "next-keyframe",
   ]);
+  const run = (command) => {
+    if (ORDERED.has(command)) chain = chain.then(() => commands[command]()).catch((error) => setNotice(String(error), "bad"));
+    else commands[command]();
+  };
+  // Digits typed on the page are a frame number for the next key: Enter or g goes
+  // there, i / o mark that frame ("1290o": the end at frame 1290).
+  const prefix = new FramePrefix();
+  function prefixKey(event) {
+    if (event.ctrlKey || event.metaKey || event.altKey) return false;
+    if (prefix.feed(event.key)) {
+      setNotice(`Frame ${prefix.digits}… (Enter or g: go there · i / o: mark it there · Esc: cancel)`);
+      return true;
+    }
+    if (!prefix.active) return false;
+    if (event.key === "Backspace") {
+      prefix.backspace();
+      setNotice(prefix.active ? `Frame ${prefix.digits}…` : "");
+      return true;
+    }
+    const frame = prefix.take();
+    setNotice("");
+    if (event.key === "Escape") return true;
+    if (event.key === "Enter" || event.key === "g") {
+      seek(player.seekToFrame(frame));
+      return true;
+    }
+    if (event.key === "i" || event.key === "o") {
+      // In key order: "150i170o" marks 150 then 170, whatever the seeks' timing.
+      const command = event.key === "i" ? "set-start" : "set-end";
+      chain = chain.then(() => seek(player.seekToFrame(frame))).then(() => commands[command]()).catch((error) => setNotice(String(error), "bad"));
+      return true;
+    }
+    return false;
+  }
   let chain = Promise.resolve();
   document.addEventListener("keydown", (event) => {
     if (anyDialogOpen()) return;
     const target = event.target;
-    if (target instanceof HTMLButtonElement && (event.key === "Enter" || event.key === " ")) return;
+    // Space after clicking a button (or the scrub bar) plays / pauses; it does not press it again.
+    if (event.key === " " && !event.ctrlKey && !event.altKey && (target instanceof HTMLButtonElement || (target instanceof HTMLInputElement && target.type === "range"))) {
+      event.preventDefault();
+      focusHome();
+      run("play");
+      return;
+    }
+    if (target instanceof HTMLButtonElement && event.key === "Enter") return;
+    if (target instanceof HTMLInputElement && target.matches(".fl-goto") && event.key === "Enter") {
+      event.preventDefault();
+      if (target.value !== "") seek(player.seekToFrame(Number(target.value)));
+      focusHome();
+      return;
+    }
+    if (!isField(target) && prefixKey(event)) {
+      event.preventDefault();
+      return;
+    }
     const command = commandFor(KEYS, event, { inField: isField(target) });
     if (!command || !commands[command]) return;
     event.preventDefault();
-    if (ORDERED.has(command)) chain = chain.then(() => commands[command]()).catch((error) => setNotice(String(error), "bad"));
-    else commands[command]();
+    run(command);
   });
 
   connectPacket(config.packetId, {
@@ -604,6 +803,11 @@ async function main() {
   if (state.frozen && ledger.frozen_at) $("#frozen-at").textContent = when(ledger.frozen_at);
   if (state.status === SAVE.CONFLICT) openConflict();
   showDraftTitle();
+  const kept = state.frozen ? null : drafts.load();
+  if (kept) {
+    form.setDraft(kept);
+    setNotice("The new event you had not added yet is back (Esc clears it, Ctrl+Z undoes that).");
+  }
   autosave.kick();
   $("#workspace").dataset.state = "ready";
   focusHome();
