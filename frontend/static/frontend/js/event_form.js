@@ -46,6 +46,17 @@ export class EventForm extends EventTarget {
   // Enter commits, except in buttons and text areas, and on a type-ahead holding text,
   // where it adds the typed choice.
   _onKey(event) {
+    // Alt+Enter outside a token row: a token at the end of the list (token rows handle
+    // their own Alt+Enter: a token after this one).
+    if (event.key === "Enter" && event.altKey && !event.target.closest(".token-row")) {
+      const field = this.schema.fields.find((f) => f.type === "token_list");
+      if (field && !this.readOnly) {
+        event.preventDefault();
+        event.stopPropagation();
+        this._tokenEdit(field, (this._draft[field.name] || []).length - 1, "insert");
+      }
+      return;
+    }
     if (event.key !== "Enter" || event.altKey || event.ctrlKey || event.metaKey) return;
     const target = event.target;
     if (target instanceof HTMLButtonElement || target instanceof HTMLTextAreaElement) return;
