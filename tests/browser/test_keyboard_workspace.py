@@ -30,6 +30,12 @@ def draft(page) -> dict:
     )
 
 
+LEAVING_ASKS = (
+    "() => { const e = new Event('beforeunload', {cancelable: true});"
+    " window.dispatchEvent(e); return e.defaultPrevented; }"
+)
+
+
 def chips(page) -> list[str]:
     return page.eval_on_selector_all("[data-field=nouns] .chip", "cs => cs.map(c => c.dataset.value)")
 
@@ -57,9 +63,7 @@ def test_a_half_filled_new_event_survives_a_reload_and_the_page_warns_before_lea
     start_draft(page, 40, "tak", "egg")
     assert draft(page)["verb"] == "take" and chips(page) == ["egg"]
     # Leaving with a draft asks first (beforeunload is cancelled).
-    assert page.evaluate(
-        "() => { const e = new Event('beforeunload', {cancelable: true}); window.dispatchEvent(e); return e.defaultPrevented; }"
-    )
+    assert page.evaluate(LEAVING_ASKS)
     page.reload()
     wait_ready(page)
     values = draft(page)
@@ -73,9 +77,7 @@ def test_a_half_filled_new_event_survives_a_reload_and_the_page_warns_before_lea
     wait_saved(page)
     assert server_events(packet) == [{"verb": "take", "nouns": ["egg"], "start_frame": 40, "end_frame": 70}]
     assert page.evaluate("localStorage.length") == 0
-    assert not page.evaluate(
-        "() => { const e = new Event('beforeunload', {cancelable: true}); window.dispatchEvent(e); return e.defaultPrevented; }"
-    )
+    assert not page.evaluate(LEAVING_ASKS)
 
 
 def test_esc_twice_never_loses_a_draft_silently_and_ctrl_z_brings_it_back(page_as, media_packet, annotator_a):
