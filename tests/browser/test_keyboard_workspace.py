@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from annotator.models import Ledger
-from tests.browser.ledger_pages import add_action_by_keyboard, wait_frame, wait_ready, wait_saved
+from tests.browser.ledger_pages import add_action_by_keyboard, ledger_rows, wait_frame, wait_ready, wait_saved
 from tests.factories import make_packet
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -226,5 +226,5 @@ def test_moment_interval_marked_inside_one_grid_step_is_never_empty(
     page.keyboard.press("Enter")
     wait_saved(page)
     assert server_events(packet) == [{"query_id": "q1", "query": "someone opens the fridge", "intervals": [[2.0, 4.0]]}]
-    start, end = page.eval_on_selector_all("#ledger-table tbody tr td.num", "cs => cs.map(c => c.textContent)")
-    assert (start, end) == ("2 s", "4 s")
+    (row,) = ledger_rows(page)
+    assert (row[1], row[2]) == ("2 s", "4 s")

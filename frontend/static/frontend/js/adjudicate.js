@@ -9,6 +9,7 @@ import { connectPacket, renderPresence } from "./live.js";
 import { mountPlayer } from "./player.js";
 import { ADJUDICATE_SHORTCUTS, commandFor, keymap } from "./shortcuts.js";
 import { Timeline } from "./timeline.js";
+import { VirtualRows } from "./virtual_rows.js";
 import { $, boot, anyDialogOpen, el, isField, pageConfig, shortcutSheet } from "./ui.js";
 import { TIER_LABELS, comparisonRows, deltaText, itemSpan, needsDecision, nextUndecided, openInTier, progress, tierOf, toleranceDecision } from "./union_view.js";
 
@@ -101,8 +102,10 @@ async function main() {
     return `${item.decision.action.replace("_", " ")} · ${item.decision.decided_by}`;
   }
 
-  // One row per item; a decision replaces only its own row.
-  const rows = new Map();
+  // Only the rows in view exist; a decision replaces only its own row.
+  const tableRows = new VirtualRows($("#items-scroll"), $("#items-table tbody"), { rowHeight: 28 });
+  let shownItems = [];
+  let shownIndex = new Map(); // position -> index in shownItems
   function itemRow(item) {
     const tier = tierOf(schema, item);
     const row = el("tr", { dataset: { position: String(item.position), status: item.status, tier }, class: item.position === selected ? "selected" : "" }, [
@@ -114,22 +117,21 @@ async function main() {
       el("td", {}, deltaNodes(item)),
       el("td", { class: item.decision ? "decided" : needsDecision(item) ? "undecided" : "" }, decisionText(item)),
     ]);
-    row.hidden = tierFilter !== "all" && tier !== tierFilter;
     row.addEventListener("click", () => select(item.position));
-    rows.set(item.position, row);
     return row;
   }
 
   function renderTable() {
-    rows.clear();
-    $("#items-table tbody").replaceChildren(...items.map(itemRow));
+    shownItems = tierFilter === "all" ? items : items.filter((it) => tierOf(schema, it) === tierFilter);
+    shownIndex = new Map(shownItems.map((it, i) => [it.position, i]));
+    tableRows.setRows(shownItems, itemRow);
   }
 
   function renderRow(item) {
-    const old = rows.get(item.position);
-    const row = itemRow(item);
-    if (old && old.parentNode) old.replaceWith(row);
-    else renderTable();
+    const index = shownIndex.get(item.position);
+    if (index === undefined) return;
+    shownItems[index] = item;
+    tableRows.update(index);
   }
 
   // The tiers: a filter over the table, and the bulk rule for within-tolerance items.
@@ -275,6 +277,7 @@ async function main() {
     selected = position;
     if (play) played.add(position);
     for (const row of document.querySelectorAll("#items-table tbody tr")) row.classList.toggle("selected", Number(row.dataset.position) === position);
+    if (shownIndex.has(position)) tableRows.reveal(shownIndex.get(position));
     timeline.setSelected(String(position));
     renderDetail();
     $("#live-notice").textContent = "";
@@ -448,10 +451,7 @@ async function main() {
   }
   $("#tier-filter").addEventListener("change", () => {
     tierFilter = $("#tier-filter").value;
-    for (const item of items) {
-      const row = rows.get(item.position);
-      if (row) row.hidden = tierFilter !== "all" && tierOf(schema, item) !== tierFilter;
-    }
+    renderTable();
   });
   $("#help-open").addEventListener("click", () => $("#help-dialog").showModal());
   shortcutSheet($("#help-dialog"), ADJUDICATE_SHORTCUTS);

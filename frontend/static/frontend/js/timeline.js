@@ -55,8 +55,12 @@ export class Timeline extends EventTarget {
     this.render();
   }
 
+  // Lanes are packed into rows once per change (not on every zoom, pan or playhead move).
   setLanes(lanes) {
-    this.lanes = lanes;
+    this.lanes = lanes.map((lane) => {
+      const items = lane.items.filter((it) => Number.isInteger(it.start));
+      return { ...lane, packed: packRows(items.map((it) => ({ ...it, end: Number.isInteger(it.end) ? it.end : it.start }))) };
+    });
     this.render();
   }
 
@@ -116,20 +120,29 @@ export class Timeline extends EventTarget {
     this._renderRuler();
     this._renderThumbs();
     this.laneBox.replaceChildren();
+    // Only what is on screen is drawn; items narrower than a pixel that would sit on the
+    // pixel already drawn in their row are merged into it (whole-video zoom of 2,000 events).
+    const width = this.strip.clientWidth || 1000;
+    const pxPerFrame = width / view.visible;
     for (const lane of this.lanes) {
-      const items = lane.items.filter((it) => Number.isInteger(it.start));
-      const packed = packRows(items.map((it) => ({ ...it, end: Number.isInteger(it.end) ? it.end : it.start })));
+      const packed = lane.packed;
       const laneNode = el("div", `tl-lane ${lane.className || ""}`, { "data-lane": lane.id });
       laneNode.style.height = `${packed.rows * ROW_HEIGHT + 4}px`;
       laneNode.append(el("span", "tl-lane-label", { text: lane.label }));
+      const drawnTo = new Map(); // row -> the right edge drawn so far, in px
       for (const item of packed.items) {
         if (item.end < view.first || item.start > view.last) continue;
+        const selected = String(item.key) === String(this.selected);
+        const left = (item.start - view.first) * pxPerFrame;
+        const right = Math.max(left + 3, (item.end - view.first + 1) * pxPerFrame);
+        if (!selected && left < (drawnTo.get(item.row) ?? -Infinity) - 0.5 && right <= drawnTo.get(item.row) + 1) continue;
+        drawnTo.set(item.row, Math.max(right, drawnTo.get(item.row) ?? -Infinity));
         const node = el("div", `tl-item ${item.className || ""}`, { "data-key": String(item.key), title: item.title || item.label || "" });
         node.style.left = this._pct(item.start);
         node.style.width = `max(3px, ${((item.end - item.start + 1) / view.visible) * 100}%)`;
         node.style.top = `${item.row * ROW_HEIGHT + 2}px`;
-        node.textContent = item.label || "";
-        if (String(item.key) === String(this.selected)) node.classList.add("selected");
+        if (right - left > 24) node.textContent = item.label || "";
+        if (selected) node.classList.add("selected");
         laneNode.append(node);
       }
       this.laneBox.append(laneNode);

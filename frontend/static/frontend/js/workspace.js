@@ -13,6 +13,7 @@ import { FramePrefix, boundaryTarget, keyframeTarget, secondStep } from "./navig
 import { RATES, mountPlayer } from "./player.js";
 import { WORKSPACE_SHORTCUTS, commandFor, keymap } from "./shortcuts.js";
 import { Timeline } from "./timeline.js";
+import { VirtualRows } from "./virtual_rows.js";
 import { $, boot, anyDialogOpen, el, isField, pageConfig, shortcutSheet, when } from "./ui.js";
 
 const config = pageConfig();
@@ -402,10 +403,24 @@ async function main() {
     box.dataset.tone = tone;
   }
 
+  // The table and the timeline are redrawn only when the events change (not on every
+  // save status or selection), and the table holds only the rows in view.
+  const tableRows = new VirtualRows($("#ledger-scroll"), $("#ledger-table tbody"), { rowHeight: 28 });
+  let shownEvents = { base: null, pending: null, list: [], index: new Map() };
+  function currentList(state) {
+    if (shownEvents.base !== state.base || shownEvents.pending !== state.pending) {
+      const list = orderedEvents(state, bounds && bounds.start);
+      shownEvents = { base: state.base, pending: state.pending, list, index: new Map(list.map((e, i) => [e.key, i])), changed: true };
+    }
+    return shownEvents;
+  }
+
   function renderSelection() {
     const key = store.getState().selected;
     timeline.setSelected(key);
     for (const row of document.querySelectorAll("#ledger-table tbody tr")) row.classList.toggle("selected", row.dataset.key === key);
+    const index = shownEvents.index.get(key);
+    if (index !== undefined) tableRows.reveal(index);
   }
 
   // Start / end cells: the frame boundaries, or a moment's first interval in seconds.
@@ -416,31 +431,36 @@ async function main() {
     return `${list[0][side]} s${side && list.length > 1 ? ` (+${list.length - 1})` : ""}`;
   }
 
+  function eventRow(event, i) {
+    const row = el("tr", { dataset: { key: event.key }, class: [event.key === store.getState().selected ? "selected" : "", event.unsaved ? "unsaved" : ""].join(" ") }, [
+      el("td", { class: "num", text: String(i + 1) }),
+      el("td", { class: "num", text: boundaryText(event.data, 0) }),
+      el("td", { class: "num", text: boundaryText(event.data, 1) }),
+      el("td", { class: "summary", text: summarize(schema, event.data), title: summarize(schema, event.data) }),
+      el("td", {}, event.unsaved ? el("span", { class: "pill saving", text: "unsaved" }) : el("span", { class: "pill ok", text: "saved" })),
+    ]);
+    row.addEventListener("click", () => select(event.key));
+    return row;
+  }
+
   function renderTable(state) {
-    const body = $("#ledger-table tbody");
-    const list = orderedEvents(state, bounds && bounds.start);
-    body.replaceChildren(
-      ...list.map((event, i) => {
-        const row = el("tr", { dataset: { key: event.key }, class: [event.key === state.selected ? "selected" : "", event.unsaved ? "unsaved" : ""].join(" ") }, [
-          el("td", { text: String(i + 1) }),
-          el("td", { class: "num", text: boundaryText(event.data, 0) }),
-          el("td", { class: "num", text: boundaryText(event.data, 1) }),
-          el("td", { class: "summary", text: summarize(schema, event.data) }),
-          el("td", {}, event.unsaved ? el("span", { class: "pill saving", text: "unsaved" }) : el("span", { class: "pill ok", text: "saved" })),
-        ]);
-        row.addEventListener("click", () => select(event.key));
-        return row;
-      }),
-    );
-    $("#event-count").textContent = `(${list.length})`;
+    const shown = currentList(state);
+    if (!shown.changed) return false;
+    tableRows.setRows(shown.list, eventRow);
+    $("#event-count").textContent = `(${shown.list.length})`;
     if (lastAdded) {
-      body.querySelector(`tr[data-key="${CSS.escape(lastAdded)}"]`)?.classList.add("just-added");
+      const index = shown.index.get(lastAdded);
+      if (index !== undefined) {
+        tableRows.reveal(index);
+        tableRows.rowOf(index)?.classList.add("just-added");
+      }
       lastAdded = null;
     }
+    return true;
   }
 
   function renderTimeline(state) {
-    const items = events(state).map((event) => ({
+    const items = shownEvents.list.map((event) => ({
       key: event.key,
       start: startFrameOf(event.data),
       end: endFrameOf(event.data),
@@ -509,8 +529,10 @@ async function main() {
 
   let frozenSeen = null;
   store.subscribe((state, previous) => {
-    renderTable(state);
-    renderTimeline(state);
+    if (renderTable(state)) {
+      renderTimeline(state);
+      shownEvents.changed = false;
+    }
     renderStatus(state);
     if (state.frozen !== frozenSeen) {
       frozenSeen = state.frozen;
@@ -797,6 +819,7 @@ async function main() {
   const state = store.getState();
   renderTable(state);
   renderTimeline(state);
+  shownEvents.changed = false;
   renderStatus(state);
   frozenSeen = state.frozen;
   renderFrozen(state);
