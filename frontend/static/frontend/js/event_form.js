@@ -11,7 +11,7 @@
 // "change" is reported after every edit; "commit" when Enter is pressed in a field
 // (or Ctrl+Enter anywhere), unless a type-ahead box still holds text.
 
-import { choiceError, emptyDraft, emptyToken, fieldRoot, isRequired, matchChoice, tokenChoices } from "./event_schema.js";
+import { choiceError, emptyDraft, emptyToken, fieldRoot, formSections, isRequired, matchChoice, tokenChoices } from "./event_schema.js";
 import { el } from "./ui.js";
 
 function select(name, choices, value, { blank = "—", label } = {}) {
@@ -164,7 +164,16 @@ export class EventForm extends EventTarget {
     const leaving = document.activeElement && this.form.contains(document.activeElement) ? document.activeElement : null;
     if (leaving) leaving.addEventListener("change", (event) => event.stopImmediatePropagation(), { capture: true });
     this.form.replaceChildren();
-    for (const field of this.schema.fields) this.form.append(this._field(field));
+    const byName = Object.fromEntries(this.schema.fields.map((f) => [f.name, f]));
+    for (const [title, names] of formSections(this.schema)) {
+      if (title === null) {
+        for (const name of names) this.form.append(this._field(byName[name]));
+        continue;
+      }
+      const section = el("fieldset", { class: "form-section", dataset: { section: title } }, [el("legend", { text: title })]);
+      for (const name of names) section.append(this._field(byName[name]));
+      this.form.append(section);
+    }
     this.form.append(el("button", { type: "submit", class: "primary commit", text: "Add / save event (Enter)", disabled: this.readOnly }));
     if (focused) this._restoreFocus(focused);
   }

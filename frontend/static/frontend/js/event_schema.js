@@ -140,6 +140,7 @@ export function choiceError(choices, text) {
 // One line for tables and timeline tooltips.
 export function summarize(schema, data) {
   if (!data) return "";
+  if (schema.family === "break_points") return summarizeBreakPoint(data);
   const bounds = boundaryFields(schema);
   const parts = [];
   for (const field of schema.fields) {
@@ -152,6 +153,45 @@ export function summarize(schema, data) {
     else parts.push(String(value));
   }
   return parts.join(" · ");
+}
+
+// A break point in one readable line: "set 2 · 4–4 · 40–AD · Medvedev serves · BP 1 ·
+// saved · ace by Medvedev · 1 shot".
+function summarizeBreakPoint(data) {
+  const surname = (name) => (name ? String(name).split(" ").slice(-1)[0] : "?");
+  const score = (a, b) => `${a ?? "?"}–${b ?? "?"}`;
+  const parts = [
+    `set ${data.set ?? "?"}`,
+    score(data.medvedev_games, data.de_minaur_games),
+    score(data.medvedev_points, data.de_minaur_points),
+    `${surname(data.server)} serves`,
+    `BP ${data.opportunity ?? "?"}`,
+  ];
+  if (data.outcome) parts.push(data.outcome);
+  if (data.terminal_result) parts.push(`${String(data.terminal_result).replace(/_/g, " ")} by ${surname(data.terminal_player)}`);
+  if (Array.isArray(data.shots)) parts.push(`${data.shots.length} shot${data.shots.length === 1 ? "" : "s"}`);
+  return parts.join(" · ");
+}
+
+// Sections of a long form, by family: [title, field names]; fields not listed go last.
+export const FORM_SECTIONS = {
+  break_points: [
+    ["Score", ["set", "medvedev_games", "de_minaur_games", "medvedev_points", "de_minaur_points", "server", "opportunity"]],
+    ["Serve and outcome", ["first_serve_in", "outcome", "serve_direction", "rally_shots"]],
+    ["Last shot", ["terminal_player", "terminal_stroke", "terminal_court_position", "terminal_result", "terminal_error"]],
+    ["Shots", ["shots"]],
+    ["In the video", ["start_frame", "end_frame"]],
+  ],
+};
+
+export function formSections(schema) {
+  const sections = FORM_SECTIONS[schema.family];
+  if (!sections) return [[null, schema.fields.map((f) => f.name)]];
+  const listed = new Set(sections.flatMap(([, names]) => names));
+  const rest = schema.fields.map((f) => f.name).filter((name) => !listed.has(name));
+  const known = new Set(schema.fields.map((f) => f.name));
+  const out = sections.map(([title, names]) => [title, names.filter((name) => known.has(name))]).filter(([, names]) => names.length);
+  return rest.length ? [...out, ["Other", rest]] : out;
 }
 
 export function formatValue(field, value) {
