@@ -110,7 +110,9 @@ def open_probed(page_as, user, path: str):
 WATCH_DECISION = """(p) => { window.__decision = new Promise((resolve) => {
   let t0 = null;
   const onKey = (e) => {
-    if (e.key === "Enter" && e.ctrlKey) { t0 = performance.now(); document.removeEventListener("keydown", onKey, true); }
+    if (!(e.key === "Enter" && e.ctrlKey)) return;
+    t0 = performance.now();
+    document.removeEventListener("keydown", onKey, true);
   };
   document.addEventListener("keydown", onKey, true);
   const done = () => document.querySelector(`#items-table tr[data-position="${p}"] td.decided`);
@@ -166,7 +168,8 @@ def test_ui_scale(page_as, maintainer, annotator_a, annotator_b, adjudicator):
     page.evaluate("new Promise((r) => setTimeout(r, 300))")
     nudges = page.evaluate("window.__keyToPaint")
     figures["nudge_key_to_paint_ms"] = {"median": statistics.median(nudges), "max": max(nudges), "n": len(nudges)}
-    figures["workspace_longest_task_scroll_zoom_ms"] = scroll_and_zoom(page, "#ledger-scroll" if page.query_selector("#ledger-scroll") else "html")
+    box = "#ledger-scroll" if page.query_selector("#ledger-scroll") else "html"
+    figures["workspace_longest_task_scroll_zoom_ms"] = scroll_and_zoom(page, box)
 
     # ---- adjudication: the union of two 2,000-event ledgers ---------------------------
     packet = make_packet(maintainer, annotator_a, annotator_b, adjudicator, video=make_ready_video("scale union"))
