@@ -8,7 +8,14 @@ from __future__ import annotations
 import pytest
 
 from annotator.models import Ledger
-from tests.browser.ledger_pages import add_action_by_keyboard, ledger_rows, wait_frame, wait_ready, wait_saved
+from tests.browser.ledger_pages import (
+    add_action_by_keyboard,
+    ledger_rows,
+    screenshot,
+    wait_frame,
+    wait_ready,
+    wait_saved,
+)
 from tests.factories import make_packet
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -228,3 +235,36 @@ def test_moment_interval_marked_inside_one_grid_step_is_never_empty(
     assert server_events(packet) == [{"query_id": "q1", "query": "someone opens the fridge", "intervals": [[2.0, 4.0]]}]
     (row,) = ledger_rows(page)
     assert (row[1], row[2]) == ("2 s", "4 s")
+
+
+def in_view(page, selector: str) -> bool:
+    box = page.locator(selector).bounding_box()
+    return box is not None and box["y"] >= 0 and box["y"] + min(box["height"], 40) <= 720
+
+
+def test_player_form_and_timeline_fit_1280_by_720(
+    page_as, media_packet, ingest, annotator_a, annotator_b, maintainer, adjudicator
+):
+    packet = media_packet(VIDEO)
+    page = page_as(annotator_a, f"/packets/{packet.pk}/")
+    page.set_viewport_size({"width": 1280, "height": 720})
+    wait_ready(page)
+    add_action_by_keyboard(page, 30, 60, "take", ["egg"])
+    wait_saved(page)
+    # The player's controls, the whole form with its save button, and the timeline's lane.
+    for selector in ("#player .fl-controls", "#event-form button.commit", ".tl-lane"):
+        assert in_view(page, selector), selector
+    screenshot(page, "workspace-1280x720.png", full_page=False)
+
+    tennis = make_packet(
+        maintainer, annotator_a, annotator_b, adjudicator, kind="break-point-ledger", video=ingest(VIDEO)
+    )
+    page = page_as(annotator_a, f"/packets/{tennis.pk}/")
+    page.set_viewport_size({"width": 1280, "height": 720})
+    wait_ready(page)
+    sections = page.eval_on_selector_all("#event-form fieldset legend", "ls => ls.map(l => l.textContent)")
+    assert sections == ["Score", "Serve and outcome", "Last shot", "Shots", "In the video"]
+    assert in_view(page, "#player .fl-controls") and in_view(page, ".tl-strip")
+    # Tab from the last label field never lands on "+ token": the form's buttons are not tab stops.
+    assert page.get_attribute("[data-field=shots] .token-add", "tabindex") == "-1"
+    screenshot(page, "tennis-1280x720.png", full_page=False)
