@@ -9,19 +9,10 @@
 // Ctrl+wheel zooms around the pointer; the wheel pans when zoomed in.
 
 import { TimelineView, packRows, visibleThumbs } from "./timeline_model.js";
+import { el } from "./ui.js";
 
 const ROW_HEIGHT = 18;
 const THUMB_HEIGHT = 40;
-
-function el(tag, cls, attrs = {}) {
-  const node = document.createElement(tag);
-  if (cls) node.className = cls;
-  for (const [key, value] of Object.entries(attrs)) {
-    if (key === "text") node.textContent = value;
-    else node.setAttribute(key, value);
-  }
-  return node;
-}
 
 export class Timeline extends EventTarget {
   constructor(root, { frameCount, thumbs = null }) {
@@ -32,20 +23,20 @@ export class Timeline extends EventTarget {
     this.lanes = [];
     this.playhead = 0;
     this.selected = null;
-    this.element = el("div", "tl");
-    this.toolbar = el("div", "tl-toolbar");
-    this.range = el("span", "tl-range");
+    this.element = el("div", { class: "tl" });
+    this.toolbar = el("div", { class: "tl-toolbar" });
+    this.range = el("span", { class: "tl-range" });
     for (const [act, text, title] of [["zoom-out", "−", "Zoom out (-)"], ["zoom-in", "+", "Zoom in (+)"], ["fit", "Fit", "Whole video (0)"]]) {
-      const button = el("button", "tl-zoom", { type: "button", "data-act": act, title, text });
+      const button = el("button", { class: "tl-zoom", type: "button", "data-act": act, title, text });
       button.addEventListener("click", () => (act === "fit" ? this.fit() : act === "zoom-in" ? this.zoomIn() : this.zoomOut()));
       this.toolbar.append(button);
     }
     this.toolbar.append(this.range);
-    this.strip = el("div", "tl-strip");
-    this.ruler = el("div", "tl-ruler");
-    this.thumbRow = el("div", "tl-thumbs");
-    this.laneBox = el("div", "tl-lanes");
-    this.head = el("div", "tl-playhead");
+    this.strip = el("div", { class: "tl-strip" });
+    this.ruler = el("div", { class: "tl-ruler" });
+    this.thumbRow = el("div", { class: "tl-thumbs" });
+    this.laneBox = el("div", { class: "tl-lanes" });
+    this.head = el("div", { class: "tl-playhead" });
     this.strip.append(this.ruler, this.thumbRow, this.laneBox, this.head);
     this.element.append(this.toolbar, this.strip);
     root.append(this.element);
@@ -126,9 +117,9 @@ export class Timeline extends EventTarget {
     const pxPerFrame = width / view.visible;
     for (const lane of this.lanes) {
       const packed = lane.packed;
-      const laneNode = el("div", `tl-lane ${lane.className || ""}`, { "data-lane": lane.id });
+      const laneNode = el("div", { class: `tl-lane ${lane.className || ""}`, "data-lane": lane.id });
       laneNode.style.height = `${packed.rows * ROW_HEIGHT + 4}px`;
-      laneNode.append(el("span", "tl-lane-label", { text: lane.label }));
+      laneNode.append(el("span", { class: "tl-lane-label", text: lane.label }));
       const drawnTo = new Map(); // row -> the right edge drawn so far, in px
       for (const item of packed.items) {
         if (item.end < view.first || item.start > view.last) continue;
@@ -137,7 +128,7 @@ export class Timeline extends EventTarget {
         const right = Math.max(left + 3, (item.end - view.first + 1) * pxPerFrame);
         if (!selected && left < (drawnTo.get(item.row) ?? -Infinity) - 0.5 && right <= drawnTo.get(item.row) + 1) continue;
         drawnTo.set(item.row, Math.max(right, drawnTo.get(item.row) ?? -Infinity));
-        const node = el("div", `tl-item ${item.className || ""}`, { "data-key": String(item.key), title: item.title || item.label || "" });
+        const node = el("div", { class: `tl-item ${item.className || ""}`, "data-key": String(item.key), title: item.title || item.label || "" });
         node.style.left = this._pct(item.start);
         node.style.width = `max(3px, ${((item.end - item.start + 1) / view.visible) * 100}%)`;
         node.style.top = `${item.row * ROW_HEIGHT + 2}px`;
@@ -157,7 +148,7 @@ export class Timeline extends EventTarget {
     const magnitude = 10 ** Math.floor(Math.log10(target));
     const step = [1, 2, 5, 10].map((m) => m * magnitude).find((s) => s >= target) || magnitude * 10;
     for (let frame = Math.ceil(view.first / step) * step; frame <= view.last; frame += step) {
-      const tick = el("span", "tl-tick", { text: String(frame) });
+      const tick = el("span", { class: "tl-tick", text: String(frame) });
       tick.style.left = this._pct(frame);
       this.ruler.append(tick);
     }
@@ -174,7 +165,7 @@ export class Timeline extends EventTarget {
     const scale = THUMB_HEIGHT / meta.tile_height;
     const width = meta.tile_width * scale;
     for (const { frame, k } of visibleThumbs(meta, this.view)) {
-      const tile = el("div", "tl-thumb", { title: `frame ${frame}` });
+      const tile = el("div", { class: "tl-thumb", title: `frame ${frame}` });
       tile.style.left = this._pct(frame);
       tile.style.width = `${width}px`;
       tile.style.height = `${THUMB_HEIGHT}px`;
