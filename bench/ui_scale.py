@@ -42,10 +42,12 @@ def run(root: Path, events: int) -> dict:
         return json.loads(out.read_text())
 
 
-def export(rev: str, dest: Path) -> Path:
+def export(rev: str, dest: Path, extra: list[str] = (SCENARIO,)) -> Path:
+    """The code of ``rev`` in ``dest``, with this tree's scenario files and virtualenv."""
     archive = subprocess.run(["git", "archive", rev], cwd=REPO_ROOT, check=True, capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
-    shutil.copy(REPO_ROOT / SCENARIO, dest / SCENARIO)
+    for path in extra:
+        shutil.copy(REPO_ROOT / path, dest / path)
     (dest / ".venv").symlink_to((REPO_ROOT / ".venv").resolve())
     return dest
 
