@@ -50,9 +50,8 @@ def main() -> int:
     columns.append(("after (this tree)", run(REPO_ROOT)))
     for name, figures in columns:
         print(f"{name}:")
-        print(
-            f"  union items {figures['items']}, agreed {figures['agreed']}, needing a decision {figures['needing_a_decision']}"
-        )
+        needed = figures["needing_a_decision"]
+        print(f"  union items {figures['items']}, agreed {figures['agreed']}, needing a decision {needed}")
         print(f"  by tier: {figures['by_tier']}")
         print(f"  keys {figures['keys']} ({figures['keys'] / max(1, figures['needing_a_decision']):.1f} per item)")
         print(f"  seconds {figures['seconds']} (first key to last decision painted)")

@@ -35,9 +35,8 @@ from tests.factories import make_packet, make_ready_video
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-LABELS = (
-    settings.BASE_DIR / "data/agentic-vbench/egocentric-activity-understanding/steps/solve/tests/Ahmad_American.txt"
-)
+LABELS = Path(settings.BASE_DIR) / "data/agentic-vbench/egocentric-activity-understanding/steps/solve/tests"
+LABELS = LABELS / "Ahmad_American.txt"
 RATIONALE = "Checked."
 
 
