@@ -9,17 +9,18 @@ import { DraftKeeper, isEmptyDraft } from "./drafts.js";
 import { boundaryFields, breakPointWarnings, draftToEvent, emptyDraft, eventToDraft, snapInterval, snapToGrid, summarize } from "./event_schema.js";
 import { SAVE, createStore, eventByKey, events, hasUnsaved, initialState, orderedEvents, reducer } from "./ledger_state.js";
 import { connectPacket, renderPresence } from "./live.js";
-import { FramePrefix, boundaryTarget, keyframeTarget, secondStep } from "./navigation.js";
+import { boundaryTarget, keyframeTarget, secondStep } from "./navigation.js";
 import { RATES, mountPlayer } from "./player.js";
-import { WORKSPACE_SHORTCUTS, commandFor, keymap } from "./shortcuts.js";
+import { WORKSPACE_SHORTCUTS } from "./shortcuts.js";
 import { Timeline } from "./timeline.js";
 import { VirtualRows } from "./virtual_rows.js";
-import { $, boot, anyDialogOpen, el, isField, pageConfig, shortcutSheet, when } from "./ui.js";
+import { mountConflictDialog, mountFreezeDialog } from "./workspace_dialogs.js";
+import { mountWorkspaceKeys } from "./workspace_keys.js";
+import { $, boot, el, isField, pageConfig, shortcutSheet, when } from "./ui.js";
 
 const config = pageConfig();
 const packetUrl = `/api/packets/${config.packetId}/`;
 const ledgerUrl = `${packetUrl}ledger/`;
-const KEYS = keymap(WORKSPACE_SHORTCUTS);
 
 window.frameledger = window.frameledger || {};
 
@@ -543,106 +544,16 @@ async function main() {
     if (state.status === SAVE.CONFLICT && previous.status !== SAVE.CONFLICT) openConflict();
   });
 
-  // ---- conflict -----------------------------------------------------------------------
-  async function openConflict() {
-    const dialog = $("#conflict-dialog");
-    const list = $("#conflict-changes");
-    const state = store.getState();
-    list.replaceChildren(
-      ...state.pending.map((op) => {
-        const before = state.base.find((e) => e.key === op.key);
-        const what = op.kind === "add" ? "add" : op.kind === "update" ? "change" : "delete";
-        return el("li", { text: `${what}: ${summarize(schema, op.data || (before && before.data))}` });
-      }),
-    );
-    $("#conflict-server").textContent = "Loading the ledger as it is on the server…";
-    $("#conflict-reapply").disabled = true;
-    $("#conflict-discard").disabled = true;
-    $("#conflict-discard").dataset.armed = "";
-    if (!dialog.open) dialog.showModal();
-    try {
-      const { ledger: server } = await loadLedger();
-      dialog.server = server;
-      $("#conflict-server").textContent = `On the server this ledger is now at version ${server.version} with ${server.events.length} event(s)${server.frozen ? " and is frozen" : ""} (this page last saw version ${state.version}).`;
-      $("#conflict-reapply").disabled = Boolean(server.frozen);
-      $("#conflict-discard").disabled = false;
-    } catch (error) {
-      $("#conflict-server").textContent = `The server could not be reached (${error.message}). Your changes are kept; try again.`;
-      $("#conflict-retry").hidden = false;
-    }
-  }
-
-  $("#conflict-retry").addEventListener("click", () => {
-    $("#conflict-retry").hidden = true;
-    openConflict();
+  // ---- dialogs ----------------------------------------------------------------------
+  const { openConflict } = mountConflictDialog({
+    store,
+    schema,
+    loadLedger,
+    setNotice,
+    afterRebase: () => select(draftKey !== null && eventByKey(store.getState(), draftKey) ? draftKey : null, { seek: false }),
+    afterReset: () => newDraft(),
   });
-  $("#resolve-conflict").addEventListener("click", openConflict);
-  $("#conflict-reapply").addEventListener("click", () => {
-    const dialog = $("#conflict-dialog");
-    store.dispatch({ type: "rebase", ledger: dialog.server });
-    const summary = store.getState().lastRebase;
-    dialog.close();
-    select(draftKey !== null && eventByKey(store.getState(), draftKey) ? draftKey : null, { seek: false });
-    setNotice(`Your changes were re-applied on version ${dialog.server.version}: ${summary.reapplied} re-applied, ${summary.alreadySaved} already there, ${summary.restored} restored.`);
-  });
-  $("#conflict-discard").addEventListener("click", () => {
-    const button = $("#conflict-discard");
-    const dialog = $("#conflict-dialog");
-    if (!button.dataset.armed) {
-      button.dataset.armed = "1";
-      button.textContent = `Really discard ${store.getState().pending.length} change(s)?`;
-      return;
-    }
-    button.textContent = "Discard my changes, use the server's version";
-    store.dispatch({ type: "discard", ledger: dialog.server });
-    dialog.close();
-    newDraft();
-    setNotice("Loaded the server's version; your unsaved changes were discarded.");
-  });
-
-  // ---- freeze -------------------------------------------------------------------------
-  function renderFreezeDialog() {
-    const state = store.getState();
-    const text = $("#attestation").value.trim();
-    const unsaved = state.pending.length;
-    $("#freeze-count").textContent = `${events(state).length} event(s)`;
-    $("#freeze-wait").textContent = unsaved ? `Waiting for ${unsaved} change(s) to be saved…` : "";
-    $("#attestation-count").textContent = `${text.length} / 20 characters`;
-    $("#freeze-confirm").disabled = unsaved > 0 || text.length < 20 || state.status === SAVE.CONFLICT;
-  }
-  $("#freeze-open").addEventListener("click", () => {
-    $("#attestation-error").textContent = "";
-    $("#freeze-dialog").showModal();
-    renderFreezeDialog();
-    $("#attestation").focus();
-  });
-  $("#attestation").addEventListener("input", renderFreezeDialog);
-  store.subscribe(() => $("#freeze-dialog").open && renderFreezeDialog());
-  $("#freeze-cancel").addEventListener("click", () => $("#freeze-dialog").close());
-  $("#freeze-confirm").addEventListener("click", async () => {
-    const state = store.getState();
-    const button = $("#freeze-confirm");
-    button.disabled = true;
-    $("#attestation-error").textContent = "";
-    try {
-      const { data } = await api.request("POST", `${ledgerUrl}freeze/`, {
-        body: { attestation: $("#attestation").value },
-        headers: { "If-Match": `"ledger-${state.ledgerId}-v${state.version}"` },
-      });
-      store.dispatch({ type: "frozen", sha256: data.sha256, version: data.version });
-      $("#frozen-at").textContent = when(data.frozen_at);
-      $("#freeze-dialog").close();
-      newDraft();
-    } catch (error) {
-      if (error.status === 412) {
-        $("#freeze-dialog").close();
-        store.dispatch({ type: "conflict", message: error.message });
-      } else {
-        $("#attestation-error").textContent = error.message || "The ledger could not be frozen.";
-      }
-      renderFreezeDialog();
-    }
-  });
+  mountFreezeDialog({ store, ledgerUrl, afterReset: () => newDraft() });
 
   // ---- wiring -------------------------------------------------------------------------
   form.addEventListener("change", () => {
@@ -720,75 +631,7 @@ async function main() {
     help: () => $("#help-dialog").showModal(),
   };
 
-  // Commands that read the frame or the selection run one after another, in key order
-  // (each waits for the seeks before it); moving and focusing run at once, so held keys
-  // coalesce and typing after "e" lands in the field.
-  const ORDERED = new Set([
-    "set-start", "set-end", "commit", "prev-event", "next-event", "toggle-boundary",
-    "nudge-1", "nudge+1", "nudge-10", "nudge+10", "delete", "undo", "redo",
-    "prev-boundary", "next-boundary", "prev-keyframe", "next-keyframe",
-  ]);
-  const run = (command) => {
-    if (ORDERED.has(command)) chain = chain.then(() => commands[command]()).catch((error) => setNotice(String(error), "bad"));
-    else commands[command]();
-  };
-  // Digits typed on the page are a frame number for the next key: Enter or g goes
-  // there, i / o mark that frame ("1290o": the end at frame 1290).
-  const prefix = new FramePrefix();
-  function prefixKey(event) {
-    if (event.ctrlKey || event.metaKey || event.altKey) return false;
-    if (prefix.feed(event.key)) {
-      setNotice(`Frame ${prefix.digits}… (Enter or g: go there · i / o: mark it there · Esc: cancel)`);
-      return true;
-    }
-    if (!prefix.active) return false;
-    if (event.key === "Backspace") {
-      prefix.backspace();
-      setNotice(prefix.active ? `Frame ${prefix.digits}…` : "");
-      return true;
-    }
-    const frame = prefix.take();
-    setNotice("");
-    if (event.key === "Escape") return true;
-    if (event.key === "Enter" || event.key === "g") {
-      seek(player.seekToFrame(frame));
-      return true;
-    }
-    if (event.key === "i" || event.key === "o") {
-      // In key order: "150i170o" marks 150 then 170, whatever the seeks' timing.
-      const command = event.key === "i" ? "set-start" : "set-end";
-      chain = chain.then(() => seek(player.seekToFrame(frame))).then(() => commands[command]()).catch((error) => setNotice(String(error), "bad"));
-      return true;
-    }
-    return false;
-  }
-  let chain = Promise.resolve();
-  document.addEventListener("keydown", (event) => {
-    if (anyDialogOpen()) return;
-    const target = event.target;
-    // Space after clicking a button (or the scrub bar) plays / pauses; it does not press it again.
-    if (event.key === " " && !event.ctrlKey && !event.altKey && (target instanceof HTMLButtonElement || (target instanceof HTMLInputElement && target.type === "range"))) {
-      event.preventDefault();
-      focusHome();
-      run("play");
-      return;
-    }
-    if (target instanceof HTMLButtonElement && event.key === "Enter") return;
-    if (target instanceof HTMLInputElement && target.matches(".fl-goto") && event.key === "Enter") {
-      event.preventDefault();
-      if (target.value !== "") seek(player.seekToFrame(Number(target.value)));
-      focusHome();
-      return;
-    }
-    if (!isField(target) && prefixKey(event)) {
-      event.preventDefault();
-      return;
-    }
-    const command = commandFor(KEYS, event, { inField: isField(target) });
-    if (!command || !commands[command]) return;
-    event.preventDefault();
-    run(command);
-  });
+  mountWorkspaceKeys({ commands, player, seek, focusHome, setNotice });
 
   connectPacket(config.packetId, {
     onPresence(people) {
