@@ -157,8 +157,9 @@ async function main() {
     );
   }
 
-  function renderTimeline() {
-    const lane = (id, label, className, pick) => ({
+  // Lanes A and B never change; a decision rebuilds only the final lane.
+  function timelineLane(id, label, className, pick) {
+    return {
       id,
       label,
       className,
@@ -170,12 +171,13 @@ async function main() {
           return { key: String(item.position), start: frames.start, end: frames.end, label: summarize(schema, value), className: `st-${item.status}` };
         })
         .filter(Boolean),
-    });
-    timeline.setLanes([
-      lane("a", "A", "lane-a", (item) => item.a_value),
-      lane("b", "B", "lane-b", (item) => item.b_value),
-      lane("final", "final", "lane-final", (item) => (item.decision ? item.decision.final_value : item.status === "agreed" ? item.a_value : null)),
-    ]);
+    };
+  }
+  const finalLane = () => timelineLane("final", "final", "lane-final", (item) => (item.decision ? item.decision.final_value : item.status === "agreed" ? item.a_value : null));
+
+  function renderTimeline({ finalOnly = false } = {}) {
+    if (finalOnly) timeline.setLane(finalLane());
+    else timeline.setLanes([timelineLane("a", "A", "lane-a", (item) => item.a_value), timelineLane("b", "B", "lane-b", (item) => item.b_value), finalLane()]);
     timeline.setSelected(selected === null ? null : String(selected));
   }
 
@@ -294,7 +296,7 @@ async function main() {
   function replace(updated) {
     items = items.map((it) => (it.position === updated.position ? updated : it));
     renderRow(updated);
-    renderTimeline();
+    renderTimeline({ finalOnly: true });
     renderProgress();
     renderTiers();
     if (selected === updated.position) renderDetail();
@@ -389,7 +391,7 @@ async function main() {
       $("#bulk-progress").textContent = `Stopped after ${done} of ${open.length}: ${error.message}`;
     } finally {
       for (const button of buttons) button.disabled = false;
-      renderTimeline();
+      renderTimeline({ finalOnly: true });
       renderProgress();
       renderTiers();
       renderDetail();

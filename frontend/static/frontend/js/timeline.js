@@ -14,6 +14,11 @@ import { el } from "./ui.js";
 const ROW_HEIGHT = 18;
 const THUMB_HEIGHT = 40;
 
+function packLane(lane) {
+  const items = lane.items.filter((it) => Number.isInteger(it.start));
+  return { ...lane, packed: packRows(items.map((it) => ({ ...it, end: Number.isInteger(it.end) ? it.end : it.start }))) };
+}
+
 export class Timeline extends EventTarget {
   constructor(root, { frameCount, thumbs = null }) {
     super();
@@ -48,10 +53,14 @@ export class Timeline extends EventTarget {
 
   // Lanes are packed into rows once per change (not on every zoom, pan or playhead move).
   setLanes(lanes) {
-    this.lanes = lanes.map((lane) => {
-      const items = lane.items.filter((it) => Number.isInteger(it.start));
-      return { ...lane, packed: packRows(items.map((it) => ({ ...it, end: Number.isInteger(it.end) ? it.end : it.start }))) };
-    });
+    this.lanes = lanes.map(packLane);
+    this.render();
+  }
+
+  // One lane changed (same id): only it is packed again.
+  setLane(lane) {
+    const packed = packLane(lane);
+    this.lanes = this.lanes.some((l) => l.id === lane.id) ? this.lanes.map((l) => (l.id === lane.id ? packed : l)) : [...this.lanes, packed];
     this.render();
   }
 
@@ -126,7 +135,7 @@ export class Timeline extends EventTarget {
         const selected = String(item.key) === String(this.selected);
         const left = (item.start - view.first) * pxPerFrame;
         const right = Math.max(left + 3, (item.end - view.first + 1) * pxPerFrame);
-        if (!selected && left < (drawnTo.get(item.row) ?? -Infinity) - 0.5 && right <= drawnTo.get(item.row) + 1) continue;
+        if (!selected && left < (drawnTo.get(item.row) ?? -Infinity) + 1 && right <= drawnTo.get(item.row) + 3) continue;
         drawnTo.set(item.row, Math.max(right, drawnTo.get(item.row) ?? -Infinity));
         const node = el("div", { class: `tl-item ${item.className || ""}`, "data-key": String(item.key), title: item.title || item.label || "" });
         node.style.left = this._pct(item.start);
