@@ -47,7 +47,7 @@ class Tally:
 ACTION_EVENTS = [
     (12, 40, "ta", ["egg"]),  # take egg
     (41, 75, "cr", ["egg"]),  # crack egg, right after the first one
-    (90, 131, "pour", ["milk"]),  # pour milk
+    (90, 131, "po", ["milk"]),  # pour milk
     (132, 170, "mi", ["egg_m"]),  # mix egg_mixture
     (200, 236, "op", ["fridge"]),  # open fridge ("fri" would be ambiguous: fridge_drawer)
 ]

@@ -17,7 +17,7 @@ from tests.factories import make_packet
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 VIDEO = "h264-2997-gop12"
-VERBS = {"ta": "take", "cr": "crack", "pour": "pour", "mi": "mix", "op": "open"}
+VERBS = {"ta": "take", "cr": "crack", "po": "pour", "mi": "mix", "op": "open"}
 NOUNS = {"egg": "egg", "milk": "milk", "egg_m": "egg_mixture", "fridge": "fridge"}
 
 
