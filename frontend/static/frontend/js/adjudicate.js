@@ -7,15 +7,15 @@ import { EventForm } from "./event_form.js";
 import { boundaryFields, draftToEvent, emptyDraft, eventToDraft, formatValue, summarize } from "./event_schema.js";
 import { connectPacket, renderPresence } from "./live.js";
 import { mountPlayer } from "./player.js";
-import { ADJUDICATE_SHORTCUTS, commandFor, keymap } from "./shortcuts.js";
+import { mountAdjudicateKeys } from "./adjudicate_keys.js";
+import { ADJUDICATE_SHORTCUTS } from "./shortcuts.js";
 import { Timeline } from "./timeline.js";
 import { VirtualRows } from "./virtual_rows.js";
-import { $, boot, anyDialogOpen, el, isField, pageConfig, shortcutSheet } from "./ui.js";
+import { $, boot, el, isField, pageConfig, shortcutSheet } from "./ui.js";
 import { TIER_LABELS, comparisonRows, deltaText, itemSpan, needsDecision, nextUndecided, openInTier, progress, tierOf, toleranceDecision } from "./union_view.js";
 
 const config = pageConfig();
 const packetUrl = `/api/packets/${config.packetId}/`;
-const KEYS = keymap(ADJUDICATE_SHORTCUTS);
 const canDecide = config.role === "adjudicator";
 
 window.frameledger = window.frameledger || {};
@@ -509,16 +509,7 @@ async function main() {
     escape: () => isField(document.activeElement) && $("#adjudication").focus(),
     help: () => $("#help-dialog").showModal(),
   };
-  document.addEventListener("keydown", (event) => {
-    if (anyDialogOpen()) return;
-    const target = event.target;
-    if (target instanceof HTMLButtonElement && (event.key === "Enter" || event.key === " ")) return;
-    if (target instanceof HTMLInputElement && target.type === "radio" && event.key === " ") return;
-    const command = commandFor(KEYS, event, { inField: isField(target) && !(target instanceof HTMLInputElement && target.type === "radio") });
-    if (!command || !commands[command]) return;
-    event.preventDefault();
-    commands[command]();
-  });
+  mountAdjudicateKeys({ commands, focusHome: () => $("#adjudication").focus({ preventScroll: true }) });
 
   connectPacket(config.packetId, {
     onPresence: (people) => renderPresence($("#presence"), people),
