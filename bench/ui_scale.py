@@ -68,6 +68,7 @@ ROWS = [
     ("adjudication usable (ms)", "adjudication_usable_ms"),
     ("adjudication longest task at load (ms)", "adjudication_longest_load_task_ms"),
     ("decision-to-paint median / max (ms)", "decision_to_paint_ms"),
+    ("  of which the POST median / max (ms)", "decision_request_ms"),
     ("adjudication longest task scroll+zoom (ms)", "adjudication_longest_task_scroll_zoom_ms"),
 ]
 

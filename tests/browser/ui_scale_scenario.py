@@ -119,7 +119,10 @@ WATCH_DECISION = """(p) => { window.__decision = new Promise((resolve) => {
   const observer = new MutationObserver(() => {
     if (t0 === null || !done()) return;
     observer.disconnect();
-    requestAnimationFrame(() => setTimeout(() => resolve(performance.now() - t0), 0));
+    requestAnimationFrame(() => setTimeout(() => {
+      const request = performance.getEntriesByType("resource").filter((e) => e.name.includes("/decision/")).pop();
+      resolve([performance.now() - t0, request ? request.duration : null]);
+    }, 0));
   });
   observer.observe(document.querySelector("#items-table"), { childList: true, subtree: true, attributes: true });
 }); }"""
@@ -184,7 +187,7 @@ def test_ui_scale(page_as, maintainer, annotator_a, annotator_b, adjudicator):
     figures["adjudication_usable_ms"] = page.evaluate("window.__readyAt")
     figures["adjudication_longest_load_task_ms"] = longest_task_since(page, 0)
     page.locator("#adjudication").focus()
-    times = []
+    times, requests = [], []
     for _ in range(10):
         position = page.evaluate("Number(document.querySelector('#item-title').textContent.replace('Item ', '')) - 1")
         page.keyboard.press("4")  # drop: open to every item
@@ -192,9 +195,12 @@ def test_ui_scale(page_as, maintainer, annotator_a, annotator_b, adjudicator):
         page.keyboard.type("Cannot tell.")
         page.evaluate(WATCH_DECISION, position)
         page.keyboard.press("Control+Enter")
-        times.append(page.evaluate("window.__decision"))
+        total, request = page.evaluate("window.__decision")
+        times.append(total)
+        requests.append(request or 0.0)
         page.locator("#adjudication").focus()
     figures["decision_to_paint_ms"] = {"median": statistics.median(times), "max": max(times), "n": len(times)}
+    figures["decision_request_ms"] = {"median": statistics.median(requests), "max": max(requests), "n": len(requests)}
     box = "#items-scroll" if page.query_selector("#items-scroll") else "html"
     figures["adjudication_longest_task_scroll_zoom_ms"] = scroll_and_zoom(page, box)
 

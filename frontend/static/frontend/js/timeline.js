@@ -77,7 +77,17 @@ export class Timeline extends EventTarget {
 
   setSelected(key) {
     this.selected = key;
-    for (const node of this.laneBox.querySelectorAll(".tl-item")) node.classList.toggle("selected", node.dataset.key === String(key));
+    let shown = false;
+    for (const node of this.laneBox.querySelectorAll(".tl-item")) {
+      const on = node.dataset.key === String(key);
+      node.classList.toggle("selected", on);
+      shown = shown || on;
+    }
+    // A selected item merged into its neighbours (whole-video zoom) gets drawn on its own.
+    if (!shown && key !== null && key !== undefined) {
+      for (const lane of this.lanes) lane.nodeKey = null;
+      this.render();
+    }
   }
 
   // Show frames [start, end] (with some room around them).
@@ -125,6 +135,13 @@ export class Timeline extends EventTarget {
     const width = this.strip.clientWidth || 1000;
     const pxPerFrame = width / view.visible;
     for (const lane of this.lanes) {
+      // A lane drawn for this view and width is reused as it is (a decision on the
+      // adjudication page redraws the final lane only).
+      const key = `${view.first}:${view.visible}:${width}`;
+      if (lane.node && lane.nodeKey === key) {
+        this.laneBox.append(lane.node);
+        continue;
+      }
       const packed = lane.packed;
       const laneNode = el("div", { class: `tl-lane ${lane.className || ""}`, "data-lane": lane.id });
       laneNode.style.height = `${packed.rows * ROW_HEIGHT + 4}px`;
@@ -145,6 +162,8 @@ export class Timeline extends EventTarget {
         if (selected) node.classList.add("selected");
         laneNode.append(node);
       }
+      lane.node = laneNode;
+      lane.nodeKey = key;
       this.laneBox.append(laneNode);
     }
     this._placeHead();
