@@ -177,3 +177,26 @@ def test_changes_kept_for_a_ledger_frozen_since_are_shown_not_dropped(page):
     assert (status, pending) == ("frozen", 0)
     assert orphaned == [{"id": 1, "kind": "add", "key": "k1", "data": {"v": 1}}]
     assert kept_while_shown and not kept_after
+
+
+def test_tiers_snapping_candidates_and_seeking_targets(page):
+    tiers, mean, snaps, choices, end_before, bounds, keyframes, drafts, prefix = run(
+        page, "tiers_snapping_candidates_and_seeking_targets"
+    )
+    assert tiers == ["agreed", "within_tolerance", "conflict", "conflict", "one_sided"]
+    action, start, end, rationale = mean
+    assert (action, start, end) == ("edit", 12, 20)  # (10 + 13) / 2 = 11.5 rounds up; (20 + 19) / 2 = 19.5 too
+    assert "tolerance of 12 frames" in rationale and "Δ start +3 frames" in rationale
+    empty, at_the_end, plain = snaps
+    assert empty["interval"] == [2, 4] and "widened" in empty["note"]
+    assert at_the_end["interval"] == [8, 10]
+    assert plain == {"interval": [4, 6], "note": ""}
+    candidates, several, unknown = choices
+    assert candidates == ["bagel", "bagel_container"]
+    assert "bagel, bagel_container" in several and "did you mean bagel, bacon" in unknown
+    assert end_before == {"errors": {"end_frame": "the end (60) is before the start (80)"}}
+    assert bounds == [100, 30, None]
+    assert keyframes == [24, 12, 30]
+    assert drafts == [{"verb": "take", "nouns": []}, False]
+    fed, taken, active = prefix
+    assert fed == [False, True, True, True, True] and taken == 1290 and not active

@@ -7,6 +7,8 @@ import * as T from "/js/timeline_model.js";
 import * as K from "/js/shortcuts.js";
 import * as U from "/js/union_view.js";
 import * as A from "/js/autosave.js";
+import * as N from "/js/navigation.js";
+import * as D from "/js/drafts.js";
 
 const start = (events = [], version = 0) => L.reducer(L.initialState(), { type: "loaded", ledgerId: 7, ledger: { version, events } });
 const view = (s) => L.events(s).map((e) => [e.key, e.data, e.unsaved]);
@@ -172,4 +174,38 @@ export async function changes_kept_for_a_ledger_frozen_since_are_shown_not_dropp
   const keptWhileShown = storage.has("q");
   store.dispatch({ type: "dismissOrphaned" });
   return [s.status, s.pending.length, s.orphaned, keptWhileShown, storage.has("q")];
+}
+
+export async function tiers_snapping_candidates_and_seeking_targets() {
+  const schema = { family: "actions", tolerance: 12, boundary_fields: ["start_frame", "end_frame"], fields: [] };
+  const item = (status, differing, deltas, both = true) => ({ status, a_value: both ? { start_frame: 10, end_frame: 20 } : null, b_value: { start_frame: 12, end_frame: 19 }, differing_fields: differing, boundary_deltas: deltas });
+  const tiers = [
+    item("agreed", [], {}),
+    item("conflicting", ["start_frame", "end_frame"], { start_frame: 2, end_frame: -1 }),
+    item("conflicting", ["start_frame"], { start_frame: 13, end_frame: 0 }),
+    item("conflicting", ["nouns", "start_frame"], { start_frame: 2, end_frame: 0 }),
+    item("b_only", [], {}, false),
+  ].map((it) => U.tierOf(schema, it));
+  const within = item("conflicting", ["start_frame", "end_frame"], { start_frame: 3, end_frame: -1 });
+  within.b_value = { start_frame: 13, end_frame: 19 };
+  const mean = U.toleranceDecision(schema, within, "mean");
+  const storage = new Map();
+  const fake = { getItem: (k) => storage.get(k) ?? null, setItem: (k, v) => storage.set(k, v), removeItem: (k) => storage.delete(k) };
+  const keeper = new D.DraftKeeper(fake, "d");
+  keeper.save({ verb: "take", nouns: [] });
+  const kept = keeper.load();
+  keeper.save({ verb: null, nouns: [] });
+  const prefix = new N.FramePrefix();
+  const fed = ["0", "1", "2", "9", "0"].map((k) => prefix.feed(k));
+  return [
+    tiers,
+    [mean.action, mean.final_value.start_frame, mean.final_value.end_frame, mean.rationale],
+    [S.snapInterval(1.25, 2.08, 2, 10), S.snapInterval(9.5, 9.9, 2, 10), S.snapInterval(3.1, 6.9, 2, 10)],
+    [S.choiceCandidates(["bagel", "bagel_container", "bacon"], "bage"), S.choiceError(["bagel", "bagel_container", "bacon"], "bage"), S.choiceError(["bagel", "bacon"], "bx")],
+    S.draftToEvent({ fields: [{ name: "start_frame", type: "int" }, { name: "end_frame", type: "int" }], boundary_fields: ["start_frame", "end_frame"] }, { start_frame: 80, end_frame: 60 }),
+    [N.boundaryTarget([30, 50, 100, 120, 50], 50, 1), N.boundaryTarget([30, 50, 100, 120], 50, -1), N.boundaryTarget([30], 40, 1)],
+    [N.keyframeTarget([0, 12, 24], 12, 1), N.keyframeTarget([0, 12, 24], 13, -1), N.secondStep({ fpsNum: 30000, fpsDen: 1001 })],
+    [kept, storage.has("d")],
+    [fed, prefix.take(), prefix.active],
+  ];
 }

@@ -7,14 +7,15 @@ import { EventForm } from "./event_form.js";
 import { boundaryFields, draftToEvent, emptyDraft, eventToDraft, formatValue, summarize } from "./event_schema.js";
 import { connectPacket, renderPresence } from "./live.js";
 import { mountPlayer } from "./player.js";
-import { ADJUDICATE_SHORTCUTS, commandFor, keymap } from "./shortcuts.js";
+import { mountAdjudicateKeys } from "./adjudicate_keys.js";
+import { ADJUDICATE_SHORTCUTS } from "./shortcuts.js";
 import { Timeline } from "./timeline.js";
-import { $, boot, anyDialogOpen, el, isField, pageConfig, shortcutSheet } from "./ui.js";
-import { comparisonRows, deltaText, itemSpan, needsDecision, nextUndecided, progress } from "./union_view.js";
+import { VirtualRows } from "./virtual_rows.js";
+import { $, boot, el, isField, pageConfig, shortcutSheet } from "./ui.js";
+import { TIER_LABELS, comparisonRows, deltaText, itemSpan, needsDecision, nextUndecided, openInTier, progress, tierOf, toleranceDecision } from "./union_view.js";
 
 const config = pageConfig();
 const packetUrl = `/api/packets/${config.packetId}/`;
-const KEYS = keymap(ADJUDICATE_SHORTCUTS);
 const canDecide = config.role === "adjudicator";
 
 window.frameledger = window.frameledger || {};
@@ -72,13 +73,7 @@ async function main() {
     player = null;
   }
   window.frameledger.player = player;
-  let thumbs = null;
-  try {
-    const response = await fetch(config.media.thumbsMeta, { credentials: "same-origin" });
-    if (response.ok) thumbs = await response.json();
-  } catch {
-    thumbs = null;
-  }
+  const thumbs = await api.get(config.media.thumbsMeta).catch(() => null);
   const frameCount = (player && player.frameCount) || packet.video.frame_count || 1;
   const timeline = new Timeline($("#timeline"), { frameCount, thumbs });
   const frameOfTime = (t) => (player && player.clock ? player.clock.frameAtTime(t) : Math.round((t * packet.video.frame_rate[0]) / packet.video.frame_rate[1]));
@@ -107,23 +102,53 @@ async function main() {
     return `${item.decision.action.replace("_", " ")} · ${item.decision.decided_by}`;
   }
 
+  // Only the rows in view exist; a decision replaces only its own row.
+  const tableRows = new VirtualRows($("#items-scroll"), $("#items-table tbody"), { rowHeight: 28 });
+  let shownItems = [];
+  let shownIndex = new Map(); // position -> index in shownItems
+  function itemRow(item) {
+    const tier = tierOf(schema, item);
+    const row = el("tr", { dataset: { position: String(item.position), status: item.status, tier }, class: item.position === selected ? "selected" : "" }, [
+      el("td", { class: "num", text: String(item.position + 1) }),
+      el("td", {}, [el("span", { class: `status ${item.status}`, text: item.status.replace("_", " ") }), " ", el("span", { class: `tier tier-${tier}`, text: TIER_LABELS[tier] })]),
+      valueCell(item, "a"),
+      valueCell(item, "b"),
+      el("td", { class: "differing", text: item.differing_fields.join(", ") }),
+      el("td", {}, deltaNodes(item)),
+      el("td", { class: item.decision ? "decided" : needsDecision(item) ? "undecided" : "" }, decisionText(item)),
+    ]);
+    row.addEventListener("click", () => select(item.position));
+    return row;
+  }
+
   function renderTable() {
-    const body = $("#items-table tbody");
-    body.replaceChildren(
-      ...items.map((item) => {
-        const row = el("tr", { dataset: { position: String(item.position), status: item.status }, class: item.position === selected ? "selected" : "" }, [
-          el("td", { class: "num", text: String(item.position + 1) }),
-          el("td", {}, el("span", { class: `status ${item.status}`, text: item.status.replace("_", " ") })),
-          valueCell(item, "a"),
-          valueCell(item, "b"),
-          el("td", { class: "differing", text: item.differing_fields.join(", ") }),
-          el("td", {}, deltaNodes(item)),
-          el("td", { class: item.decision ? "decided" : needsDecision(item) ? "undecided" : "" }, decisionText(item)),
-        ]);
-        row.addEventListener("click", () => select(item.position));
-        return row;
-      }),
-    );
+    shownItems = tierFilter === "all" ? items : items.filter((it) => tierOf(schema, it) === tierFilter);
+    shownIndex = new Map(shownItems.map((it, i) => [it.position, i]));
+    tableRows.setRows(shownItems, itemRow);
+  }
+
+  function renderRow(item) {
+    const index = shownIndex.get(item.position);
+    if (index === undefined) return;
+    shownItems[index] = item;
+    tableRows.update(index);
+  }
+
+  // The tiers: a filter over the table, and the bulk rule for within-tolerance items.
+  let tierFilter = "all";
+  function renderTiers() {
+    const counts = {};
+    for (const item of items) {
+      const tier = tierOf(schema, item);
+      counts[tier] = (counts[tier] || 0) + 1;
+    }
+    for (const option of $("#tier-filter").options) {
+      const n = option.value === "all" ? items.length : counts[option.value] || 0;
+      option.textContent = `${option.value === "all" ? "all tiers" : TIER_LABELS[option.value]} (${n})`;
+    }
+    const open = openInTier(schema, items, "within_tolerance").length;
+    $("#tolerance-bulk").hidden = !canDecide || !open;
+    $("#tolerance-open").textContent = `${open} undecided item(s) have the same labels and boundaries within the scorer's tolerance of ${schema.tolerance || 0} frames.`;
   }
 
   function deltaNodes(item) {
@@ -132,8 +157,9 @@ async function main() {
     );
   }
 
-  function renderTimeline() {
-    const lane = (id, label, className, pick) => ({
+  // Lanes A and B never change; a decision rebuilds only the final lane.
+  function timelineLane(id, label, className, pick) {
+    return {
       id,
       label,
       className,
@@ -145,12 +171,13 @@ async function main() {
           return { key: String(item.position), start: frames.start, end: frames.end, label: summarize(schema, value), className: `st-${item.status}` };
         })
         .filter(Boolean),
-    });
-    timeline.setLanes([
-      lane("a", "A", "lane-a", (item) => item.a_value),
-      lane("b", "B", "lane-b", (item) => item.b_value),
-      lane("final", "final", "lane-final", (item) => (item.decision ? item.decision.final_value : item.status === "agreed" ? item.a_value : null)),
-    ]);
+    };
+  }
+  const finalLane = () => timelineLane("final", "final", "lane-final", (item) => (item.decision ? item.decision.final_value : item.status === "agreed" ? item.a_value : null));
+
+  function renderTimeline({ finalOnly = false } = {}) {
+    if (finalOnly) timeline.setLane(finalLane());
+    else timeline.setLanes([timelineLane("a", "A", "lane-a", (item) => item.a_value), timelineLane("b", "B", "lane-b", (item) => item.b_value), finalLane()]);
     timeline.setSelected(selected === null ? null : String(selected));
   }
 
@@ -197,6 +224,8 @@ async function main() {
     $("#rationale").value = current ? current.rationale : "";
     clearDecisionErrors();
     showEditor();
+    const tier = tierOf(schema, item);
+    $("#tier-hint").hidden = tier !== "within_tolerance" || Boolean(current);
   }
 
   function chosenAction() {
@@ -225,6 +254,7 @@ async function main() {
     renderTable();
     renderTimeline();
     renderProgress();
+    renderTiers();
   }
 
   // ---- selection and playback ---------------------------------------------------------
@@ -242,11 +272,14 @@ async function main() {
     await player.play().catch(() => undefined);
   }
 
+  const played = new Set(); // items shown to the adjudicator (selected and played)
   function select(position, { play = true } = {}) {
     const item = items.find((it) => it.position === position);
     if (!item) return;
     selected = position;
+    if (play) played.add(position);
     for (const row of document.querySelectorAll("#items-table tbody tr")) row.classList.toggle("selected", Number(row.dataset.position) === position);
+    if (shownIndex.has(position)) tableRows.reveal(shownIndex.get(position));
     timeline.setSelected(String(position));
     renderDetail();
     $("#live-notice").textContent = "";
@@ -262,7 +295,10 @@ async function main() {
 
   function replace(updated) {
     items = items.map((it) => (it.position === updated.position ? updated : it));
-    render();
+    renderRow(updated);
+    renderTimeline({ finalOnly: true });
+    renderProgress();
+    renderTiers();
     if (selected === updated.position) renderDetail();
   }
 
@@ -291,11 +327,17 @@ async function main() {
       }
       body.final_value = result.data;
     }
-    const position = selected;
+    await send(selected, body);
+  }
+
+  // Sends one decision; the list gets the focus back (the next keys are shortcuts, never
+  // typed into the rationale) and the next undecided item is selected.
+  async function send(position, body) {
     $("#decide").disabled = true;
     try {
       const { data } = await api.request("POST", `${packetUrl}union/items/${position}/decision/`, { body });
       replace(data);
+      $("#items-table").focus({ preventScroll: true });
       const next = nextUndecided(items, position);
       if (next !== null) select(next);
       else {
@@ -313,6 +355,47 @@ async function main() {
       }
     } finally {
       $("#decide").disabled = false;
+    }
+  }
+
+  // a / b / m on a within-tolerance item: decided at once (the rationale box, if filled,
+  // is the rationale; else the rule is written down with the deltas).
+  async function settleWithinTolerance(rule) {
+    const item = items.find((it) => it.position === selected);
+    if (!canDecide || !item) return;
+    if (tierOf(schema, item) !== "within_tolerance") {
+      $("#action-error").textContent = "a / b / m settle items within the scorer's tolerance; for this one choose with 1–5.";
+      return;
+    }
+    clearDecisionErrors();
+    const typed = item.decision ? "" : $("#rationale").value;
+    await send(item.position, toleranceDecision(schema, item, rule, typed));
+  }
+
+  // The bulk rule: every undecided within-tolerance item, one request each, in order.
+  async function settleAll(rule) {
+    const open = openInTier(schema, items, "within_tolerance");
+    const buttons = document.querySelectorAll("#tolerance-bulk button");
+    for (const button of buttons) button.disabled = true;
+    let done = 0;
+    try {
+      for (const item of open) {
+        const { data } = await api.request("POST", `${packetUrl}union/items/${item.position}/decision/`, { body: toleranceDecision(schema, item, rule) });
+        items = items.map((it) => (it.position === data.position ? data : it));
+        renderRow(data);
+        done += 1;
+        $("#bulk-progress").textContent = `${done} of ${open.length} decided…`;
+      }
+      $("#bulk-progress").textContent = `${done} item(s) decided by the rule.`;
+    } catch (error) {
+      $("#bulk-progress").textContent = `Stopped after ${done} of ${open.length}: ${error.message}`;
+    } finally {
+      for (const button of buttons) button.disabled = false;
+      renderTimeline({ finalOnly: true });
+      renderProgress();
+      renderTiers();
+      renderDetail();
+      $("#items-table").focus({ preventScroll: true });
     }
   }
 
@@ -369,7 +452,12 @@ async function main() {
     editForm.addEventListener("commit", decide); // Enter in the final value's fields
     for (const input of document.querySelectorAll("#decision-form input[name=action]")) input.addEventListener("change", showEditor);
     $("#publish").addEventListener("click", publish);
+    for (const button of document.querySelectorAll("#tolerance-bulk button[data-rule]")) button.addEventListener("click", () => settleAll(button.dataset.rule));
   }
+  $("#tier-filter").addEventListener("change", () => {
+    tierFilter = $("#tier-filter").value;
+    renderTable();
+  });
   $("#help-open").addEventListener("click", () => $("#help-dialog").showModal());
   shortcutSheet($("#help-dialog"), ADJUDICATE_SHORTCUTS);
 
@@ -389,15 +477,34 @@ async function main() {
     "prev-item": () => move(-1),
     "next-item": () => move(1),
     "next-undecided": () => {
+      // The selected item first, if it still needs a decision and has not been played.
+      const current = items.find((it) => it.position === selected);
+      if (current && needsDecision(current) && !current.decision && !played.has(current.position)) {
+        select(current.position);
+        return;
+      }
       const next = nextUndecided(items, selected === null ? -1 : selected);
       if (next !== null) select(next);
+    },
+    "settle-a": () => settleWithinTolerance("a"),
+    "settle-b": () => settleWithinTolerance("b"),
+    "settle-mean": () => settleWithinTolerance("mean"),
+    "edit-fields": () => {
+      if (!canDecide || selected === null) return;
+      choose("edit");
+      editForm.focusFirst();
     },
     take_a: () => choose("take_a"),
     take_b: () => choose("take_b"),
     edit: () => choose("edit"),
     drop: () => choose("drop"),
     unknown: () => choose("unknown"),
-    rationale: () => canDecide && $("#rationale").focus(),
+    rationale: () => {
+      if (!canDecide) return;
+      // Selected as a whole: what is typed replaces it (the audit log keeps the old one).
+      $("#rationale").focus();
+      $("#rationale").select();
+    },
     decide,
     "zoom-in": () => timeline.zoomIn(),
     "zoom-out": () => timeline.zoomOut(),
@@ -405,16 +512,7 @@ async function main() {
     escape: () => isField(document.activeElement) && $("#adjudication").focus(),
     help: () => $("#help-dialog").showModal(),
   };
-  document.addEventListener("keydown", (event) => {
-    if (anyDialogOpen()) return;
-    const target = event.target;
-    if (target instanceof HTMLButtonElement && (event.key === "Enter" || event.key === " ")) return;
-    if (target instanceof HTMLInputElement && target.type === "radio" && event.key === " ") return;
-    const command = commandFor(KEYS, event, { inField: isField(target) && !(target instanceof HTMLInputElement && target.type === "radio") });
-    if (!command || !commands[command]) return;
-    event.preventDefault();
-    commands[command]();
-  });
+  mountAdjudicateKeys({ commands, focusHome: () => $("#adjudication").focus({ preventScroll: true }) });
 
   connectPacket(config.packetId, {
     onPresence: (people) => renderPresence($("#presence"), people),

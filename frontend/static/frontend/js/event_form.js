@@ -11,20 +11,8 @@
 // "change" is reported after every edit; "commit" when Enter is pressed in a field
 // (or Ctrl+Enter anywhere), unless a type-ahead box still holds text.
 
-import { emptyDraft, emptyToken, fieldRoot, isRequired, matchChoice, tokenChoices } from "./event_schema.js";
-
-function el(tag, attrs = {}, children = []) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(attrs)) {
-    if (value === undefined || value === null || value === false) continue;
-    if (key === "class") node.className = value;
-    else if (key === "text") node.textContent = value;
-    else if (key === "dataset") Object.assign(node.dataset, value);
-    else node.setAttribute(key, value === true ? "" : value);
-  }
-  for (const child of children) if (child !== null && child !== undefined) node.append(child);
-  return node;
-}
+import { choiceError, emptyDraft, emptyToken, fieldRoot, formSections, isRequired, matchChoice, tokenChoices } from "./event_schema.js";
+import { el } from "./ui.js";
 
 function select(name, choices, value, { blank = "—", label } = {}) {
   const node = el("select", { name, "aria-label": label || name });
@@ -58,6 +46,17 @@ export class EventForm extends EventTarget {
   // Enter commits, except in buttons and text areas, and on a type-ahead holding text,
   // where it adds the typed choice.
   _onKey(event) {
+    // Alt+Enter outside a token row: a token at the end of the list (token rows handle
+    // their own Alt+Enter: a token after this one).
+    if (event.key === "Enter" && event.altKey && !event.target.closest(".token-row")) {
+      const field = this.schema.fields.find((f) => f.type === "token_list");
+      if (field && !this.readOnly) {
+        event.preventDefault();
+        event.stopPropagation();
+        this._tokenEdit(field, (this._draft[field.name] || []).length - 1, "insert");
+      }
+      return;
+    }
     if (event.key !== "Enter" || event.altKey || event.ctrlKey || event.metaKey) return;
     const target = event.target;
     if (target instanceof HTMLButtonElement || target instanceof HTMLTextAreaElement) return;
@@ -68,6 +67,12 @@ export class EventForm extends EventTarget {
       else this.commit();
       return;
     }
+    // A closed-list box holding text it has not taken yet: complete it and move on.
+    if (target instanceof HTMLInputElement && target.dataset.enum !== undefined && target.value.trim() && target.value !== (this._draft[target.dataset.enum] ?? "")) {
+      target.dispatchEvent(new Event("change"));
+      if (this._draft[target.dataset.enum]) this.focusNext(target.dataset.enum);
+      return;
+    }
     if (target instanceof HTMLInputElement || target instanceof HTMLSelectElement) target.dispatchEvent(new Event("change"));
     this.commit();
   }
@@ -76,9 +81,26 @@ export class EventForm extends EventTarget {
     return JSON.parse(JSON.stringify(this._draft));
   }
 
-  setDraft(draft) {
+  // keepTyped: text being typed into the focused box survives (a boundary set while
+  // typing a label); false when another event's draft replaces this one (a value typed
+  // into the last event's end box must not survive into the next one).
+  setDraft(draft, { keepTyped = true } = {}) {
     this._draft = { ...emptyDraft(this.schema), ...JSON.parse(JSON.stringify(draft)) };
-    this.render();
+    this.render({ keepTyped });
+  }
+
+  // Focus the first control of the field after `name` (the commit button after the last).
+  focusNext(name) {
+    const boxes = [...this.form.querySelectorAll("[data-field]")];
+    const at = boxes.findIndex((box) => box.dataset.field === name);
+    for (const box of boxes.slice(at + 1)) {
+      const control = box.querySelector("select:not(:disabled), input:not(:disabled), textarea:not(:disabled)");
+      if (control) {
+        control.focus();
+        return;
+      }
+    }
+    this.form.querySelector("button.commit")?.focus();
   }
 
   setValue(name, value) {
@@ -134,10 +156,24 @@ export class EventForm extends EventTarget {
 
   // ---- rendering -----------------------------------------------------------------------
 
-  render() {
+  render({ keepTyped = true } = {}) {
     const focused = document.activeElement && this.form.contains(document.activeElement) ? this._focusPath(document.activeElement) : null;
+    if (focused && !keepTyped) focused.value = null;
+    // A focused box taken out of the page fires "change" with what it held: that value
+    // belongs to the draft being replaced (the stale end frame of issue 17), not this one.
+    const leaving = document.activeElement && this.form.contains(document.activeElement) ? document.activeElement : null;
+    if (leaving) leaving.addEventListener("change", (event) => event.stopImmediatePropagation(), { capture: true });
     this.form.replaceChildren();
-    for (const field of this.schema.fields) this.form.append(this._field(field));
+    const byName = Object.fromEntries(this.schema.fields.map((f) => [f.name, f]));
+    for (const [title, names] of formSections(this.schema)) {
+      if (title === null) {
+        for (const name of names) this.form.append(this._field(byName[name]));
+        continue;
+      }
+      const section = el("fieldset", { class: "form-section", dataset: { section: title } }, [el("legend", { text: title })]);
+      for (const name of names) section.append(this._field(byName[name]));
+      this.form.append(section);
+    }
     this.form.append(el("button", { type: "submit", class: "primary commit", text: "Add / save event (Enter)", disabled: this.readOnly }));
     if (focused) this._restoreFocus(focused);
   }
@@ -246,7 +282,7 @@ export class EventForm extends EventTarget {
         this._set(field.name, choice);
       } else {
         this._draft[field.name] = null;
-        this.markError(field.name, `“${input.value}” is not one of the choices (or matches several)`);
+        this.markError(field.name, choiceError(field.choices, input.value));
       }
     });
     const wrap = el("div", { class: "typeahead" }, [input, datalist]);
@@ -259,7 +295,7 @@ export class EventForm extends EventTarget {
     const listId = `${this.idPrefix}-${field.name}-choices`;
     const chips = el("span", { class: "chips" });
     for (const v of values) {
-      const remove = el("button", { type: "button", class: "chip-x", "aria-label": `remove ${v}`, text: "×", disabled });
+      const remove = el("button", { type: "button", class: "chip-x", "aria-label": `remove ${v}`, text: "×", disabled, tabindex: "-1" });
       remove.addEventListener("click", () => {
         this._set(field.name, values.filter((x) => x !== v));
         this.render();
@@ -284,7 +320,7 @@ export class EventForm extends EventTarget {
     const field = this.schema.fields.find((f) => f.name === name);
     const choice = matchChoice(field.choices, input.value);
     if (!choice) {
-      this.markError(name, `“${input.value}” is not one of the choices (or matches several)`);
+      this.markError(name, choiceError(field.choices, input.value));
       return;
     }
     const values = this._draft[name] || [];
@@ -310,12 +346,12 @@ export class EventForm extends EventTarget {
         control.addEventListener("keydown", (event) => this._tokenKey(event, field, position));
         row.append(control);
       }
-      const remove = el("button", { type: "button", class: "token-x", "aria-label": `remove token ${position + 1}`, text: "×", disabled });
+      const remove = el("button", { type: "button", class: "token-x", "aria-label": `remove token ${position + 1}`, text: "×", disabled, tabindex: "-1" });
       remove.addEventListener("click", () => this._tokenEdit(field, position, "remove"));
       row.append(remove);
       list.append(row);
     });
-    const add = el("button", { type: "button", class: "token-add", text: "+ token", disabled });
+    const add = el("button", { type: "button", class: "token-add", text: "+ token (Alt+Enter)", disabled, tabindex: "-1" });
     add.addEventListener("click", () => this._tokenEdit(field, tokens.length - 1, "insert"));
     return el("div", { class: "tokens" }, [list, add]);
   }
@@ -374,7 +410,7 @@ export class EventForm extends EventTarget {
         });
         row.append(el("label", { class: "inline-label" }, [`${side} `, input, " s"]));
       });
-      const remove = el("button", { type: "button", "aria-label": `remove interval ${position + 1}`, text: "×", disabled });
+      const remove = el("button", { type: "button", "aria-label": `remove interval ${position + 1}`, text: "×", disabled, tabindex: "-1" });
       remove.addEventListener("click", () => {
         const next = this._draft[field.name].filter((_, i) => i !== position);
         this._set(field.name, next);
@@ -383,7 +419,7 @@ export class EventForm extends EventTarget {
       row.append(remove);
       list.append(row);
     });
-    const add = el("button", { type: "button", class: "interval-add", text: "+ interval", disabled });
+    const add = el("button", { type: "button", class: "interval-add", text: "+ interval", disabled, tabindex: "-1" });
     add.addEventListener("click", () => {
       this._set(field.name, [...(this._draft[field.name] || []), ["", ""]]);
       this.render();

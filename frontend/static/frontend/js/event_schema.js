@@ -85,6 +85,11 @@ export function draftToEvent(schema, draft) {
       data[field.name] = value;
     }
   }
+  // End before start is caught here, before the server is asked (it stays the authority).
+  const bounds = boundaryFields(schema);
+  if (bounds && Number.isInteger(data[bounds.start]) && Number.isInteger(data[bounds.end]) && data[bounds.end] < data[bounds.start]) {
+    errors[bounds.end] = `the end (${data[bounds.end]}) is before the start (${data[bounds.start]})`;
+  }
   return Object.keys(errors).length ? { errors } : { data };
 }
 
@@ -112,9 +117,30 @@ export function matchChoice(choices, text) {
   return inside.length === 1 ? inside[0] : null;
 }
 
+// The choices a typed text could mean (prefix matches first, then substrings), for
+// messages and the type-ahead hint: "bage" -> ["bagel", "bagel_container"].
+export function choiceCandidates(choices, text, limit = 8) {
+  const norm = (s) => String(s).toLowerCase().replace(/[\s_-]+/g, " ").trim();
+  const wanted = norm(text);
+  if (!wanted) return [];
+  const prefix = choices.filter((c) => norm(c).startsWith(wanted));
+  const inside = choices.filter((c) => !prefix.includes(c) && norm(c).includes(wanted));
+  return [...prefix, ...inside].slice(0, limit);
+}
+
+// Why a typed text is not a choice, with what it could be.
+export function choiceError(choices, text) {
+  const candidates = choiceCandidates(choices, text);
+  if (candidates.length > 1) return `“${text}” matches several: ${candidates.join(", ")} (type more)`;
+  const first = String(text).trim().slice(0, 1).toLowerCase();
+  const near = choices.filter((c) => c.toLowerCase().startsWith(first)).slice(0, 8);
+  return near.length ? `“${text}” is not one of the choices; did you mean ${near.join(", ")}?` : `“${text}” is not one of the choices`;
+}
+
 // One line for tables and timeline tooltips.
 export function summarize(schema, data) {
   if (!data) return "";
+  if (schema.family === "break_points") return summarizeBreakPoint(data);
   const bounds = boundaryFields(schema);
   const parts = [];
   for (const field of schema.fields) {
@@ -127,6 +153,45 @@ export function summarize(schema, data) {
     else parts.push(String(value));
   }
   return parts.join(" · ");
+}
+
+// A break point in one readable line: "set 2 · 4–4 · 40–AD · Medvedev serves · BP 1 ·
+// saved · ace by Medvedev · 1 shot".
+function summarizeBreakPoint(data) {
+  const surname = (name) => (name ? String(name).split(" ").slice(-1)[0] : "?");
+  const score = (a, b) => `${a ?? "?"}–${b ?? "?"}`;
+  const parts = [
+    `set ${data.set ?? "?"}`,
+    score(data.medvedev_games, data.de_minaur_games),
+    score(data.medvedev_points, data.de_minaur_points),
+    `${surname(data.server)} serves`,
+    `BP ${data.opportunity ?? "?"}`,
+  ];
+  if (data.outcome) parts.push(data.outcome);
+  if (data.terminal_result) parts.push(`${String(data.terminal_result).replace(/_/g, " ")} by ${surname(data.terminal_player)}`);
+  if (Array.isArray(data.shots)) parts.push(`${data.shots.length} shot${data.shots.length === 1 ? "" : "s"}`);
+  return parts.join(" · ");
+}
+
+// Sections of a long form, by family: [title, field names]; fields not listed go last.
+export const FORM_SECTIONS = {
+  break_points: [
+    ["Score", ["set", "medvedev_games", "de_minaur_games", "medvedev_points", "de_minaur_points", "server", "opportunity"]],
+    ["Serve and outcome", ["first_serve_in", "outcome", "serve_direction", "rally_shots"]],
+    ["Last shot", ["terminal_player", "terminal_stroke", "terminal_court_position", "terminal_result", "terminal_error"]],
+    ["Shots", ["shots"]],
+    ["In the video", ["start_frame", "end_frame"]],
+  ],
+};
+
+export function formSections(schema) {
+  const sections = FORM_SECTIONS[schema.family];
+  if (!sections) return [[null, schema.fields.map((f) => f.name)]];
+  const listed = new Set(sections.flatMap(([, names]) => names));
+  const rest = schema.fields.map((f) => f.name).filter((name) => !listed.has(name));
+  const known = new Set(schema.fields.map((f) => f.name));
+  const out = sections.map(([title, names]) => [title, names.filter((name) => known.has(name))]).filter(([, names]) => names.length);
+  return rest.length ? [...out, ["Other", rest]] : out;
 }
 
 export function formatValue(field, value) {
@@ -143,6 +208,25 @@ export function snapToGrid(seconds, step, duration) {
   const snapped = Math.round(seconds / step) * step;
   const clean = Number(snapped.toFixed(6));
   return duration !== undefined && clean > duration ? Number(duration.toFixed(6)) : clean;
+}
+
+// An interval marked at [start, end] seconds, snapped to the grid. Both ends go to the
+// nearest grid point; an interval that would be empty (both ends on one point, e.g.
+// 1.25 s and 2.08 s on a 2 s grid) is widened to one grid step after the start, or
+// before it at the end of the video. Returns {interval: [a, b], note} (note: what moved).
+export function snapInterval(start, end, step, duration) {
+  if (!step) return { interval: [start, end], note: "" };
+  let a = snapToGrid(start, step, duration);
+  let b = snapToGrid(end, step, duration);
+  let note = "";
+  if (b <= a) {
+    const widened = Number((a + step).toFixed(6));
+    if (duration === undefined || widened <= duration + 1e-6) b = duration !== undefined ? Math.min(widened, Number(duration.toFixed(6))) : widened;
+    else a = Number(Math.max(0, b - step).toFixed(6));
+    if (b <= a) return { interval: null, note: `no interval of one ${step} s grid step fits here` };
+    note = `both ends snapped to ${snapToGrid(start, step, duration)} s on the ${step} s grid; widened to one step`;
+  }
+  return { interval: [a, b], note };
 }
 
 // Consistency warnings for break points (SCORING.md section 2; advice, not rules).

@@ -18,6 +18,8 @@
 // After a pause (by the user or at the end), the player snaps to the displayed frame.
 
 import { FrameClock } from "./frame_clock.js";
+import { api } from "./api.js";
+import { el } from "./ui.js";
 
 export const RATES = [0.25, 0.5, 1, 1.5, 2];
 const SEEK_TIMEOUT_MS = 3000;
@@ -30,17 +32,6 @@ export function packetMediaUrls(packetId) {
 export function videoMediaUrls(videoId) {
   const base = `/media/videos/${encodeURIComponent(videoId)}`;
   return { proxy: `${base}/proxy.mp4`, frames: `${base}/frames.json`, framePng: `${base}/frames/{n}.png` };
-}
-
-function el(tag, attrs = {}, children = []) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(attrs)) {
-    if (key === "class") node.className = value;
-    else if (key === "text") node.textContent = value;
-    else node.setAttribute(key, value);
-  }
-  for (const child of children) node.append(child);
-  return node;
 }
 
 function once(target, type, timeoutMs) {
@@ -159,9 +150,9 @@ export class FramePlayer extends EventTarget {
   }
 
   async load() {
-    const response = await fetch(this.urls.frames, { credentials: "same-origin" });
-    if (!response.ok) throw new Error(`frame table: HTTP ${response.status}`);
-    this.table = await response.json();
+    this.table = await api.get(this.urls.frames).catch((error) => {
+      throw new Error(`frame table: ${error.message}`);
+    });
     this.clock = FrameClock.fromTable(this.table);
     this.countOut.textContent = String(this.clock.frameCount);
     this.fpsOut.textContent = `${this.clock.fpsLabel} fps`;

@@ -9,18 +9,14 @@
 // Ctrl+wheel zooms around the pointer; the wheel pans when zoomed in.
 
 import { TimelineView, packRows, visibleThumbs } from "./timeline_model.js";
+import { el } from "./ui.js";
 
 const ROW_HEIGHT = 18;
 const THUMB_HEIGHT = 40;
 
-function el(tag, cls, attrs = {}) {
-  const node = document.createElement(tag);
-  if (cls) node.className = cls;
-  for (const [key, value] of Object.entries(attrs)) {
-    if (key === "text") node.textContent = value;
-    else node.setAttribute(key, value);
-  }
-  return node;
+function packLane(lane) {
+  const items = lane.items.filter((it) => Number.isInteger(it.start));
+  return { ...lane, packed: packRows(items.map((it) => ({ ...it, end: Number.isInteger(it.end) ? it.end : it.start }))) };
 }
 
 export class Timeline extends EventTarget {
@@ -32,20 +28,20 @@ export class Timeline extends EventTarget {
     this.lanes = [];
     this.playhead = 0;
     this.selected = null;
-    this.element = el("div", "tl");
-    this.toolbar = el("div", "tl-toolbar");
-    this.range = el("span", "tl-range");
+    this.element = el("div", { class: "tl" });
+    this.toolbar = el("div", { class: "tl-toolbar" });
+    this.range = el("span", { class: "tl-range" });
     for (const [act, text, title] of [["zoom-out", "−", "Zoom out (-)"], ["zoom-in", "+", "Zoom in (+)"], ["fit", "Fit", "Whole video (0)"]]) {
-      const button = el("button", "tl-zoom", { type: "button", "data-act": act, title, text });
+      const button = el("button", { class: "tl-zoom", type: "button", "data-act": act, title, text });
       button.addEventListener("click", () => (act === "fit" ? this.fit() : act === "zoom-in" ? this.zoomIn() : this.zoomOut()));
       this.toolbar.append(button);
     }
     this.toolbar.append(this.range);
-    this.strip = el("div", "tl-strip");
-    this.ruler = el("div", "tl-ruler");
-    this.thumbRow = el("div", "tl-thumbs");
-    this.laneBox = el("div", "tl-lanes");
-    this.head = el("div", "tl-playhead");
+    this.strip = el("div", { class: "tl-strip" });
+    this.ruler = el("div", { class: "tl-ruler" });
+    this.thumbRow = el("div", { class: "tl-thumbs" });
+    this.laneBox = el("div", { class: "tl-lanes" });
+    this.head = el("div", { class: "tl-playhead" });
     this.strip.append(this.ruler, this.thumbRow, this.laneBox, this.head);
     this.element.append(this.toolbar, this.strip);
     root.append(this.element);
@@ -55,8 +51,16 @@ export class Timeline extends EventTarget {
     this.render();
   }
 
+  // Lanes are packed into rows once per change (not on every zoom, pan or playhead move).
   setLanes(lanes) {
-    this.lanes = lanes;
+    this.lanes = lanes.map(packLane);
+    this.render();
+  }
+
+  // One lane changed (same id): only it is packed again.
+  setLane(lane) {
+    const packed = packLane(lane);
+    this.lanes = this.lanes.some((l) => l.id === lane.id) ? this.lanes.map((l) => (l.id === lane.id ? packed : l)) : [...this.lanes, packed];
     this.render();
   }
 
@@ -73,7 +77,17 @@ export class Timeline extends EventTarget {
 
   setSelected(key) {
     this.selected = key;
-    for (const node of this.laneBox.querySelectorAll(".tl-item")) node.classList.toggle("selected", node.dataset.key === String(key));
+    let shown = false;
+    for (const node of this.laneBox.querySelectorAll(".tl-item")) {
+      const on = node.dataset.key === String(key);
+      node.classList.toggle("selected", on);
+      shown = shown || on;
+    }
+    // A selected item merged into its neighbours (whole-video zoom) gets drawn on its own.
+    if (!shown && key !== null && key !== undefined) {
+      for (const lane of this.lanes) lane.nodeKey = null;
+      this.render();
+    }
   }
 
   // Show frames [start, end] (with some room around them).
@@ -116,22 +130,40 @@ export class Timeline extends EventTarget {
     this._renderRuler();
     this._renderThumbs();
     this.laneBox.replaceChildren();
+    // Only what is on screen is drawn; items narrower than a pixel that would sit on the
+    // pixel already drawn in their row are merged into it (whole-video zoom of 2,000 events).
+    const width = this.strip.clientWidth || 1000;
+    const pxPerFrame = width / view.visible;
     for (const lane of this.lanes) {
-      const items = lane.items.filter((it) => Number.isInteger(it.start));
-      const packed = packRows(items.map((it) => ({ ...it, end: Number.isInteger(it.end) ? it.end : it.start })));
-      const laneNode = el("div", `tl-lane ${lane.className || ""}`, { "data-lane": lane.id });
+      // A lane drawn for this view and width is reused as it is (a decision on the
+      // adjudication page redraws the final lane only).
+      const key = `${view.first}:${view.visible}:${width}`;
+      if (lane.node && lane.nodeKey === key) {
+        this.laneBox.append(lane.node);
+        continue;
+      }
+      const packed = lane.packed;
+      const laneNode = el("div", { class: `tl-lane ${lane.className || ""}`, "data-lane": lane.id });
       laneNode.style.height = `${packed.rows * ROW_HEIGHT + 4}px`;
-      laneNode.append(el("span", "tl-lane-label", { text: lane.label }));
+      laneNode.append(el("span", { class: "tl-lane-label", text: lane.label }));
+      const drawnTo = new Map(); // row -> the right edge drawn so far, in px
       for (const item of packed.items) {
         if (item.end < view.first || item.start > view.last) continue;
-        const node = el("div", `tl-item ${item.className || ""}`, { "data-key": String(item.key), title: item.title || item.label || "" });
+        const selected = String(item.key) === String(this.selected);
+        const left = (item.start - view.first) * pxPerFrame;
+        const right = Math.max(left + 3, (item.end - view.first + 1) * pxPerFrame);
+        if (!selected && left < (drawnTo.get(item.row) ?? -Infinity) + 1 && right <= drawnTo.get(item.row) + 3) continue;
+        drawnTo.set(item.row, Math.max(right, drawnTo.get(item.row) ?? -Infinity));
+        const node = el("div", { class: `tl-item ${item.className || ""}`, "data-key": String(item.key), title: item.title || item.label || "" });
         node.style.left = this._pct(item.start);
         node.style.width = `max(3px, ${((item.end - item.start + 1) / view.visible) * 100}%)`;
         node.style.top = `${item.row * ROW_HEIGHT + 2}px`;
-        node.textContent = item.label || "";
-        if (String(item.key) === String(this.selected)) node.classList.add("selected");
+        if (right - left > 24) node.textContent = item.label || "";
+        if (selected) node.classList.add("selected");
         laneNode.append(node);
       }
+      lane.node = laneNode;
+      lane.nodeKey = key;
       this.laneBox.append(laneNode);
     }
     this._placeHead();
@@ -144,7 +176,7 @@ export class Timeline extends EventTarget {
     const magnitude = 10 ** Math.floor(Math.log10(target));
     const step = [1, 2, 5, 10].map((m) => m * magnitude).find((s) => s >= target) || magnitude * 10;
     for (let frame = Math.ceil(view.first / step) * step; frame <= view.last; frame += step) {
-      const tick = el("span", "tl-tick", { text: String(frame) });
+      const tick = el("span", { class: "tl-tick", text: String(frame) });
       tick.style.left = this._pct(frame);
       this.ruler.append(tick);
     }
@@ -161,7 +193,7 @@ export class Timeline extends EventTarget {
     const scale = THUMB_HEIGHT / meta.tile_height;
     const width = meta.tile_width * scale;
     for (const { frame, k } of visibleThumbs(meta, this.view)) {
-      const tile = el("div", "tl-thumb", { title: `frame ${frame}` });
+      const tile = el("div", { class: "tl-thumb", title: `frame ${frame}` });
       tile.style.left = this._pct(frame);
       tile.style.width = `${width}px`;
       tile.style.height = `${THUMB_HEIGHT}px`;

@@ -17,6 +17,11 @@ export function el(tag, attrs = {}, children = []) {
   return node;
 }
 
+// el() with the text as second argument: textEl("td", "3", { class: "num" }).
+export function textEl(tag, text, attrs = {}) {
+  return el(tag, { ...attrs, text });
+}
+
 export function pageConfig() {
   return JSON.parse(document.getElementById("page-config").textContent);
 }

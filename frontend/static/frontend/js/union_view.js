@@ -59,3 +59,51 @@ export function itemSpan(schema, value, frameOfTime) {
   if (Array.isArray(list) && list.length) return { start: frameOfTime(list[0][0]), end: frameOfTime(list[0][1]) };
   return null;
 }
+
+// ---- tiers -------------------------------------------------------------------------
+// The server's union pairs A and B with the scorer's own matching; from its differing
+// fields and boundary deltas each item falls in one tier:
+//   agreed            identical
+//   within_tolerance  same labels, every boundary within the scorer's tolerance (the
+//                     scorer would count either as a match): one key settles it
+//   conflict          labels differ, or a boundary is off by more than the tolerance
+//   one_sided         only A or only B has it
+export const TIERS = ["within_tolerance", "conflict", "one_sided", "agreed"];
+export const TIER_LABELS = { agreed: "agreed", within_tolerance: "within tolerance", conflict: "conflict", one_sided: "one-sided" };
+
+export function tierOf(schema, item) {
+  if (item.status === "agreed") return "agreed";
+  if (!item.a_value || !item.b_value) return "one_sided";
+  const bounds = boundaryFields(schema);
+  if (!bounds) return "conflict";
+  const tolerance = Number.isInteger(schema.tolerance) ? schema.tolerance : 0;
+  const labelsDiffer = (item.differing_fields || []).some((name) => name !== bounds.start && name !== bounds.end);
+  const deltas = item.boundary_deltas || {};
+  const within = [bounds.start, bounds.end].every((name) => Number.isInteger(deltas[name]) && Math.abs(deltas[name]) <= tolerance);
+  return !labelsDiffer && within ? "within_tolerance" : "conflict";
+}
+
+// A's value with each boundary at the rounded mean of A's and B's (halves round up).
+export function meanValue(schema, item) {
+  const bounds = boundaryFields(schema);
+  const value = JSON.parse(JSON.stringify(item.a_value));
+  for (const name of [bounds.start, bounds.end]) value[name] = Math.round((item.a_value[name] + item.b_value[name]) / 2);
+  return value;
+}
+
+// The decision one key (or a bulk rule) makes for a within-tolerance item:
+// rule "a" | "b" | "mean" -> {action, final_value?, rationale}.
+export function toleranceDecision(schema, item, rule, rationale = "") {
+  const tolerance = Number.isInteger(schema.tolerance) ? schema.tolerance : 0;
+  const deltas = Object.entries(item.boundary_deltas || {}).map(([name, d]) => deltaText(name, d)).join(", ");
+  const what = { a: "took A", b: "took B", mean: "took the rounded mean of the boundaries" }[rule];
+  const text = rationale.trim() || `Same labels, boundaries within the scorer's tolerance of ${tolerance} frames (${deltas}): ${what}.`;
+  if (rule === "a") return { action: "take_a", rationale: text };
+  if (rule === "b") return { action: "take_b", rationale: text };
+  return { action: "edit", final_value: meanValue(schema, item), rationale: text };
+}
+
+// Items of a tier that still need a decision.
+export function openInTier(schema, items, tier) {
+  return items.filter((it) => needsDecision(it) && !it.decision && tierOf(schema, it) === tier);
+}

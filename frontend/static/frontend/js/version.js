@@ -56,8 +56,7 @@ function renderEvents(schema, events) {
 async function renderFiles(exportUrl) {
   const body = $("#export-files tbody");
   try {
-    const response = await fetch(`${exportUrl}?file=manifest.json`, { credentials: "same-origin" });
-    const manifest = await response.json();
+    const manifest = await api.get(`${exportUrl}?file=manifest.json`);
     const files = { ...manifest.files, "manifest.json": null };
     body.replaceChildren(
       ...Object.entries(files).map(([name, info]) =>

@@ -5,18 +5,22 @@
 import { api } from "./api.js";
 import { Autosave } from "./autosave.js";
 import { EventForm } from "./event_form.js";
-import { boundaryFields, breakPointWarnings, draftToEvent, emptyDraft, eventToDraft, snapToGrid, summarize } from "./event_schema.js";
+import { DraftKeeper, isEmptyDraft } from "./drafts.js";
+import { boundaryFields, breakPointWarnings, draftToEvent, emptyDraft, eventToDraft, snapInterval, snapToGrid, summarize } from "./event_schema.js";
 import { SAVE, createStore, eventByKey, events, hasUnsaved, initialState, orderedEvents, reducer } from "./ledger_state.js";
 import { connectPacket, renderPresence } from "./live.js";
-import { mountPlayer } from "./player.js";
-import { WORKSPACE_SHORTCUTS, commandFor, keymap } from "./shortcuts.js";
+import { boundaryTarget, keyframeTarget, secondStep } from "./navigation.js";
+import { RATES, mountPlayer } from "./player.js";
+import { WORKSPACE_SHORTCUTS } from "./shortcuts.js";
 import { Timeline } from "./timeline.js";
-import { $, boot, anyDialogOpen, el, isField, pageConfig, shortcutSheet, when } from "./ui.js";
+import { VirtualRows } from "./virtual_rows.js";
+import { mountConflictDialog, mountFreezeDialog } from "./workspace_dialogs.js";
+import { mountWorkspaceKeys } from "./workspace_keys.js";
+import { $, boot, el, isField, pageConfig, shortcutSheet, when } from "./ui.js";
 
 const config = pageConfig();
 const packetUrl = `/api/packets/${config.packetId}/`;
 const ledgerUrl = `${packetUrl}ledger/`;
-const KEYS = keymap(WORKSPACE_SHORTCUTS);
 
 window.frameledger = window.frameledger || {};
 
@@ -80,13 +84,7 @@ async function main() {
     player = stillPlayer(packet.video.frame_count || 1);
   }
   window.frameledger.player = player;
-  let thumbs = null;
-  try {
-    const response = await fetch(config.media.thumbsMeta, { credentials: "same-origin" });
-    if (response.ok) thumbs = await response.json();
-  } catch {
-    thumbs = null;
-  }
+  const thumbs = await api.get(config.media.thumbsMeta).catch(() => null);
   const timeline = new Timeline($("#timeline"), { frameCount: player.frameCount || packet.video.frame_count || 1, thumbs });
   const form = new EventForm($("#event-form"), schema, { idPrefix: "ev" });
 
@@ -94,6 +92,15 @@ async function main() {
   let reAddKey = null; // the key of a refused new event, reused when it is added again
   let boundary = "start"; // the boundary nudges move
   let lastAdded = null;
+  // The new event being written: kept in local storage per ledger; kept aside while an
+  // existing event is selected; one cleared by Esc comes back with Ctrl+Z.
+  const drafts = new DraftKeeper(localStorage, `frameledger:draft:${config.packetId}:${config.username}`);
+  let stashedDraft = null;
+  let clearedDraft = null;
+  const keepDraft = () => {
+    if (draftKey === null && !readOnly()) drafts.save(form.draft);
+  };
+  const hasDraft = () => draftKey === null && !isEmptyDraft(form.draft);
 
   // Seeks are asynchronous; commands that read the frame wait for the latest one, so a
   // key pressed right after a step uses the frame that step lands on.
@@ -147,10 +154,16 @@ async function main() {
 
   function select(key, { seek: seekTo = true } = {}) {
     const event = key === null ? null : eventByKey(store.getState(), key);
+    if (draftKey === null && event && hasDraft()) stashedDraft = form.draft; // back on Esc
     store.dispatch({ type: "select", key: event ? key : null });
+    const wasNew = draftKey === null;
     draftKey = event ? key : null;
     if (event && seekTo) boundary = "start"; // the player shows the start: nudges move it
-    form.setDraft(event ? eventToDraft(schema, event.data) : emptyDraft(schema));
+    if (event) form.setDraft(eventToDraft(schema, event.data), { keepTyped: false });
+    else if (!wasNew || !hasDraft()) {
+      form.setDraft(stashedDraft || emptyDraft(schema), { keepTyped: false });
+      stashedDraft = null;
+    }
     form.clearErrors();
     setNotice("");
     showDraftTitle();
@@ -185,7 +198,9 @@ async function main() {
     reAddKey = null;
     lastAdded = key;
     store.dispatch({ type: "add", key, data: result.data });
-    form.setDraft(emptyDraft(schema));
+    form.setDraft(emptyDraft(schema), { keepTyped: false });
+    drafts.clear();
+    clearedDraft = null;
     form.clearErrors();
     setNotice("Event added.");
     focusHome();
@@ -205,6 +220,7 @@ async function main() {
     }
     const result = change(form.draft);
     if (result) form.setDraft(result);
+    keepDraft();
     return result;
   }
 
@@ -214,20 +230,48 @@ async function main() {
       boundary = which;
       changeEvent((data) => ({ ...data, [bounds[which]]: frame }));
     } else if (intervalField) {
-      const step = intervalField.grid_step;
-      const t = snapToGrid(timeOfFrame(frame), step, packet.video.duration || undefined);
-      changeEvent((data) => {
-        const list = (data[intervalField.name] || []).map((p) => [...p]);
-        const last = list[list.length - 1];
-        if (which === "start") {
-          if (!last || (last[0] !== "" && last[1] !== "")) list.push([t, ""]);
-          else last[0] = t;
-        } else if (!last) list.push(["", t]);
-        else last[1] = t;
-        return { ...data, [intervalField.name]: list };
-      });
+      markInterval(which, timeOfFrame(frame));
     }
     showDraftTitle();
+  }
+
+  // i / o on a moment query: the time marked is kept exactly (marks) and the interval is
+  // the snapped one, shown with the grid; never an empty interval.
+  const marks = { start: null, end: null };
+  function markInterval(which, t) {
+    const step = intervalField.grid_step;
+    const duration = packet.video.duration || undefined;
+    marks[which] = t;
+    let note = "";
+    changeEvent((data) => {
+      const list = (data[intervalField.name] || []).map((p) => [...p]);
+      let last = list[list.length - 1];
+      if (which === "start" && (!last || (last[0] !== "" && last[1] !== ""))) {
+        list.push(["", ""]);
+        last = list[list.length - 1];
+        marks.end = null;
+      } else if (!last) {
+        list.push(["", ""]);
+        last = list[0];
+      }
+      const start = which === "start" ? t : marks.start ?? (last[0] === "" ? null : last[0]);
+      const end = which === "end" ? t : marks.end ?? (last[1] === "" ? null : last[1]);
+      if (start !== null && end !== null && end > start - 1e-9) {
+        const snapped = snapInterval(start, end, step, duration);
+        if (!snapped.interval) {
+          note = snapped.note;
+          return null;
+        }
+        [last[0], last[1]] = snapped.interval;
+        note = snapped.note;
+      } else {
+        last[which === "start" ? 0 : 1] = snapToGrid(t, step, duration);
+        if (start !== null && end !== null) note = "the end is before the start";
+      }
+      return { ...data, [intervalField.name]: list };
+    });
+    const shown = `${which} ${t.toFixed(2)} s → ${snapToGrid(t, step, duration)} s on the ${step} s grid`;
+    setNotice(note ? `${shown}; ${note}.` : `${shown}.`, note.startsWith("no ") || note.startsWith("the end") ? "bad" : "");
   }
 
   function nudge(k) {
@@ -252,7 +296,100 @@ async function main() {
     select(list[index].key);
   }
 
+  // ---- seeking and playing keys ---------------------------------------------------------
+  // h: play at 0.5x, and back to the rate before on the next h (or when pausing with h).
+  let rateBeforeHalf = null;
+  async function playHalf() {
+    if (!player.play) return;
+    if (!player.paused) {
+      if (rateBeforeHalf !== null) player.setRate(rateBeforeHalf);
+      rateBeforeHalf = null;
+      await player.pause();
+      return;
+    }
+    rateBeforeHalf = player.video ? player.video.playbackRate : 1;
+    player.setRate(0.5);
+    await player.play();
+  }
+
+  // J / K / L: L plays forward, faster on each press (1x, 1.5x, 2x); K pauses; J pauses and
+  // steps back one second per press (a browser's <video> cannot play backwards).
+  async function shuttle(direction) {
+    if (!player.play) return;
+    if (direction === 0) return seek(player.pause());
+    if (direction < 0) {
+      await player.pause();
+      return seek(player.step(-secondStep(player.clock)));
+    }
+    const rate = player.video ? player.video.playbackRate : 1;
+    if (player.paused) {
+      if (rate < 1) player.setRate(1);
+      return player.play();
+    }
+    const faster = RATES.find((r) => r > rate);
+    if (faster) player.setRate(faster);
+  }
+
+  function eventBoundaries() {
+    const frames = [];
+    for (const event of events(store.getState())) frames.push(startFrameOf(event.data), endFrameOf(event.data));
+    return frames;
+  }
+
+  async function boundaryTargetNow(direction) {
+    return boundaryTarget(eventBoundaries(), await frameNow(), direction);
+  }
+
+  async function keyframeTargetNow(direction) {
+    const keyframes = player.clock ? player.clock.keyframes : [];
+    return keyframeTarget(keyframes, await frameNow(), direction);
+  }
+
+  async function jumpTo(target) {
+    const frame = await target;
+    if (frame === null || frame === undefined) {
+      setNotice("Nothing further that way.");
+      return;
+    }
+    await seek(player.seekToFrame(frame));
+  }
+
+  // g: the player's "Go to" box; Enter there seeks and gives the keys back to the page.
+  function goToBox() {
+    const box = $("#player .fl-goto");
+    if (!box) return;
+    box.value = "";
+    box.focus();
+  }
+
+  // Esc: leave a field; else back from a selected event to the new one; else clear the
+  // new event's draft, which Ctrl+Z brings back (it is never lost silently).
+  function escape() {
+    if (isField(document.activeElement)) {
+      focusHome();
+      return;
+    }
+    if (draftKey !== null) {
+      newDraft();
+      return;
+    }
+    if (hasDraft() && !readOnly()) {
+      clearedDraft = form.draft;
+      form.setDraft(emptyDraft(schema), { keepTyped: false });
+      form.clearErrors();
+      drafts.clear();
+      setNotice("Draft cleared. Ctrl+Z brings it back.");
+    }
+  }
+
   function undoRedo(type) {
+    if (type === "undo" && clearedDraft && draftKey === null && !hasDraft()) {
+      form.setDraft(clearedDraft);
+      clearedDraft = null;
+      keepDraft();
+      setNotice("The cleared draft is back.");
+      return;
+    }
     store.dispatch({ type });
     const state = store.getState();
     const key = state.selected;
@@ -267,37 +404,64 @@ async function main() {
     box.dataset.tone = tone;
   }
 
+  // The table and the timeline are redrawn only when the events change (not on every
+  // save status or selection), and the table holds only the rows in view.
+  const tableRows = new VirtualRows($("#ledger-scroll"), $("#ledger-table tbody"), { rowHeight: 28 });
+  let shownEvents = { base: null, pending: null, list: [], index: new Map() };
+  function currentList(state) {
+    if (shownEvents.base !== state.base || shownEvents.pending !== state.pending) {
+      const list = orderedEvents(state, bounds && bounds.start);
+      shownEvents = { base: state.base, pending: state.pending, list, index: new Map(list.map((e, i) => [e.key, i])), changed: true };
+    }
+    return shownEvents;
+  }
+
   function renderSelection() {
     const key = store.getState().selected;
     timeline.setSelected(key);
     for (const row of document.querySelectorAll("#ledger-table tbody tr")) row.classList.toggle("selected", row.dataset.key === key);
+    const index = shownEvents.index.get(key);
+    if (index !== undefined) tableRows.reveal(index);
+  }
+
+  // Start / end cells: the frame boundaries, or a moment's first interval in seconds.
+  function boundaryText(data, side) {
+    if (bounds) return String(data[side ? bounds.end : bounds.start] ?? "—");
+    const list = intervalField && data[intervalField.name];
+    if (!Array.isArray(list) || !list.length) return "—";
+    return `${list[0][side]} s${side && list.length > 1 ? ` (+${list.length - 1})` : ""}`;
+  }
+
+  function eventRow(event, i) {
+    const row = el("tr", { dataset: { key: event.key }, class: [event.key === store.getState().selected ? "selected" : "", event.unsaved ? "unsaved" : ""].join(" ") }, [
+      el("td", { class: "num", text: String(i + 1) }),
+      el("td", { class: "num", text: boundaryText(event.data, 0) }),
+      el("td", { class: "num", text: boundaryText(event.data, 1) }),
+      el("td", { class: "summary", text: summarize(schema, event.data), title: summarize(schema, event.data) }),
+      el("td", {}, event.unsaved ? el("span", { class: "pill saving", text: "unsaved" }) : el("span", { class: "pill ok", text: "saved" })),
+    ]);
+    row.addEventListener("click", () => select(event.key));
+    return row;
   }
 
   function renderTable(state) {
-    const body = $("#ledger-table tbody");
-    const list = orderedEvents(state, bounds && bounds.start);
-    body.replaceChildren(
-      ...list.map((event, i) => {
-        const row = el("tr", { dataset: { key: event.key }, class: [event.key === state.selected ? "selected" : "", event.unsaved ? "unsaved" : ""].join(" ") }, [
-          el("td", { text: String(i + 1) }),
-          el("td", { class: "num", text: bounds ? String(event.data[bounds.start] ?? "—") : "" }),
-          el("td", { class: "num", text: bounds ? String(event.data[bounds.end] ?? "—") : "" }),
-          el("td", { class: "summary", text: summarize(schema, event.data) }),
-          el("td", {}, event.unsaved ? el("span", { class: "pill saving", text: "unsaved" }) : el("span", { class: "pill ok", text: "saved" })),
-        ]);
-        row.addEventListener("click", () => select(event.key));
-        return row;
-      }),
-    );
-    $("#event-count").textContent = `(${list.length})`;
+    const shown = currentList(state);
+    if (!shown.changed) return false;
+    tableRows.setRows(shown.list, eventRow);
+    $("#event-count").textContent = `(${shown.list.length})`;
     if (lastAdded) {
-      body.querySelector(`tr[data-key="${CSS.escape(lastAdded)}"]`)?.classList.add("just-added");
+      const index = shown.index.get(lastAdded);
+      if (index !== undefined) {
+        tableRows.reveal(index);
+        tableRows.rowOf(index)?.classList.add("just-added");
+      }
       lastAdded = null;
     }
+    return true;
   }
 
   function renderTimeline(state) {
-    const items = events(state).map((event) => ({
+    const items = shownEvents.list.map((event) => ({
       key: event.key,
       start: startFrameOf(event.data),
       end: endFrameOf(event.data),
@@ -366,8 +530,10 @@ async function main() {
 
   let frozenSeen = null;
   store.subscribe((state, previous) => {
-    renderTable(state);
-    renderTimeline(state);
+    if (renderTable(state)) {
+      renderTimeline(state);
+      shownEvents.changed = false;
+    }
     renderStatus(state);
     if (state.frozen !== frozenSeen) {
       frozenSeen = state.frozen;
@@ -378,106 +544,16 @@ async function main() {
     if (state.status === SAVE.CONFLICT && previous.status !== SAVE.CONFLICT) openConflict();
   });
 
-  // ---- conflict -----------------------------------------------------------------------
-  async function openConflict() {
-    const dialog = $("#conflict-dialog");
-    const list = $("#conflict-changes");
-    const state = store.getState();
-    list.replaceChildren(
-      ...state.pending.map((op) => {
-        const before = state.base.find((e) => e.key === op.key);
-        const what = op.kind === "add" ? "add" : op.kind === "update" ? "change" : "delete";
-        return el("li", { text: `${what}: ${summarize(schema, op.data || (before && before.data))}` });
-      }),
-    );
-    $("#conflict-server").textContent = "Loading the ledger as it is on the server…";
-    $("#conflict-reapply").disabled = true;
-    $("#conflict-discard").disabled = true;
-    $("#conflict-discard").dataset.armed = "";
-    if (!dialog.open) dialog.showModal();
-    try {
-      const { ledger: server } = await loadLedger();
-      dialog.server = server;
-      $("#conflict-server").textContent = `On the server this ledger is now at version ${server.version} with ${server.events.length} event(s)${server.frozen ? " and is frozen" : ""} (this page last saw version ${state.version}).`;
-      $("#conflict-reapply").disabled = Boolean(server.frozen);
-      $("#conflict-discard").disabled = false;
-    } catch (error) {
-      $("#conflict-server").textContent = `The server could not be reached (${error.message}). Your changes are kept; try again.`;
-      $("#conflict-retry").hidden = false;
-    }
-  }
-
-  $("#conflict-retry").addEventListener("click", () => {
-    $("#conflict-retry").hidden = true;
-    openConflict();
+  // ---- dialogs ----------------------------------------------------------------------
+  const { openConflict } = mountConflictDialog({
+    store,
+    schema,
+    loadLedger,
+    setNotice,
+    afterRebase: () => select(draftKey !== null && eventByKey(store.getState(), draftKey) ? draftKey : null, { seek: false }),
+    afterReset: () => newDraft(),
   });
-  $("#resolve-conflict").addEventListener("click", openConflict);
-  $("#conflict-reapply").addEventListener("click", () => {
-    const dialog = $("#conflict-dialog");
-    store.dispatch({ type: "rebase", ledger: dialog.server });
-    const summary = store.getState().lastRebase;
-    dialog.close();
-    select(draftKey !== null && eventByKey(store.getState(), draftKey) ? draftKey : null, { seek: false });
-    setNotice(`Your changes were re-applied on version ${dialog.server.version}: ${summary.reapplied} re-applied, ${summary.alreadySaved} already there, ${summary.restored} restored.`);
-  });
-  $("#conflict-discard").addEventListener("click", () => {
-    const button = $("#conflict-discard");
-    const dialog = $("#conflict-dialog");
-    if (!button.dataset.armed) {
-      button.dataset.armed = "1";
-      button.textContent = `Really discard ${store.getState().pending.length} change(s)?`;
-      return;
-    }
-    button.textContent = "Discard my changes, use the server's version";
-    store.dispatch({ type: "discard", ledger: dialog.server });
-    dialog.close();
-    newDraft();
-    setNotice("Loaded the server's version; your unsaved changes were discarded.");
-  });
-
-  // ---- freeze -------------------------------------------------------------------------
-  function renderFreezeDialog() {
-    const state = store.getState();
-    const text = $("#attestation").value.trim();
-    const unsaved = state.pending.length;
-    $("#freeze-count").textContent = `${events(state).length} event(s)`;
-    $("#freeze-wait").textContent = unsaved ? `Waiting for ${unsaved} change(s) to be saved…` : "";
-    $("#attestation-count").textContent = `${text.length} / 20 characters`;
-    $("#freeze-confirm").disabled = unsaved > 0 || text.length < 20 || state.status === SAVE.CONFLICT;
-  }
-  $("#freeze-open").addEventListener("click", () => {
-    $("#attestation-error").textContent = "";
-    $("#freeze-dialog").showModal();
-    renderFreezeDialog();
-    $("#attestation").focus();
-  });
-  $("#attestation").addEventListener("input", renderFreezeDialog);
-  store.subscribe(() => $("#freeze-dialog").open && renderFreezeDialog());
-  $("#freeze-cancel").addEventListener("click", () => $("#freeze-dialog").close());
-  $("#freeze-confirm").addEventListener("click", async () => {
-    const state = store.getState();
-    const button = $("#freeze-confirm");
-    button.disabled = true;
-    $("#attestation-error").textContent = "";
-    try {
-      const { data } = await api.request("POST", `${ledgerUrl}freeze/`, {
-        body: { attestation: $("#attestation").value },
-        headers: { "If-Match": `"ledger-${state.ledgerId}-v${state.version}"` },
-      });
-      store.dispatch({ type: "frozen", sha256: data.sha256, version: data.version });
-      $("#frozen-at").textContent = when(data.frozen_at);
-      $("#freeze-dialog").close();
-      newDraft();
-    } catch (error) {
-      if (error.status === 412) {
-        $("#freeze-dialog").close();
-        store.dispatch({ type: "conflict", message: error.message });
-      } else {
-        $("#attestation-error").textContent = error.message || "The ledger could not be frozen.";
-      }
-      renderFreezeDialog();
-    }
-  });
+  mountFreezeDialog({ store, ledgerUrl, afterReset: () => newDraft() });
 
   // ---- wiring -------------------------------------------------------------------------
   form.addEventListener("change", () => {
@@ -487,6 +563,7 @@ async function main() {
       if (result.errors) form.showErrors(result.errors);
       else store.dispatch({ type: "update", key: draftKey, data: result.data });
     }
+    keepDraft();
     const warnings = schema.family === "break_points" ? breakPointWarnings(form.draft) : [];
     $("#form-warnings").textContent = warnings.join(" · ");
   });
@@ -498,7 +575,7 @@ async function main() {
   $("#help-open").addEventListener("click", () => $("#help-dialog").showModal());
   shortcutSheet($("#help-dialog"), WORKSPACE_SHORTCUTS);
   window.addEventListener("beforeunload", (event) => {
-    if (hasUnsaved(store.getState())) {
+    if (hasUnsaved(store.getState()) || hasDraft()) {
       event.preventDefault();
       event.returnValue = "";
     }
@@ -512,10 +589,17 @@ async function main() {
     "first-frame": () => seek(player.seekToFrame(0)),
     "last-frame": () => seek(player.seekToFrame(player.frameCount - 1)),
     play: () => player.togglePlay(),
-    "play-half": () => {
-      player.setRate(0.5);
-      player.togglePlay();
-    },
+    "play-half": () => playHalf(),
+    "shuttle-back": () => shuttle(-1),
+    "shuttle-stop": () => shuttle(0),
+    "shuttle-forward": () => shuttle(1),
+    "step-second-back": () => seek(player.step(-secondStep(player.clock))),
+    "step-second-forward": () => seek(player.step(secondStep(player.clock))),
+    "prev-boundary": () => jumpTo(boundaryTargetNow(-1)),
+    "next-boundary": () => jumpTo(boundaryTargetNow(1)),
+    "prev-keyframe": () => jumpTo(keyframeTargetNow(-1)),
+    "next-keyframe": () => jumpTo(keyframeTargetNow(1)),
+    "go-to-frame": () => goToBox(),
     "set-start": () => setBoundary("start"),
     "set-end": () => setBoundary("end"),
     commit,
@@ -530,10 +614,7 @@ async function main() {
     "nudge+1": () => nudge(1),
     "nudge-10": () => nudge(-10),
     "nudge+10": () => nudge(10),
-    deselect: () => {
-      if (isField(document.activeElement)) focusHome();
-      else newDraft();
-    },
+    deselect: () => escape(),
     delete: () => {
       if (draftKey !== null && !readOnly()) {
         store.dispatch({ type: "remove", key: draftKey });
@@ -550,24 +631,7 @@ async function main() {
     help: () => $("#help-dialog").showModal(),
   };
 
-  // Commands that read the frame or the selection run one after another, in key order
-  // (each waits for the seeks before it); moving and focusing run at once, so held keys
-  // coalesce and typing after "e" lands in the field.
-  const ORDERED = new Set([
-    "set-start", "set-end", "commit", "prev-event", "next-event", "toggle-boundary",
-    "nudge-1", "nudge+1", "nudge-10", "nudge+10", "delete", "undo", "redo",
-  ]);
-  let chain = Promise.resolve();
-  document.addEventListener("keydown", (event) => {
-    if (anyDialogOpen()) return;
-    const target = event.target;
-    if (target instanceof HTMLButtonElement && (event.key === "Enter" || event.key === " ")) return;
-    const command = commandFor(KEYS, event, { inField: isField(target) });
-    if (!command || !commands[command]) return;
-    event.preventDefault();
-    if (ORDERED.has(command)) chain = chain.then(() => commands[command]()).catch((error) => setNotice(String(error), "bad"));
-    else commands[command]();
-  });
+  mountWorkspaceKeys({ commands, player, seek, focusHome, setNotice });
 
   connectPacket(config.packetId, {
     onPresence(people) {
@@ -598,12 +662,18 @@ async function main() {
   const state = store.getState();
   renderTable(state);
   renderTimeline(state);
+  shownEvents.changed = false;
   renderStatus(state);
   frozenSeen = state.frozen;
   renderFrozen(state);
   if (state.frozen && ledger.frozen_at) $("#frozen-at").textContent = when(ledger.frozen_at);
   if (state.status === SAVE.CONFLICT) openConflict();
   showDraftTitle();
+  const kept = state.frozen ? null : drafts.load();
+  if (kept) {
+    form.setDraft(kept);
+    setNotice("The new event you had not added yet is back (Esc clears it, Ctrl+Z undoes that).");
+  }
   autosave.kick();
   $("#workspace").dataset.state = "ready";
   focusHome();

@@ -3,15 +3,9 @@
 // the published adjudicated version.
 
 import { api } from "../api.js";
+import { textEl } from "../ui.js";
 
 const SVG = "http://www.w3.org/2000/svg";
-
-function el(tag, text, attrs = {}) {
-  const node = document.createElement(tag);
-  if (text !== undefined) node.textContent = text;
-  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
-  return node;
-}
 
 function fmt(value) {
   if (value === null || value === undefined) return "–";
@@ -60,20 +54,20 @@ export function histogramSvg(histogram, { width = 420, height = 120, title = "" 
 }
 
 function comparison(title, result) {
-  const box = el("section", undefined, { class: "card" });
-  box.append(el("h2", title));
+  const box = textEl("section", undefined, { class: "card" });
+  box.append(textEl("h2", title));
   box.append(
-    el("p", `reward as prediction: first ${fmt(result.a_as_prediction.reward)} · second ${fmt(result.b_as_prediction.reward)} · pairs ${result.pairs}`),
+    textEl("p", `reward as prediction: first ${fmt(result.a_as_prediction.reward)} · second ${fmt(result.b_as_prediction.reward)} · pairs ${result.pairs}`),
   );
-  box.append(el("p", `union: ${Object.entries(result.union).map(([k, v]) => `${k} ${v}`).join(" · ")}`, { class: "muted" }));
-  const kappa = el("table", undefined, { class: "table kappa" });
-  kappa.append(el("thead"), el("tbody"));
-  const head = el("tr");
-  head.append(el("th", "field"), el("th", "Cohen's kappa"));
+  box.append(textEl("p", `union: ${Object.entries(result.union).map(([k, v]) => `${k} ${v}`).join(" · ")}`, { class: "muted" }));
+  const kappa = textEl("table", undefined, { class: "table kappa" });
+  kappa.append(textEl("thead"), textEl("tbody"));
+  const head = textEl("tr");
+  head.append(textEl("th", "field"), textEl("th", "Cohen's kappa"));
   kappa.tHead.append(head);
   for (const [field, value] of Object.entries(result.kappa || {})) {
-    const tr = el("tr", undefined, { "data-field": field });
-    tr.append(el("td", field), el("td", fmt(value)));
+    const tr = textEl("tr", undefined, { "data-field": field });
+    tr.append(textEl("td", field), textEl("td", fmt(value)));
     kappa.tBodies[0].append(tr);
   }
   box.append(kappa);
@@ -81,16 +75,16 @@ function comparison(title, result) {
   if (boundaries) {
     for (const side of ["start", "end"]) {
       const d = boundaries[side];
-      box.append(el("h3", `${side} boundary differences (${boundaries.unit}): n ${d.count}, mean ${fmt(d.mean)}, median ${fmt(d.median)}, max |Δ| ${fmt(d.max_abs)}`));
+      box.append(textEl("h3", `${side} boundary differences (${boundaries.unit}): n ${d.count}, mean ${fmt(d.mean)}, median ${fmt(d.median)}, max |Δ| ${fmt(d.max_abs)}`));
       box.append(histogramSvg(d.histogram, { title: `${side} boundary differences` }));
     }
   }
   if (result.shot_count_differences) {
     const d = result.shot_count_differences;
-    box.append(el("h3", `shot-count differences: n ${d.count}, mean ${fmt(d.mean)}`));
+    box.append(textEl("h3", `shot-count differences: n ${d.count}, mean ${fmt(d.mean)}`));
     box.append(histogramSvg(d.histogram, { title: "shot count differences" }));
   }
-  box.append(el("p", `unmatched: first ${JSON.stringify(result.unmatched.a)} · second ${JSON.stringify(result.unmatched.b)}`, { class: "muted" }));
+  box.append(textEl("p", `unmatched: first ${JSON.stringify(result.unmatched.a)} · second ${JSON.stringify(result.unmatched.b)}`, { class: "muted" }));
   return box;
 }
 
@@ -99,13 +93,13 @@ export async function mountAgreement(root, { packetId }) {
   try {
     report = await api.get(`/api/packets/${packetId}/agreement/`);
   } catch (error) {
-    root.replaceChildren(el("p", error.status === 404 ? "No report: both ledgers must be frozen first." : error.message, { class: "error" }));
+    root.replaceChildren(textEl("p", error.status === 404 ? "No report: both ledgers must be frozen first." : error.message, { class: "error" }));
     return null;
   }
   const a = report.ledgers.A;
   const b = report.ledgers.B;
   const parts = [
-    el("p", `${report.scorer_id} · A: ${a.annotator} (${a.events} events) · B: ${b.annotator} (${b.events} events)`),
+    textEl("p", `${report.scorer_id} · A: ${a.annotator} (${a.events} events) · B: ${b.annotator} (${b.events} events)`),
     comparison("Annotator A vs annotator B", report.a_vs_b),
   ];
   if (report.version) {
@@ -116,7 +110,7 @@ export async function mountAgreement(root, { packetId }) {
       parts.push(section);
     }
   } else {
-    parts.push(el("p", "No adjudicated version is published yet.", { class: "muted" }));
+    parts.push(textEl("p", "No adjudicated version is published yet.", { class: "muted" }));
   }
   root.replaceChildren(...parts);
   root.dataset.state = "ready";

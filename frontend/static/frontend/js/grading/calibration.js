@@ -4,40 +4,34 @@
 //   mountCalibration(root, { versionId })   (any page may embed it: the version page too)
 
 import { api } from "../api.js";
-
-function el(tag, text, attrs = {}) {
-  const node = document.createElement(tag);
-  if (text !== undefined) node.textContent = text;
-  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
-  return node;
-}
+import { textEl } from "../ui.js";
 
 export async function mountCalibration(root, { versionId }) {
-  const body = el("div");
-  const message = el("p", undefined, { class: "muted", "data-field": "ready-message" });
-  const button = el("button", "Mark ready for grading", { type: "button", "data-action": "ready" });
+  const body = textEl("div");
+  const message = textEl("p", undefined, { class: "muted", "data-field": "ready-message" });
+  const button = textEl("button", "Mark ready for grading", { type: "button", "data-action": "ready" });
   root.replaceChildren(body, button, message);
 
   async function reload() {
     const data = await api.get(`/api/versions/${versionId}/calibration/`);
     const parts = [];
     for (const calibration of data.calibrations) {
-      parts.push(el("h3", `${calibration.scorer_id}: ${calibration.status}`, { "data-status": calibration.status }));
-      const table = el("table", undefined, { class: "table anchors" });
-      table.append(el("thead"), el("tbody"));
-      const head = el("tr");
-      for (const t of ["anchor", "reward", "expected", "", "what it is"]) head.append(el("th", t));
+      parts.push(textEl("h3", `${calibration.scorer_id}: ${calibration.status}`, { "data-status": calibration.status }));
+      const table = textEl("table", undefined, { class: "table anchors" });
+      table.append(textEl("thead"), textEl("tbody"));
+      const head = textEl("tr");
+      for (const t of ["anchor", "reward", "expected", "", "what it is"]) head.append(textEl("th", t));
       table.tHead.append(head);
       for (const anchor of calibration.anchors) {
-        const tr = el("tr", undefined, { "data-anchor": anchor.name, class: anchor.ok === false ? "bad" : "" });
-        tr.append(el("td", anchor.name), el("td", String(anchor.reward)), el("td", anchor.expected === null ? "" : String(anchor.expected)));
-        tr.append(el("td", anchor.ok === null ? "" : anchor.ok ? "✓" : "✗"), el("td", anchor.description));
+        const tr = textEl("tr", undefined, { "data-anchor": anchor.name, class: anchor.ok === false ? "bad" : "" });
+        tr.append(textEl("td", anchor.name), textEl("td", String(anchor.reward)), textEl("td", anchor.expected === null ? "" : String(anchor.expected)));
+        tr.append(textEl("td", anchor.ok === null ? "" : anchor.ok ? "✓" : "✗"), textEl("td", anchor.description));
         table.tBodies[0].append(tr);
       }
       parts.push(table);
-      for (const problem of calibration.problems) parts.push(el("p", problem, { class: "error" }));
+      for (const problem of calibration.problems) parts.push(textEl("p", problem, { class: "error" }));
     }
-    if (!data.calibrations.length) parts.push(el("p", "No anchors computed yet.", { class: "muted" }));
+    if (!data.calibrations.length) parts.push(textEl("p", "No anchors computed yet.", { class: "muted" }));
     body.replaceChildren(...parts);
     if (data.ready) {
       button.hidden = true;

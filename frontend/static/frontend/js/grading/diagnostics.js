@@ -10,22 +10,12 @@
 import { api } from "../api.js";
 import { mountPlayer } from "../player.js";
 import { FrameWindow, STATUS_LABELS, seekFrame, statusCounts, timelineModel } from "./timeline_data.js";
+import { el } from "../ui.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const ROW_HEIGHT = 14;
 const LANE_GAP = 26;
 const LABEL_WIDTH = 110;
-
-function el(tag, attrs = {}, children = []) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(attrs)) {
-    if (key === "class") node.className = value;
-    else if (key === "text") node.textContent = value;
-    else node.setAttribute(key, value);
-  }
-  for (const child of children) node.append(child);
-  return node;
-}
 
 function svg(tag, attrs = {}) {
   const node = document.createElementNS(SVG, tag);

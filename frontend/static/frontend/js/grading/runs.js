@@ -3,15 +3,9 @@
 // run's Job row, polled), and reach each version's leaderboard.
 
 import { api } from "../api.js";
+import { textEl } from "../ui.js";
 
 const POLL_MS = 1000;
-
-function el(tag, text, attrs = {}) {
-  const node = document.createElement(tag);
-  if (text !== undefined) node.textContent = text;
-  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
-  return node;
-}
 
 export async function mountGrading(root, { packetId, scorers }) {
   const versionsBody = root.querySelector("#grading-versions tbody");
@@ -26,17 +20,17 @@ export async function mountGrading(root, { packetId, scorers }) {
     const versions = await api.get(`/api/packets/${packetId}/versions/`);
     versionsBody.replaceChildren(
       ...versions.map((v) => {
-        const tr = el("tr");
-        const link = el("a", `${v.tier} v${v.number}`, { href: `/grading/versions/${v.id}/` });
-        const td = el("td");
+        const tr = textEl("tr");
+        const link = textEl("a", `${v.tier} v${v.number}`, { href: `/grading/versions/${v.id}/` });
+        const td = textEl("td");
         td.append(link);
-        const select = el("select", undefined, { "data-version": v.id });
-        for (const scorer of scorers) select.append(el("option", scorer, { value: scorer }));
-        const start = el("button", "Score all submissions", { type: "button", "data-start": v.id });
+        const select = textEl("select", undefined, { "data-version": v.id });
+        for (const scorer of scorers) select.append(textEl("option", scorer, { value: scorer }));
+        const start = textEl("button", "Score all submissions", { type: "button", "data-start": v.id });
         start.addEventListener("click", () => startRun({ version: v.id, scorer_id: select.value }));
-        const actions = el("td");
+        const actions = textEl("td");
         actions.append(select, " ", start);
-        tr.append(td, el("td", v.sha256 ? v.sha256.slice(0, 12) : ""), actions);
+        tr.append(td, textEl("td", v.sha256 ? v.sha256.slice(0, 12) : ""), actions);
         return tr;
       }),
     );
@@ -47,9 +41,9 @@ export async function mountGrading(root, { packetId, scorers }) {
     submissionsBody.replaceChildren(
       ...rows.map((s) =>
         (() => {
-          const tr = el("tr");
-          tr.append(el("td", String(s.id)), el("td", s.label), el("td", s.original_name), el("td", String(s.size_bytes)),
-            el("td", s.sha256.slice(0, 16)), el("td", s.rejected_reason || (s.kept ? "kept" : "")));
+          const tr = textEl("tr");
+          tr.append(textEl("td", String(s.id)), textEl("td", s.label), textEl("td", s.original_name), textEl("td", String(s.size_bytes)),
+            textEl("td", s.sha256.slice(0, 16)), textEl("td", s.rejected_reason || (s.kept ? "kept" : "")));
           return tr;
         })(),
       ),
@@ -57,14 +51,14 @@ export async function mountGrading(root, { packetId, scorers }) {
   }
 
   function runRow(run) {
-    const tr = el("tr", undefined, { "data-run": run.id });
-    const bar = el("progress", undefined, { max: "1", value: String(run.job.progress) });
-    const board = el("a", `${run.version.tier} v${run.version.number}`, { href: `/grading/versions/${run.version.id}/?scorer=${encodeURIComponent(run.scorer_id)}` });
-    const versionCell = el("td");
+    const tr = textEl("tr", undefined, { "data-run": run.id });
+    const bar = textEl("progress", undefined, { max: "1", value: String(run.job.progress) });
+    const board = textEl("a", `${run.version.tier} v${run.version.number}`, { href: `/grading/versions/${run.version.id}/?scorer=${encodeURIComponent(run.scorer_id)}` });
+    const versionCell = textEl("td");
     versionCell.append(board);
-    const progressCell = el("td");
-    progressCell.append(bar, " ", el("span", `${run.job.status}: ${run.job.message}`, { "data-field": "job" }));
-    tr.append(el("td", String(run.id)), versionCell, el("td", run.scorer_id), progressCell);
+    const progressCell = textEl("td");
+    progressCell.append(bar, " ", textEl("span", `${run.job.status}: ${run.job.message}`, { "data-field": "job" }));
+    tr.append(textEl("td", String(run.id)), versionCell, textEl("td", run.scorer_id), progressCell);
     return tr;
   }
 

@@ -1,0 +1,83 @@
+// The workspace's keys (DOM): one keydown listener that maps keys to the page's commands
+// (shortcuts.js), keeps the commands that read the frame in key order, takes a typed frame
+// prefix ("1290o"), the player's Go-to box, and Space after a click.
+//
+//   mountWorkspaceKeys({ commands, player, seek, focusHome, setNotice });
+
+import { FramePrefix } from "./navigation.js";
+import { WORKSPACE_SHORTCUTS, commandFor, keymap } from "./shortcuts.js";
+import { anyDialogOpen, isField } from "./ui.js";
+
+const KEYS = keymap(WORKSPACE_SHORTCUTS);
+
+export function mountWorkspaceKeys({ commands, player, seek, focusHome, setNotice }) {
+  // Commands that read the frame or the selection run one after another, in key order
+  // (each waits for the seeks before it); moving and focusing run at once, so held keys
+  // coalesce and typing after "e" lands in the field.
+  const ORDERED = new Set([
+    "set-start", "set-end", "commit", "prev-event", "next-event", "toggle-boundary",
+    "nudge-1", "nudge+1", "nudge-10", "nudge+10", "delete", "undo", "redo",
+    "prev-boundary", "next-boundary", "prev-keyframe", "next-keyframe",
+  ]);
+  const run = (command) => {
+    if (ORDERED.has(command)) chain = chain.then(() => commands[command]()).catch((error) => setNotice(String(error), "bad"));
+    else commands[command]();
+  };
+  // Digits typed on the page are a frame number for the next key: Enter or g goes
+  // there, i / o mark that frame ("1290o": the end at frame 1290).
+  const prefix = new FramePrefix();
+  function prefixKey(event) {
+    if (event.ctrlKey || event.metaKey || event.altKey) return false;
+    if (prefix.feed(event.key)) {
+      setNotice(`Frame ${prefix.digits}… (Enter or g: go there · i / o: mark it there · Esc: cancel)`);
+      return true;
+    }
+    if (!prefix.active) return false;
+    if (event.key === "Backspace") {
+      prefix.backspace();
+      setNotice(prefix.active ? `Frame ${prefix.digits}…` : "");
+      return true;
+    }
+    const frame = prefix.take();
+    setNotice("");
+    if (event.key === "Escape") return true;
+    if (event.key === "Enter" || event.key === "g") {
+      seek(player.seekToFrame(frame));
+      return true;
+    }
+    if (event.key === "i" || event.key === "o") {
+      // In key order: "150i170o" marks 150 then 170, whatever the seeks' timing.
+      const command = event.key === "i" ? "set-start" : "set-end";
+      chain = chain.then(() => seek(player.seekToFrame(frame))).then(() => commands[command]()).catch((error) => setNotice(String(error), "bad"));
+      return true;
+    }
+    return false;
+  }
+  let chain = Promise.resolve();
+  document.addEventListener("keydown", (event) => {
+    if (anyDialogOpen()) return;
+    const target = event.target;
+    // Space after clicking a button (or the scrub bar) plays / pauses; it does not press it again.
+    if (event.key === " " && !event.ctrlKey && !event.altKey && (target instanceof HTMLButtonElement || (target instanceof HTMLInputElement && target.type === "range"))) {
+      event.preventDefault();
+      focusHome();
+      run("play");
+      return;
+    }
+    if (target instanceof HTMLButtonElement && event.key === "Enter") return;
+    if (target instanceof HTMLInputElement && target.matches(".fl-goto") && event.key === "Enter") {
+      event.preventDefault();
+      if (target.value !== "") seek(player.seekToFrame(Number(target.value)));
+      focusHome();
+      return;
+    }
+    if (!isField(target) && prefixKey(event)) {
+      event.preventDefault();
+      return;
+    }
+    const command = commandFor(KEYS, event, { inField: isField(target) });
+    if (!command || !commands[command]) return;
+    event.preventDefault();
+    run(command);
+  });
+}

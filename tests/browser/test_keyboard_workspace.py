@@ -1,0 +1,270 @@
+"""Issue 17, the annotator's side: the keyboard model and the defects it listed, each as a
+regression test in real Chromium (drafts across a reload, Esc twice, a stale end frame,
+an empty snapped interval, Space after a click, h, go-to-frame, boundary and keyframe jumps,
+validation in the page)."""
+
+from __future__ import annotations
+
+import pytest
+
+from annotator.models import Ledger
+from tests.browser.ledger_pages import (
+    add_action_by_keyboard,
+    ledger_rows,
+    screenshot,
+    wait_frame,
+    wait_ready,
+    wait_saved,
+)
+from tests.factories import make_packet
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+VIDEO = "h264-2997-gop12"
+
+
+def open_workspace(page_as, user, packet):
+    page = page_as(user, f"/packets/{packet.pk}/")
+    wait_ready(page)
+    page.locator("#workspace").focus()
+    return page
+
+
+def draft(page) -> dict:
+    return page.evaluate(
+        "() => Object.fromEntries([...document.querySelectorAll('#event-form [name]')]"
+        ".filter(n => n.id).map(n => [n.name, n.value]))"
+    )
+
+
+LEAVING_ASKS = (
+    "() => { const e = new Event('beforeunload', {cancelable: true});"
+    " window.dispatchEvent(e); return e.defaultPrevented; }"
+)
+
+
+def chips(page) -> list[str]:
+    return page.eval_on_selector_all("[data-field=nouns] .chip", "cs => cs.map(c => c.dataset.value)")
+
+
+def server_events(packet) -> list[dict]:
+    return [e.data for e in Ledger.objects.get(packet=packet, side="A").events.order_by("created_at")]
+
+
+def start_draft(page, start: int, verb: str, noun: str) -> None:
+    page.keyboard.type(f"{start}i")
+    page.wait_for_function("(s) => document.querySelector('#ev-start_frame').value === String(s)", arg=start)
+    page.keyboard.press("e")
+    page.keyboard.type(verb)
+    page.keyboard.press("Enter")  # completes the verb and moves on to the nouns
+    page.keyboard.type(noun)
+    page.keyboard.press("Enter")  # adds the noun chip
+    page.keyboard.press("Escape")  # back to the page
+
+
+def test_a_half_filled_new_event_survives_a_reload_and_the_page_warns_before_leaving(
+    page_as, media_packet, annotator_a
+):
+    packet = media_packet(VIDEO)
+    page = open_workspace(page_as, annotator_a, packet)
+    start_draft(page, 40, "tak", "egg")
+    assert draft(page)["verb"] == "take" and chips(page) == ["egg"]
+    # Leaving with a draft asks first (beforeunload is cancelled).
+    assert page.evaluate(LEAVING_ASKS)
+    page.reload()
+    wait_ready(page)
+    values = draft(page)
+    assert (values["verb"], values["start_frame"], chips(page)) == ("take", "40", ["egg"])
+    assert "back" in page.inner_text("#notice")
+    # Completing it and saving forgets the kept draft.
+    page.locator("#workspace").focus()
+    page.keyboard.type("70o")
+    page.wait_for_function("document.querySelector('#ev-end_frame').value === '70'")
+    page.keyboard.press("Enter")
+    wait_saved(page)
+    assert server_events(packet) == [{"verb": "take", "nouns": ["egg"], "start_frame": 40, "end_frame": 70}]
+    assert page.evaluate("localStorage.length") == 0
+    assert not page.evaluate(LEAVING_ASKS)
+
+
+def test_esc_twice_never_loses_a_draft_silently_and_ctrl_z_brings_it_back(page_as, media_packet, annotator_a):
+    packet = media_packet(VIDEO)
+    page = open_workspace(page_as, annotator_a, packet)
+    add_action_by_keyboard(page, 10, 20, "crack", ["egg"])
+    wait_saved(page)
+    start_draft(page, 40, "pou", "milk")
+    # Selecting an existing event keeps the new one aside; Esc comes back to it.
+    page.keyboard.press("[")
+    page.wait_for_function("document.querySelector('#ev-verb').value === 'crack'")
+    page.keyboard.press("Escape")
+    page.wait_for_function("document.querySelector('#ev-verb').value === 'pour'")
+    page.keyboard.press("Escape")  # a second Esc on the page clears the draft, and says so
+    assert draft(page)["verb"] == "" and chips(page) == []
+    assert "Ctrl+Z" in page.inner_text("#notice")
+    page.keyboard.press("Control+z")
+    page.wait_for_function("document.querySelector('#ev-verb').value === 'pour'")
+    assert draft(page)["start_frame"] == "40" and chips(page) == ["milk"]
+    assert server_events(packet) == [{"verb": "crack", "nouns": ["egg"], "start_frame": 10, "end_frame": 20}]
+
+
+def test_after_saving_with_enter_in_the_end_box_the_next_form_has_no_stale_end(page_as, media_packet, annotator_a):
+    packet = media_packet(VIDEO)
+    page = open_workspace(page_as, annotator_a, packet)
+    page.keyboard.type("100i")
+    page.keyboard.press("e")
+    page.keyboard.type("take")
+    page.keyboard.press("Enter")
+    page.keyboard.type("egg")
+    page.keyboard.press("Enter")
+    page.locator("#ev-end_frame").focus()
+    page.keyboard.type("130")
+    page.keyboard.press("Enter")  # saves from the end box
+    wait_saved(page)
+    assert draft(page)["end_frame"] == "" and draft(page)["start_frame"] == ""
+    # A later start with a fresh end works (the old end 130 must not come back).
+    page.locator("#workspace").focus()
+    page.keyboard.type("150i")
+    page.keyboard.type("170o")
+    page.keyboard.press("e")
+    page.keyboard.type("put")
+    page.keyboard.press("Enter")
+    page.keyboard.type("bowl")
+    page.keyboard.press("Enter")
+    page.keyboard.press("Enter")
+    wait_saved(page)
+    assert server_events(packet) == [
+        {"verb": "take", "nouns": ["egg"], "start_frame": 100, "end_frame": 130},
+        {"verb": "put", "nouns": ["bowl"], "start_frame": 150, "end_frame": 170},
+    ]
+
+
+def test_validation_in_the_page_lists_candidates_and_catches_end_before_start(page_as, media_packet, annotator_a):
+    packet = media_packet(VIDEO)
+    page = open_workspace(page_as, annotator_a, packet)
+    page.keyboard.type("80i")
+    page.keyboard.type("60o")
+    page.keyboard.press("e")
+    page.keyboard.type("take")
+    page.keyboard.press("Enter")
+    page.keyboard.type("bage")
+    page.keyboard.press("Enter")
+    error = page.inner_text("[data-field=nouns] .field-error")
+    assert "bagel" in error and "bagel_container" in error
+    page.keyboard.press("Control+a")
+    page.keyboard.type("bagel_c")
+    page.keyboard.press("Enter")
+    assert chips(page) == ["bagel_container"]
+    page.keyboard.press("Enter")  # save: refused in the page, before any request
+    assert "before the start" in page.inner_text("[data-field=end_frame] .field-error")
+    assert server_events(packet) == []
+    assert page.evaluate("window.frameledger.store.getState().pending.length") == 0
+
+
+def test_space_after_clicking_a_button_plays_and_h_toggles_half_speed(page_as, media_packet, annotator_a):
+    packet = media_packet(VIDEO)
+    page = open_workspace(page_as, annotator_a, packet)
+    page.click("#player button[data-act=fwd10]")
+    wait_frame(page, 10)
+    page.keyboard.press(" ")  # plays; does not press +10 again
+    page.wait_for_function("!window.frameledger.player.paused")
+    page.keyboard.press(" ")
+    page.wait_for_function("window.frameledger.player.paused")
+    assert page.evaluate("document.querySelector('video.fl-video').playbackRate") == 1
+    page.keyboard.press("h")
+    page.wait_for_function("!window.frameledger.player.paused")
+    assert page.evaluate("document.querySelector('video.fl-video').playbackRate") == 0.5
+    page.keyboard.press("h")
+    page.wait_for_function("window.frameledger.player.paused")
+    assert page.evaluate("document.querySelector('video.fl-video').playbackRate") == 1
+
+
+def test_go_to_frame_boundary_and_keyframe_jumps_and_one_second_steps(page_as, media_packet, annotator_a):
+    packet = media_packet(VIDEO)
+    page = open_workspace(page_as, annotator_a, packet)
+    page.keyboard.press("g")
+    assert page.evaluate("document.activeElement.matches('.fl-goto')")
+    page.keyboard.type("57")
+    page.keyboard.press("Enter")
+    wait_frame(page, 57)
+    assert page.evaluate("document.activeElement.id") == "workspace"  # i / o work again
+    page.keyboard.press("i")
+    page.wait_for_function("document.querySelector('#ev-start_frame').value === '57'")
+    page.keyboard.press("Alt+ArrowRight")
+    wait_frame(page, 87)  # 29.97 fps: one second is 30 frames
+    page.keyboard.press("o")
+    page.keyboard.press("e")
+    page.keyboard.type("open")
+    page.keyboard.press("Enter")
+    page.keyboard.type("fridge")
+    page.keyboard.press("Enter")
+    page.keyboard.press("Enter")
+    wait_saved(page)
+    page.keyboard.press("Home")
+    wait_frame(page, 0)
+    page.keyboard.press("}")
+    wait_frame(page, 57)
+    page.keyboard.press("}")
+    wait_frame(page, 87)
+    page.keyboard.press("{")
+    wait_frame(page, 57)
+    keyframes = page.evaluate("window.frameledger.player.clock.keyframes")
+    after = next(k for k in keyframes if k > 57)
+    page.keyboard.press("PageDown")
+    wait_frame(page, after)
+    page.keyboard.press("PageUp")
+    wait_frame(page, max(k for k in keyframes if k < after))
+
+
+def test_moment_interval_marked_inside_one_grid_step_is_never_empty(
+    page_as, ingest, maintainer, annotator_a, annotator_b, adjudicator
+):
+    packet = make_packet(maintainer, annotator_a, annotator_b, adjudicator, kind="moment-queries", video=ingest(VIDEO))
+    page = open_workspace(page_as, annotator_a, packet)
+    page.keyboard.type("37i")  # 1.235 s
+    page.keyboard.type("62o")  # 2.069 s: both ends snap to 2 s on the 2 s grid
+    page.wait_for_function("document.querySelector('[name=intervals-end]')?.value === '4'")
+    assert page.input_value("[name=intervals-start]") == "2"
+    notice = page.inner_text("#notice")
+    assert "2 s grid" in notice and "widened" in notice
+    page.keyboard.press("e")
+    page.keyboard.type("q1")
+    page.keyboard.press("Tab")
+    page.keyboard.type("someone opens the fridge")
+    page.keyboard.press("Enter")
+    wait_saved(page)
+    assert server_events(packet) == [{"query_id": "q1", "query": "someone opens the fridge", "intervals": [[2.0, 4.0]]}]
+    (row,) = ledger_rows(page)
+    assert (row[1], row[2]) == ("2 s", "4 s")
+
+
+def in_view(page, selector: str) -> bool:
+    box = page.locator(selector).bounding_box()
+    return box is not None and box["y"] >= 0 and box["y"] + min(box["height"], 40) <= 720
+
+
+def test_player_form_and_timeline_fit_1280_by_720(
+    page_as, media_packet, ingest, annotator_a, annotator_b, maintainer, adjudicator
+):
+    packet = media_packet(VIDEO)
+    page = page_as(annotator_a, f"/packets/{packet.pk}/")
+    page.set_viewport_size({"width": 1280, "height": 720})
+    wait_ready(page)
+    add_action_by_keyboard(page, 30, 60, "take", ["egg"])
+    wait_saved(page)
+    # The player's controls, the whole form with its save button, and the timeline's lane.
+    for selector in ("#player .fl-controls", "#event-form button.commit", ".tl-lane"):
+        assert in_view(page, selector), selector
+    screenshot(page, "workspace-1280x720.png", full_page=False)
+
+    tennis = make_packet(
+        maintainer, annotator_a, annotator_b, adjudicator, kind="break-point-ledger", video=ingest(VIDEO)
+    )
+    page = page_as(annotator_a, f"/packets/{tennis.pk}/")
+    page.set_viewport_size({"width": 1280, "height": 720})
+    wait_ready(page)
+    sections = page.eval_on_selector_all("#event-form fieldset legend", "ls => ls.map(l => l.textContent)")
+    assert sections == ["Score", "Serve and outcome", "Last shot", "Shots", "In the video"]
+    assert in_view(page, "#player .fl-controls") and in_view(page, ".tl-strip")
+    # Tab from the last label field never lands on "+ token": the form's buttons are not tab stops.
+    assert page.get_attribute("[data-field=shots] .token-add", "tabindex") == "-1"
+    screenshot(page, "tennis-1280x720.png", full_page=False)
