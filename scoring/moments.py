@@ -12,21 +12,23 @@ thresholds 0.5 / 0.7 / 0.9 are never missed by a rounding error.
 
 from __future__ import annotations
 
-import json
 import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
+from .constants import MOMENTS_DEFAULT_A, MOMENTS_DEFAULT_B, MOMENTS_DEPTH_LIMIT, MOMENTS_MAX_BYTES
 from .errors import GroundTruthError, ParameterError
-from .jsonio import dumps_indented
+from .jsonio import dumps_indented, loads, loads_like_verifier
 from .results import ScoreResult
 
-DEFAULT_A = 15
-DEFAULT_B = 0.14696558206208937
+DEFAULT_A = MOMENTS_DEFAULT_A
+DEFAULT_B = MOMENTS_DEFAULT_B
 GRID_TOLERANCE = 1e-6
-MAX_SOLUTION_BYTES = 10_000_000
+MAX_SOLUTION_BYTES = MOMENTS_MAX_BYTES
+DEPTH_LIMIT = MOMENTS_DEPTH_LIMIT  # per line; deeper lines are invalid rows
+MAX_ROW_MESSAGES = 10  # row problems named in the reason
 MAX_GRID_POINTS = 2_000_000
 THRESHOLDS = (Fraction(1, 2), Fraction(7, 10), Fraction(9, 10))
 DEFAULT_SOURCE = "default"
@@ -107,8 +109,8 @@ def parse_corpus_jsonl(text: str) -> list[dict]:
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
-        except ValueError as error:
+            row = loads(line)
+        except (ValueError, RecursionError) as error:
             raise ParameterError(f"corpus line {number} is not JSON: {error}") from None
         if not isinstance(row, dict):
             raise ParameterError(f"corpus line {number} is not an object")
@@ -279,29 +281,77 @@ def _check_params(a: object, b: object) -> None:
 class Rows:
     by_query: dict  # query_id -> list of row objects
     invalid: int  # lines that are not an object with a known string query_id
+    messages: tuple = ()  # what was wrong with those lines, "line N ..." (first ten)
+
+
+def submission_text(data: bytes) -> str:
+    """The text of a JSONL submission: strict UTF-8, one leading byte-order mark
+    ignored, universal newlines (CRLF and lone CR end a line, as in text mode)."""
+    text = bytes(data).decode("utf-8")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
+
+
+def _line_problem(row: object, known: set) -> str | None:
+    if not isinstance(row, dict):
+        return f"is not a JSON object (a JSON {_json_type(row)})"
+    query_id = row.get("query_id")
+    if "query_id" not in row:
+        return "has no query_id"
+    if not isinstance(query_id, str):
+        return f"has a non-string query_id {_short(query_id)}"
+    if query_id not in known:
+        return f"has unknown query_id {_short(query_id)}"
+    return None
+
+
+def _json_type(value: object) -> str:
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, str):
+        return "string"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    return "number"
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def parse_rows(data: bytes, known: set) -> Rows:
-    """Group JSONL rows by query id. Raises ValueError when the file is unreadable."""
+    """Group JSONL rows by query id. Raises ValueError when the file is unreadable.
+
+    A line that is not JSON, not an object, or has no known string ``query_id`` is an
+    invalid row; the first ten are named (``line N ...``) for the reason."""
     if len(data) > MAX_SOLUTION_BYTES:
         raise ValueError(f"submission exceeds {MAX_SOLUTION_BYTES} bytes")
-    text = data.decode("utf-8")
+    text = submission_text(data)
     by_query: dict[str, list] = {}
     invalid = 0
-    for line in text.split("\n"):
+    messages: list[str] = []
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
-        except (ValueError, RecursionError):
+            row = loads_like_verifier(line, DEPTH_LIMIT)
+            problem = _line_problem(row, known)
+        except (ValueError, RecursionError) as error:
+            where = f" at column {error.colno}" if hasattr(error, "colno") else ""
+            problem = f"is not JSON: {getattr(error, 'msg', error)}{where}"
+        if problem is not None:
             invalid += 1
+            if len(messages) < MAX_ROW_MESSAGES:
+                messages.append(f"line {number} {problem}")
             continue
-        query_id = row.get("query_id") if isinstance(row, dict) else None
-        if not isinstance(query_id, str) or query_id not in known:
-            invalid += 1
-            continue
-        by_query.setdefault(query_id, []).append(row)
-    return Rows(by_query, invalid)
+        by_query.setdefault(row["query_id"], []).append(row)
+    return Rows(by_query, invalid, tuple(messages))
 
 
 def _row_interval(row: dict, grid: Sequence[float]) -> tuple[float, float] | str:
@@ -417,6 +467,8 @@ def score(
     )
     if reason == "ok" and (summary["missing"] or summary["invalid"]):
         reason = f"{summary['missing']} missing, {summary['invalid']} invalid rows"
+        if rows.messages:
+            reason += ": " + "; ".join(rows.messages)
     details = {
         **summary,
         "reason": reason,
@@ -436,4 +488,6 @@ def score(
 
 def encode_rows(rows: Sequence[Mapping]) -> bytes:
     """JSONL bytes of submission rows."""
+    import json
+
     return "".join(json.dumps(row) + "\n" for row in rows).encode("utf-8")

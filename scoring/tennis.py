@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from fractions import Fraction
 
-from .errors import GroundTruthError, ParameterError
+from .constants import TENNIS_DEPTH_LIMIT, TENNIS_MAX_BYTES
+from .errors import GroundTruthError, ParameterError, SolutionRejected
 from .jsonio import decode_json_document, dumps_indented
 from .results import ScoreResult
 
@@ -25,6 +26,8 @@ MAX_PREDICTED_EVENTS = 256
 MAX_SHOTS_PER_EVENT = 512
 MAX_TOTAL_PREDICTED_SHOTS = 4096
 VERSIONS = ("v1", "v2")
+MAX_SOLUTION_BYTES = TENNIS_MAX_BYTES  # ours: the published judge reads without a cap
+DEPTH_LIMIT = TENNIS_DEPTH_LIMIT  # deepest nesting the published judge parses
 
 IDENTITY_FIELDS = (
     "set",
@@ -564,7 +567,9 @@ def parse_submission(solution: bytes | BaseException) -> tuple[list, bool, str |
             raise solution
         if not isinstance(solution, (bytes, bytearray, memoryview)):
             raise TypeError("solution must be bytes")
-        document = decode_json_document(bytes(solution))
+        if len(solution) > MAX_SOLUTION_BYTES:
+            raise SolutionRejected(f"solution exceeds {MAX_SOLUTION_BYTES} bytes")
+        document = decode_json_document(solution, DEPTH_LIMIT)
         if not isinstance(document, dict):
             root_schema_issue = True
             raise ValueError("solution root is not an object")
