@@ -23,7 +23,7 @@ from .errors import (
     UnknownScorer,
 )
 from .registry import SCORERS, Parameter, Scorer, get_scorer, score_submission
-from .results import Anchor, ScoreResult, UnionItem
+from .results import ScoreResult
 
 # Names whose modules load on first use, so that ``import scoring`` (and the command
 # line) does not pay for agreement, statistics, alignment and anchors it may not need.
@@ -38,6 +38,8 @@ _LAZY = {
     "union_break_points": "align",
     "union_moments": "align",
     "anchors": "anchors",
+    "Anchor": "results",
+    "UnionItem": "results",
 }
 
 

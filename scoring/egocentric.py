@@ -12,10 +12,10 @@ is the F1 of exact (verb, noun set, both boundaries within ``tolerance``) matche
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from collections import namedtuple
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import NamedTuple
 
+from ._records import dataclass
 from .constants import (
     EGOCENTRIC_DEFAULT_TOLERANCE,
     EGOCENTRIC_DEPTH_LIMIT,
@@ -36,14 +36,9 @@ REQUIRED_KEYS = frozenset({"verb", "nouns", "start_frame", "end_frame"})
 VERSIONS = ("v1", "v2")
 
 
-class Action(NamedTuple):
-    """A validated action; ``index`` is its position in the list it came from."""
-
-    index: int
-    verb: str
-    nouns: frozenset
-    start: int
-    end: int
+Action = namedtuple("Action", "index verb nouns start end")
+Action.__doc__ = """A validated action (index, verb, nouns frozenset, start, end); ``index`` is
+its position in the list it came from."""
 
 
 @dataclass(frozen=True)

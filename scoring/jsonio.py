@@ -24,7 +24,7 @@ until an error message has to be built.
 from __future__ import annotations
 
 import sys
-import threading
+from _thread import allocate_lock
 from itertools import accumulate
 
 DEFAULT_DEPTH_LIMIT = 992  # the egocentric judge's limit; scorers pass their own
@@ -33,7 +33,7 @@ _PARSE_STACK_BYTES = 32 * 1024 * 1024
 _FRAME_HEADROOM = 100
 _RECURSION_MESSAGE = "maximum recursion depth exceeded while decoding a JSON {} from a unicode string"
 _WHITESPACE = " \t\n\r"
-_limit_lock = threading.Lock()
+_limit_lock = allocate_lock()
 
 
 def _json_module():
@@ -175,6 +175,8 @@ def _parse_on_fresh_stack(text: str, depth: int) -> object:
     """Parse on a new thread with a known stack size and, for the duration, a
     recursion limit with room for ``depth`` levels (only ever raised, then put back
     unless someone else changed it meanwhile)."""
+    import threading
+
     outcome: dict = {}
 
     def target() -> None:
@@ -259,53 +261,70 @@ def dumps_indented(document: object, *, newline: bool) -> bytes:
 def _float_text(value: float) -> str:
     if value != value:
         return "NaN"
-    if value == float("inf"):
+    if value == _INFINITY:
         return "Infinity"
-    if value == -float("inf"):
+    if value == -_INFINITY:
         return "-Infinity"
     return float.__repr__(value)
 
 
-def _encoder():
-    from _json import encode_basestring_ascii
+_INFINITY = float("inf")
+_scalar_encoders: dict = {}
 
-    return encode_basestring_ascii
+
+def _scalars() -> dict:
+    """Text of a scalar by its exact type (``bool`` before ``int`` by construction)."""
+    if not _scalar_encoders:
+        from _json import encode_basestring_ascii
+
+        _scalar_encoders.update(
+            {
+                str: encode_basestring_ascii,
+                int: int.__repr__,
+                float: _float_text,
+                bool: lambda value: "true" if value else "false",
+                type(None): lambda value: "null",
+            }
+        )
+    return _scalar_encoders
 
 
 def dumps_indent2(document: object) -> str:
     """Byte-for-byte ``json.dumps(document, indent=2)`` for dicts with string keys,
     lists, tuples, strings, ints, floats, booleans and None (what the scorers write),
-    a few times faster than the pure-Python indenting encoder ``json`` uses."""
-    quote = _encoder()
+    several times faster than the pure-Python indenting encoder ``json`` uses with an
+    indent (scalars are written inline, one dispatch on their exact type)."""
+    scalars = _scalars()
+    quote = scalars[str]
     parts: list[str] = []
     append = parts.append
 
+    def scalar(value: object) -> str:
+        for kind, encode_kind in ((bool, scalars[bool]), (int, int.__repr__), (float, _float_text), (str, quote)):
+            if isinstance(value, kind):  # subclasses of the JSON scalar types
+                return encode_kind(value)
+        raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
     def encode(value: object, indent: str) -> None:
-        if isinstance(value, str):
-            append(quote(value))
-        elif value is None:
-            append("null")
-        elif value is True:
-            append("true")
-        elif value is False:
-            append("false")
-        elif isinstance(value, int):
-            append(int.__repr__(value))
-        elif isinstance(value, float):
-            append(_float_text(value))
-        elif isinstance(value, dict):
+        if isinstance(value, dict):
             if not value:
                 append("{}")
                 return
             inner = indent + "  "
             separator = "{\n" + inner
             for key, item in value.items():
-                if not isinstance(key, str):
+                if type(key) is not str:
                     raise TypeError(f"keys must be str, not {type(key).__name__}")
                 append(separator)
                 append(quote(key))
                 append(": ")
-                encode(item, inner)
+                text = scalars.get(type(item))
+                if text is not None:
+                    append(text(item))
+                elif isinstance(item, (dict, list, tuple)):
+                    encode(item, inner)
+                else:
+                    append(scalar(item))
                 separator = ",\n" + inner
             append("\n" + indent + "}")
         elif isinstance(value, (list, tuple)):
@@ -316,11 +335,18 @@ def dumps_indent2(document: object) -> str:
             separator = "[\n" + inner
             for item in value:
                 append(separator)
-                encode(item, inner)
+                text = scalars.get(type(item))
+                if text is not None:
+                    append(text(item))
+                elif isinstance(item, (dict, list, tuple)):
+                    encode(item, inner)
+                else:
+                    append(scalar(item))
                 separator = ",\n" + inner
             append("\n" + indent + "]")
         else:
-            raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+            text = scalars.get(type(value))
+            append(text(value) if text is not None else scalar(value))
 
     encode(document, "")
     return "".join(parts)

@@ -15,9 +15,9 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 
+from ._records import dataclass
 from .constants import MOMENTS_DEFAULT_A, MOMENTS_DEFAULT_B, MOMENTS_DEPTH_LIMIT, MOMENTS_MAX_BYTES
 from .errors import GroundTruthError, ParameterError
 from .jsonio import dumps_indented, loads, loads_like_verifier

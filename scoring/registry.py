@@ -12,9 +12,9 @@ module; a scorer's module is imported the first time that scorer runs, so
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from ._records import dataclass, field
 from .constants import (
     EGOCENTRIC_DEFAULT_TOLERANCE,
     EGOCENTRIC_PUBLISHED_FRAME_COUNT,

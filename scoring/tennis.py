@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from dataclasses import field as dataclass_field
-from fractions import Fraction
+from math import gcd, lcm
 
+from ._records import dataclass
+from ._records import field as dataclass_field
 from .constants import TENNIS_DEPTH_LIMIT, TENNIS_MAX_BYTES
 from .errors import GroundTruthError, ParameterError, SolutionRejected
 from .jsonio import decode_json_document, dumps_indented
@@ -118,7 +118,8 @@ _MISSING = _Missing()
 def shot_token(shot: object) -> Token:
     if not isinstance(shot, dict):
         return (None, None)
-    return tuple(shot.get(field) if type(shot.get(field)) is str else None for field in SHOT_FIELDS)
+    stroke, direction = shot.get("stroke"), shot.get("direction")
+    return (stroke if type(stroke) is str else None, direction if type(direction) is str else None)
 
 
 def shot_tokens(event: object) -> list[Token]:
@@ -227,11 +228,22 @@ def shot_alignment(predicted: Sequence[Token], reference: Sequence[Token], versi
 
 @dataclass(frozen=True)
 class PairQuality:
-    credit: Fraction
+    """The quality of one prediction/reference pair; the credit is the exact ratio
+    ``credit_numerator / credit_denominator`` (in lowest terms)."""
+
+    credit_numerator: int
+    credit_denominator: int
     correct_fields: tuple[str, ...]
     atoms: int
     predicted_denominator: int
     reference_denominator: int
+
+    @property
+    def credit(self):
+        """The credit as a ``fractions.Fraction``."""
+        from fractions import Fraction
+
+        return Fraction(self.credit_numerator, self.credit_denominator)
 
     @property
     def summary_correct(self) -> int:
@@ -252,9 +264,15 @@ def pair_quality(prediction: EventView, reference: EventView, version: str) -> P
     predicted = shot_side_denominator(len(prediction.tokens), version)
     referenced = shot_side_denominator(len(reference.tokens), version)
     denominator = max(predicted, referenced)
-    shot_accuracy = Fraction(atoms, denominator) if denominator else Fraction(0)
-    credit = min(Fraction(len(fields), len(SUMMARY_FIELDS)), shot_accuracy)
-    return PairQuality(credit, fields, atoms, predicted, referenced)
+    # credit = min(summary / 9, atoms / denominator), exactly, in lowest terms
+    if denominator and atoms * len(SUMMARY_FIELDS) < len(fields) * denominator:
+        numerator, credit_denominator = atoms, denominator
+    elif denominator:
+        numerator, credit_denominator = len(fields), len(SUMMARY_FIELDS)
+    else:  # no shot tokens on either side: shot accuracy 0
+        numerator, credit_denominator = 0, 1
+    common = gcd(numerator, credit_denominator)
+    return PairQuality(numerator // common, credit_denominator // common, fields, atoms, predicted, referenced)
 
 
 def exact_tokens(tokens: Sequence[Token], version: str) -> tuple:
@@ -279,6 +297,8 @@ def exact_event(prediction: EventView, reference: EventView, version: str) -> bo
 def _better(candidate: tuple, incumbent: tuple) -> bool:
     """Larger credit, more pairs, more summary fields, more shot atoms, then smaller
     summed shot denominator, then the lexicographically smaller pair list."""
+    if candidate is incumbent:  # the DP carries states forward unchanged: no Fraction compare
+        return False
     for index in (0, 1, 2, 3):
         if candidate[index] != incumbent[index]:
             return candidate[index] > incumbent[index]
@@ -287,38 +307,69 @@ def _better(candidate: tuple, incumbent: tuple) -> bool:
     return candidate[5] < incumbent[5]
 
 
-def align_views(
+def _align_scaled(
     predictions: Sequence[EventView], references: Sequence[EventView], version: str
-) -> tuple[tuple, dict[tuple[int, int], PairQuality]]:
-    """The scorer's weighted LCS. Returns the best state
-    ``(credit, pairs, summary, atoms, denominator, ((i, j), ...))`` and the qualities
-    of the paired events."""
-    empty = (Fraction(0), 0, 0, 0, 0, ())
-    previous = [empty] * (len(references) + 1)
+) -> tuple[tuple, int, dict[tuple[int, int], PairQuality]]:
+    """The weighted LCS with exact credits as integer multiples of 1 / ``scale``, where
+    ``scale`` is the least common multiple of every pair credit's denominator, so that
+    comparing and adding states never builds a ``Fraction``. Returns (best state,
+    scale, qualities)."""
+    positions: dict[tuple, list[int]] = {}
+    for j, reference in enumerate(references):
+        if reference.key is not None:
+            positions.setdefault(reference.key, []).append(j)
     qualities: dict[tuple[int, int], PairQuality] = {}
     for i, prediction in enumerate(predictions):
-        current = [previous[0]]
-        for j, reference in enumerate(references, start=1):
+        if prediction.key is not None:
+            for j in positions.get(prediction.key, ()):
+                qualities[(i, j)] = pair_quality(prediction, references[j], version)
+    scale = lcm(1, *{quality.credit_denominator for quality in qualities.values()})
+    steps = {
+        (i, j): (
+            quality.credit_numerator * (scale // quality.credit_denominator),
+            quality.summary_correct,
+            quality.atoms,
+            quality.shot_denominator,
+        )
+        for (i, j), quality in qualities.items()
+    }
+    empty = (0, 0, 0, 0, 0, ())
+    previous = [empty] * (len(references) + 1)
+    for i in range(len(predictions)):
+        current = [empty]
+        for j in range(1, len(references) + 1):
             best = previous[j]
-            if _better(current[j - 1], best):
-                best = current[j - 1]
-            if prediction.key is not None and prediction.key == reference.key:
-                quality = pair_quality(prediction, reference, version)
-                qualities[(i, j - 1)] = quality
+            left = current[j - 1]
+            if left is not best and _better(left, best):
+                best = left
+            step = steps.get((i, j - 1))
+            if step is not None:
                 diagonal = previous[j - 1]
                 candidate = (
-                    diagonal[0] + quality.credit,
+                    diagonal[0] + step[0],
                     diagonal[1] + 1,
-                    diagonal[2] + quality.summary_correct,
-                    diagonal[3] + quality.atoms,
-                    diagonal[4] + quality.shot_denominator,
+                    diagonal[2] + step[1],
+                    diagonal[3] + step[2],
+                    diagonal[4] + step[3],
                     diagonal[5] + ((i, j - 1),),
                 )
                 if _better(candidate, best):
                     best = candidate
             current.append(best)
         previous = current
-    return previous[-1], qualities
+    return previous[-1], scale, qualities
+
+
+def align_views(
+    predictions: Sequence[EventView], references: Sequence[EventView], version: str
+) -> tuple[tuple, dict[tuple[int, int], PairQuality]]:
+    """The scorer's weighted LCS. Returns the best state
+    ``(credit, pairs, summary, atoms, denominator, ((i, j), ...))`` (credit a
+    ``Fraction``) and the qualities of the paired events."""
+    from fractions import Fraction
+
+    best, scale, qualities = _align_scaled(predictions, references, version)
+    return (Fraction(best[0], scale),) + best[1:], qualities
 
 
 def ordered_count(predictions: Sequence, references: Sequence, equal) -> int:
@@ -385,9 +436,14 @@ def _shot_schema_counts(predictions: list) -> tuple[int, int]:
     return schema_issues, invalid
 
 
+def _rounded(numerator: int, denominator: int) -> float:
+    """``round(float(Fraction(numerator, denominator)), 4)``, 0.0 for a zero denominator:
+    int / int is correctly rounded, so this is the same float without a Fraction."""
+    return round(numerator / denominator, 4) if denominator else 0.0
+
+
 def _pair_detail(i: int, j: int, quality: PairQuality, p: EventView, r: EventView) -> dict:
     denominator = quality.shot_denominator
-    shot_accuracy = Fraction(quality.atoms, denominator) if denominator else Fraction(0)
     return {
         "prediction_index": i,
         "reference_index": j,
@@ -397,8 +453,8 @@ def _pair_detail(i: int, j: int, quality: PairQuality, p: EventView, r: EventVie
         "correct_shot_fields": quality.atoms,
         "summary_accuracy": round(quality.summary_correct / len(SUMMARY_FIELDS), 4),
         "shot_denominator": denominator,
-        "shot_accuracy": round(float(shot_accuracy), 4),
-        "event_credit": round(float(quality.credit), 4),
+        "shot_accuracy": _rounded(quality.atoms, denominator),
+        "event_credit": _rounded(quality.credit_numerator, quality.credit_denominator),
     }
 
 
@@ -413,7 +469,7 @@ class _PairTotals:
     atoms: int = 0
     denominators: int = 0
     fully_correct: int = 0
-    credit: Fraction = Fraction(0)
+    credit: int = 0  # in units of 1 / scale
     per_field: Counter = dataclass_field(default_factory=Counter)
     details: list = dataclass_field(default_factory=list)
 
@@ -425,6 +481,7 @@ def _pair_totals(
     pairs: Sequence[tuple[int, int]],
     qualities: dict,
     version: str,
+    scale: int,
 ) -> _PairTotals:
     totals = _PairTotals()
     for i, j in pairs:
@@ -435,7 +492,7 @@ def _pair_totals(
         totals.predicted_shots += quality.predicted_denominator
         totals.reference_shots += quality.reference_denominator
         totals.atoms += quality.atoms
-        totals.credit += quality.credit
+        totals.credit += quality.credit_numerator * (scale // quality.credit_denominator)
         totals.denominators += quality.shot_denominator
         totals.fully_correct += quality.summary_correct == len(SUMMARY_FIELDS) and exact_tokens(
             p.tokens, version
@@ -451,7 +508,7 @@ def score_events(predictions: list, references: Sequence[EventView], version: st
     order, so the layout can be checked against the golden files line by line."""
     check_caps(predictions)
     views = [view(event) for event in predictions]
-    best, qualities = align_views(views, references, version)
+    best, scale, qualities = _align_scaled(views, references, version)
     pairs = best[5]
     n_predicted, n_reference = len(predictions), len(references)
     prediction_keys = [v.key for v in views]
@@ -461,10 +518,10 @@ def score_events(predictions: list, references: Sequence[EventView], version: st
     identity_precision = _ratio(identity_ordered, n_predicted)
     identity_recall = _ratio(identity_ordered, n_reference)
 
-    totals = _pair_totals(predictions, views, references, pairs, qualities, version)
+    totals = _pair_totals(predictions, views, references, pairs, qualities, version, scale)
     summary_correct, present, atoms = totals.summary_correct, totals.present, totals.atoms
     predicted_shots, reference_shots = totals.predicted_shots, totals.reference_shots
-    pair_denominators, credit = totals.denominators, totals.credit
+    pair_denominators, credit = totals.denominators, totals.credit  # credit: units of 1 / scale
 
     summary_total = len(SUMMARY_FIELDS) * len(pairs)
     shot_precision = _ratio(atoms, predicted_shots)
@@ -476,15 +533,11 @@ def score_events(predictions: list, references: Sequence[EventView], version: st
     detail_recall = _ratio(detail_correct, detail_reference)
     detail_denominator = summary_total + pair_denominators
     reward_denominator = n_predicted + n_reference
-    event_f1 = 2 * credit / reward_denominator if reward_denominator else Fraction(0)
     identity = _identity_counts(prediction_keys, reference_keys)
     shot_schema_issues, invalid_shots = _shot_schema_counts(predictions)
 
-    def exact(fraction: Fraction) -> float:
-        return round(float(fraction), 4)
-
     return {
-        "reward": exact(event_f1),
+        "reward": _rounded(2 * credit, scale * reward_denominator),
         "scorer_version": f"hierarchical-bottleneck-{version}",
         "n_ground_truth": n_reference,
         "n_predicted": n_predicted,
@@ -506,9 +559,9 @@ def score_events(predictions: list, references: Sequence[EventView], version: st
         "identity_precision": round(identity_precision, 4),
         "identity_recall": round(identity_recall, 4),
         "identity_f1": round(_f1(identity_precision, identity_recall), 4),
-        "exact_event_precision": exact(Fraction(exact_ordered, n_predicted) if n_predicted else Fraction(0)),
-        "exact_event_recall": exact(Fraction(exact_ordered, n_reference) if n_reference else Fraction(0)),
-        "exact_event_f1": exact(Fraction(2 * exact_ordered, reward_denominator) if reward_denominator else Fraction(0)),
+        "exact_event_precision": _rounded(exact_ordered, n_predicted),
+        "exact_event_recall": _rounded(exact_ordered, n_reference),
+        "exact_event_f1": _rounded(2 * exact_ordered, reward_denominator),
         "summary_fields_correct": summary_correct,
         "summary_fields_present": present,
         "summary_fields_predicted": summary_total,
@@ -533,10 +586,10 @@ def score_events(predictions: list, references: Sequence[EventView], version: st
         "detail_accuracy": round(_ratio(detail_correct, detail_denominator), 4),
         "fully_correct_events": exact_ordered,
         "fully_correct_events_in_quality_alignment": totals.fully_correct,
-        "hierarchical_true_positive_credit": exact(credit),
-        "hierarchical_precision": exact(credit / n_predicted if n_predicted else Fraction(0)),
-        "hierarchical_recall": exact(credit / n_reference if n_reference else Fraction(0)),
-        "hierarchical_event_f1": exact(event_f1),
+        "hierarchical_true_positive_credit": _rounded(credit, scale),
+        "hierarchical_precision": _rounded(credit, scale * n_predicted),
+        "hierarchical_recall": _rounded(credit, scale * n_reference),
+        "hierarchical_event_f1": _rounded(2 * credit, scale * reward_denominator),
         "reward_denominator": reward_denominator,
         "matched_pairs": totals.details,
         "formula": FORMULA,
