@@ -28,7 +28,7 @@ from _thread import allocate_lock
 from itertools import accumulate
 
 DEFAULT_DEPTH_LIMIT = 992  # the egocentric judge's limit; scorers pass their own
-DIRECT_PARSE_DEPTH = 200  # up to this depth the parse runs on the caller's stack
+DIRECT_PARSE_DEPTH = 1000  # up to this depth a parse is first tried on the caller's stack
 _PARSE_STACK_BYTES = 32 * 1024 * 1024
 _FRAME_HEADROOM = 100
 _RECURSION_MESSAGE = "maximum recursion depth exceeded while decoding a JSON {} from a unicode string"
@@ -161,13 +161,18 @@ def first_container_beyond(text: str, limit: int) -> int:
 
 def _parse_with_headroom(text: str, depth: int) -> object:
     """``json.loads(text)`` for a text nested at most ``depth`` deep, independent of
-    the caller's stack: shallow documents parse in place (and move to a fresh stack
-    if the caller happens to be too deep), deep ones on a fresh thread."""
+    the caller's stack: it is tried in place (interpreters at their default recursion
+    limit stop a too-deep parse with a RecursionError long before the C stack is at
+    risk) and, when the caller's own stack leaves too little room, repeated on a fresh
+    thread with a known stack and enough recursion headroom."""
     if depth <= DIRECT_PARSE_DEPTH:
         try:
             return loads(text)
-        except RecursionError:
-            pass  # the caller's own stack was too deep; the document is not
+        except (RecursionError, SystemError):
+            # The caller's own stack left too little room. (The C decoder imports
+            # json.decoder to build an error; when that import itself runs out of room
+            # it reports a SystemError instead.) Either way: again, with room.
+            pass
     return _parse_on_fresh_stack(text, depth)
 
 
@@ -177,6 +182,7 @@ def _parse_on_fresh_stack(text: str, depth: int) -> object:
     unless someone else changed it meanwhile)."""
     import threading
 
+    _json_module()  # the decoder builds its errors from json.decoder: import it here, not deep down
     outcome: dict = {}
 
     def target() -> None:
@@ -214,8 +220,9 @@ def loads_like_verifier(text: str, depth_limit: int = DEFAULT_DEPTH_LIMIT) -> ob
     ``RecursionError`` with the decoder's own message when the verifier's decoder
     would enter a container beyond the limit before meeting any syntax error.
     """
-    if count_openers(text) <= DIRECT_PARSE_DEPTH:
-        return _parse_with_headroom(text, DIRECT_PARSE_DEPTH)
+    openers = count_openers(text)
+    if openers <= depth_limit:  # cannot nest beyond the limit: no scan needed
+        return _parse_with_headroom(text, openers)
     depth = nesting_depth(text)
     if depth <= depth_limit:
         return _parse_with_headroom(text, depth)
@@ -228,10 +235,11 @@ def loads_like_verifier(text: str, depth_limit: int = DEFAULT_DEPTH_LIMIT) -> ob
     # refuses there is refused with the same message); anything later means the
     # verifier entered the container and hit its limit.
     opener = text[beyond]
+    json = _json_module()
     probe = text[: beyond + 1] + ("]" if opener == "[" else "}")
     try:
         _parse_with_headroom(probe, depth_limit + 1)
-    except _json_module().JSONDecodeError as error:
+    except json.JSONDecodeError as error:
         if error.pos <= beyond:
             raise
     raise RecursionError(_RECURSION_MESSAGE.format("array" if opener == "[" else "object"))
