@@ -278,7 +278,9 @@ def test_non_regular_files_against_the_model(tmp_path: Path):
 
 
 def test_moment_files_with_bom_cr_only_and_crlf_score_as_lf():
-    truth = {"queries": [{"query_id": f"q{k}", "video_id": "v", "source": "s", "intervals": [[2, 6]]} for k in range(5)]}
+    truth = {
+        "queries": [{"query_id": f"q{k}", "video_id": "v", "source": "s", "intervals": [[2, 6]]} for k in range(5)]
+    }
     corpus = [{"video_id": "v", "duration": 20, "grid": {"step": 2}}]
     rng = random.Random(5)
     for _ in range(CASES * 4):
