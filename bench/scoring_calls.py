@@ -200,23 +200,58 @@ def _cli_files(folder: Path, scorer_id: str) -> list[str]:
     return args
 
 
-def _run(command: list[str], repo: str) -> float:
+def _run(command: list[str], repo: str, pycache: str | None) -> tuple[float, float]:
+    """(wall seconds, CPU seconds user + system) of one child process. CPU time is
+    what the comparison uses: on a shared, loaded machine wall time mostly measures
+    how long the child waited for a core."""
     started = time.perf_counter()
-    subprocess.run(command, cwd=repo, env={**os.environ, "PYTHONPATH": repo}, check=True, capture_output=True)
-    return time.perf_counter() - started
+    child = subprocess.Popen(
+        command,
+        cwd=repo,
+        env=_environment(repo, pycache),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode:
+        raise subprocess.CalledProcessError(child.returncode, command)
+    return time.perf_counter() - started, usage.ru_utime + usage.ru_stime
 
 
-def cli_side_by_side(repos: list[str], scorer_id: str, calls: int = 30) -> dict[str, float]:
-    """Median seconds per call of ``python -c pass`` and of ``python -m scoring score``
-    for each repo, the calls interleaved one by one."""
+def _environment(repo: str, pycache: str | None) -> dict:
+    """The child's environment: ``pycache`` set means bytecode is cached there (as an
+    installed package has it; the repositories themselves are never written),
+    ``None`` means every module is compiled from source on every call."""
+    environment = {**os.environ, "PYTHONPATH": repo}
+    environment.pop("PYTHONPYCACHEPREFIX", None)
+    if pycache is None:
+        environment["PYTHONDONTWRITEBYTECODE"] = "1"
+    else:
+        environment.pop("PYTHONDONTWRITEBYTECODE", None)
+        environment["PYTHONPYCACHEPREFIX"] = pycache
+    return environment
+
+
+def cli_side_by_side(
+    repos: list[str], scorer_id: str, calls: int = 30, *, cached_bytecode: bool = True
+) -> dict[str, tuple[float, float]]:
+    """Median (wall, CPU) seconds per call of ``python -c pass`` and of ``python -m
+    scoring score`` for each repo, the calls interleaved one by one."""
     with tempfile.TemporaryDirectory() as folder:
         args = _cli_files(Path(folder), scorer_id)
-        samples: dict[str, list[float]] = {"bare": [], **{repo: [] for repo in repos}}
+        pycache = str(Path(folder) / "pycache") if cached_bytecode else None
+        for repo in repos:  # one call to fill the bytecode cache
+            _run([sys.executable, "-m", "scoring", *args], repo, pycache)
+        samples: dict[str, list[tuple[float, float]]] = {"bare": [], **{repo: [] for repo in repos}}
         for _ in range(calls):
-            samples["bare"].append(_run([sys.executable, "-c", "pass"], repos[0]))
+            samples["bare"].append(_run([sys.executable, "-c", "pass"], repos[0], pycache))
             for repo in repos:
-                samples[repo].append(_run([sys.executable, "-m", "scoring", *args], repo))
-    return {name: statistics.median(values) for name, values in samples.items()}
+                samples[repo].append(_run([sys.executable, "-m", "scoring", *args], repo, pycache))
+    return {
+        name: (statistics.median(v[0] for v in values), statistics.median(v[1] for v in values))
+        for name, values in samples.items()
+    }
 
 
 if __name__ == "__main__" and sys.argv[1:2] == ["--in-process-child"]:

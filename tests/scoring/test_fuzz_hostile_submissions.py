@@ -128,7 +128,8 @@ def duplicates(rng: random.Random, kind: str) -> bytes:
     document = json.loads(text)
     entries = document[key]
     twice = json.dumps(entries + entries[: rng.randint(0, len(entries))])
-    return ('{"%s": [], "%s": %s, "%s": %s}' % (key, key, twice, key, twice)).encode()
+    name = json.dumps(key)
+    return f"{{{name}: [], {name}: {twice}, {name}: {twice}}}".encode()
 
 
 GENERATORS: dict[str, Callable[[random.Random, str], bytes]] = {
