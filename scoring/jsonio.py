@@ -304,6 +304,7 @@ def dumps_indent2(document: object) -> str:
     indent (scalars are written inline, one dispatch on their exact type)."""
     scalars = _scalars()
     quote = scalars[str]
+    quoted_keys: dict[str, str] = {}
     parts: list[str] = []
     append = parts.append
 
@@ -321,18 +322,20 @@ def dumps_indent2(document: object) -> str:
             inner = indent + "  "
             separator = "{\n" + inner
             for key, item in value.items():
-                if type(key) is not str:
-                    raise TypeError(f"keys must be str, not {type(key).__name__}")
-                append(separator)
-                append(quote(key))
-                append(": ")
+                quoted = quoted_keys.get(key)
+                if quoted is None:
+                    if type(key) is not str:
+                        raise TypeError(f"keys must be str, not {type(key).__name__}")
+                    quoted = quoted_keys[key] = quote(key)
                 text = scalars.get(type(item))
                 if text is not None:
-                    append(text(item))
-                elif isinstance(item, (dict, list, tuple)):
-                    encode(item, inner)
+                    append(f"{separator}{quoted}: {text(item)}")
                 else:
-                    append(scalar(item))
+                    append(f"{separator}{quoted}: ")
+                    if isinstance(item, (dict, list, tuple)):
+                        encode(item, inner)
+                    else:
+                        append(scalar(item))
                 separator = ",\n" + inner
             append("\n" + indent + "}")
         elif isinstance(value, (list, tuple)):
@@ -342,11 +345,13 @@ def dumps_indent2(document: object) -> str:
             inner = indent + "  "
             separator = "[\n" + inner
             for item in value:
-                append(separator)
                 text = scalars.get(type(item))
                 if text is not None:
-                    append(text(item))
-                elif isinstance(item, (dict, list, tuple)):
+                    append(separator + text(item))
+                    separator = ",\n" + inner
+                    continue
+                append(separator)
+                if isinstance(item, (dict, list, tuple)):
                     encode(item, inner)
                 else:
                     append(scalar(item))

@@ -11,6 +11,7 @@ pairing token 0 with token 0 earns nothing and each side's shot denominator is
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from math import gcd, lcm
@@ -128,7 +129,15 @@ def shot_tokens(event: object) -> list[Token]:
     shots = event["shots"]
     if not isinstance(shots, list):
         return [(None, None)]
-    return [shot_token(shot) for shot in shots]
+    return [
+        (
+            stroke if type(stroke := shot.get("stroke")) is str else None,
+            direction if type(direction := shot.get("direction")) is str else None,
+        )
+        if isinstance(shot, dict)
+        else (None, None)
+        for shot in shots
+    ]
 
 
 @dataclass(frozen=True)
@@ -140,12 +149,20 @@ class EventView:
     tokens: tuple
 
 
+_SUMMARY_FIELD_SET = frozenset(SUMMARY_FIELDS)
+_SUMMARY_TYPES = tuple((field, FIELD_TYPES[field]) for field in SUMMARY_FIELDS)
+
+
 def view(event: object) -> EventView:
-    return EventView(
-        identity_key(event),
-        tuple(summary_value(event, field) for field in SUMMARY_FIELDS),
-        tuple(shot_tokens(event)),
+    """:func:`identity_key`, :func:`summary_value` of every summary field and
+    :func:`shot_tokens`, in one pass."""
+    if not isinstance(event, dict):
+        return EventView(None, (_MISSING,) * len(SUMMARY_FIELDS), ())
+    get = event.get
+    summary = tuple(
+        value if type(value := get(field, _MISSING)) is kind else _MISSING for field, kind in _SUMMARY_TYPES
     )
+    return EventView(identity_key(event), summary, tuple(shot_tokens(event)))
 
 
 def shot_side_denominator(length: int, version: str) -> int:
@@ -184,6 +201,12 @@ def shot_atoms(predicted: Sequence[Token], reference: Sequence[Token], version: 
     :func:`shot_atom_table`, one row at a time)."""
     if not predicted or not reference:
         return 0
+    if version == "v1":
+        shorter, longer = (predicted, reference) if len(predicted) <= len(reference) else (reference, predicted)
+        if tuple(longer[: len(shorter)]) == tuple(shorter):
+            # Each token pairs at most once and earns at most its present fields, so
+            # aligning the common prefix position by position is optimal.
+            return sum((stroke is not None) + (direction is not None) for stroke, direction in shorter)
     strokes = [r[0] for r in reference]
     directions = [r[1] for r in reference]
     previous = [0] * (len(reference) + 1)
@@ -333,16 +356,23 @@ def _align_scaled(
         )
         for (i, j), quality in qualities.items()
     }
+    rows: dict[int, dict[int, tuple]] = {}
+    for (i, j), step in steps.items():
+        rows.setdefault(i, {})[j] = step
     empty = (0, 0, 0, 0, 0, ())
     previous = [empty] * (len(references) + 1)
-    for i in range(len(predictions)):
-        current = [empty]
-        for j in range(1, len(references) + 1):
+    for i in sorted(rows):
+        # A row without a pairable reference equals the row above (each DP row is
+        # non-decreasing in the state order), so only rows with steps are computed.
+        row = rows[i]
+        first = min(row) + 1  # left of the first step the row equals the row above, too
+        current = previous[:first]
+        for j in range(first, len(references) + 1):
             best = previous[j]
             left = current[j - 1]
             if left is not best and _better(left, best):
                 best = left
-            step = steps.get((i, j - 1))
+            step = row.get(j - 1)
             if step is not None:
                 diagonal = previous[j - 1]
                 candidate = (
@@ -370,6 +400,19 @@ def align_views(
 
     best, scale, qualities = _align_scaled(predictions, references, version)
     return (Fraction(best[0], scale),) + best[1:], qualities
+
+
+def ordered_pairs(pairs) -> int:
+    """Length of the longest chain of (i, j) pairs increasing in both: the LCS length
+    when ``pairs`` are the equal positions (Hunt-Szymanski, O(p log p))."""
+    tails: list[int] = []
+    for _, j in sorted(pairs, key=lambda pair: (pair[0], -pair[1])):
+        position = bisect_left(tails, j)
+        if position == len(tails):
+            tails.append(j)
+        else:
+            tails[position] = j
+    return len(tails)
 
 
 def ordered_count(predictions: Sequence, references: Sequence, equal) -> int:
@@ -430,9 +473,14 @@ def _shot_schema_counts(predictions: list) -> tuple[int, int]:
         if not isinstance(event, dict) or not isinstance(event.get("shots"), list):
             continue
         for shot in event["shots"]:
-            bad_values = not isinstance(shot, dict) or any(type(shot.get(field)) is not str for field in SHOT_FIELDS)
+            bad_values = (
+                not isinstance(shot, dict)
+                or type(shot.get("stroke")) is not str
+                or type(shot.get("direction")) is not str
+            )
             invalid += bad_values
-            schema_issues += bad_values or set(shot) != set(SHOT_FIELDS)
+            # good values mean both keys are there: the keys are exactly SHOT_FIELDS iff there are two
+            schema_issues += bad_values or len(shot) != len(SHOT_FIELDS)
     return schema_issues, invalid
 
 
@@ -487,7 +535,7 @@ def _pair_totals(
     for i, j in pairs:
         quality, p, r = qualities[(i, j)], views[i], references[j]
         totals.summary_correct += quality.summary_correct
-        totals.present += sum(name in predictions[i] for name in SUMMARY_FIELDS)
+        totals.present += len(_SUMMARY_FIELD_SET.intersection(predictions[i]))
         totals.per_field.update(quality.correct_fields)
         totals.predicted_shots += quality.predicted_denominator
         totals.reference_shots += quality.reference_denominator
@@ -513,8 +561,11 @@ def score_events(predictions: list, references: Sequence[EventView], version: st
     n_predicted, n_reference = len(predictions), len(references)
     prediction_keys = [v.key for v in views]
     reference_keys = [r.key for r in references]
-    identity_ordered = ordered_count(prediction_keys, reference_keys, lambda p, r: p is not None and p == r)
-    exact_ordered = ordered_count(views, references, lambda p, r: exact_event(p, r, version))
+    # equal identities can only pair where the alignment computed a quality
+    identity_ordered = ordered_pairs(qualities)
+    exact_ordered = ordered_pairs(
+        pair for pair in qualities if exact_event(views[pair[0]], references[pair[1]], version)
+    )
     identity_precision = _ratio(identity_ordered, n_predicted)
     identity_recall = _ratio(identity_ordered, n_reference)
 
