@@ -267,16 +267,13 @@ def dumps_indented(document: object, *, newline: bool) -> bytes:
 
 
 def _float_text(value: float) -> str:
-    if value != value:
-        return "NaN"
-    if value == _INFINITY:
-        return "Infinity"
-    if value == -_INFINITY:
-        return "-Infinity"
-    return float.__repr__(value)
+    text = float.__repr__(value)
+    if text[-1] in "0123456789":  # finite: what json writes too
+        return text
+    return _NON_FINITE[text]
 
 
-_INFINITY = float("inf")
+_NON_FINITE = {"inf": "Infinity", "-inf": "-Infinity", "nan": "NaN"}
 _scalar_encoders: dict = {}
 
 
