@@ -178,7 +178,7 @@ def bench_calls(baseline: str | None) -> None:
                 if repo == str(REPO_ROOT):
                     line += " goal <= 2.0x: " + ("OK" if ratio <= 2.0 else "OVER")
             print(line)
-    print("in process, per call, 200 generated inputs per scorer (median / best of 5 passes):")
+    print("in process, CPU time per call, 200 generated inputs per scorer (median / best of 5 passes):")
     for scorer in SCORERS:
         median, best = in_process_ms(score_submission, scorer)
         print(f"  {scorer:<28} {median:7.3f} ms / {best:7.3f} ms")

@@ -31,7 +31,6 @@ DEFAULT_DEPTH_LIMIT = 992  # the egocentric judge's limit; scorers pass their ow
 DIRECT_PARSE_DEPTH = 1000  # up to this depth a parse is first tried on the caller's stack
 _PARSE_STACK_BYTES = 32 * 1024 * 1024
 _FRAME_HEADROOM = 100
-_RECURSION_MESSAGE = "maximum recursion depth exceeded while decoding a JSON {} from a unicode string"
 _WHITESPACE = " \t\n\r"
 _limit_lock = allocate_lock()
 
@@ -178,62 +177,90 @@ def _parse_with_headroom(text: str, depth: int) -> object:
 
 def _parse_on_fresh_stack(text: str, depth: int) -> object:
     """Parse on a new thread with a known stack size and, for the duration, a
-    recursion limit with room for ``depth`` levels (only ever raised, then put back
-    unless someone else changed it meanwhile)."""
+    recursion limit with room for ``depth`` levels (only ever raised)."""
+    needed = depth + _FRAME_HEADROOM
+    return _run_on_fresh_thread(text, needed if sys.getrecursionlimit() < needed else None)
+
+
+NEAR_LIMIT = 16  # a text nesting this close to the limit is parsed with the exact budget
+
+
+def _run_on_fresh_thread(text: str, recursion_limit: int | None) -> object:
+    """``json.loads(text)`` on a new thread with a 32 MiB stack; with
+    ``recursion_limit``, the interpreter's recursion limit is that value while the
+    thread parses (set from inside the thread, put back before it ends), so the
+    decoder has exactly the room that limit leaves at this call path."""
     import threading
 
-    _json_module()  # the decoder builds its errors from json.decoder: import it here, not deep down
+    json = _json_module()  # the decoder builds its errors from json.decoder: import it here
     outcome: dict = {}
 
     def target() -> None:
+        previous = sys.getrecursionlimit()
+        if recursion_limit is not None:
+            sys.setrecursionlimit(recursion_limit)
         try:
-            outcome["value"] = loads(text)
+            outcome["value"] = json.loads(text)
         except BaseException as error:  # handed back to the caller's thread
             outcome["error"] = error
-
-    needed = depth + _FRAME_HEADROOM
-    with _limit_lock:
-        previous_limit = sys.getrecursionlimit()
-        raised = previous_limit < needed
-        if raised:
-            sys.setrecursionlimit(needed)
-        try:
-            previous_stack = threading.stack_size(_PARSE_STACK_BYTES)
-            try:
-                worker = threading.Thread(target=target, name="scoring-json-parse", daemon=True)
-                worker.start()
-            finally:
-                threading.stack_size(previous_stack)
-            worker.join()
         finally:
-            if raised and sys.getrecursionlimit() == needed:
-                sys.setrecursionlimit(previous_limit)
+            if recursion_limit is not None:
+                sys.setrecursionlimit(previous)
+
+    with _limit_lock:
+        previous_stack = threading.stack_size(_PARSE_STACK_BYTES)
+        try:
+            worker = threading.Thread(target=target, name="scoring-json-parse", daemon=True)
+            worker.start()
+        finally:
+            threading.stack_size(previous_stack)
+        worker.join()
     if "error" in outcome:
         raise outcome["error"]
     return outcome["value"]
 
 
-def loads_like_verifier(text: str, depth_limit: int = DEFAULT_DEPTH_LIMIT) -> object:
-    """``json.loads(text)`` as a verifier whose decoder fits ``depth_limit`` levels.
+_base_levels: dict[int, int] = {}
+_MAX_CALIBRATION_LIMIT = 5000
 
-    Raises ``json.JSONDecodeError`` exactly where the verifier does, or
-    ``RecursionError`` with the decoder's own message when the verifier's decoder
-    would enter a container beyond the limit before meeting any syntax error.
-    """
-    openers = count_openers(text)
-    if openers <= depth_limit:  # cannot nest beyond the limit: no scan needed
-        return _parse_with_headroom(text, openers)
-    depth = nesting_depth(text)
-    if depth <= depth_limit:
-        return _parse_with_headroom(text, depth)
+
+def _thread_base_levels() -> int | None:
+    """The recursion levels in use when :func:`_run_on_fresh_thread` starts decoding
+    (under a recursion limit R, exactly R - base nested arrays parse), measured once
+    per interpreter limit by a binary search that leaves the limit as it is; None when
+    the limit is too high to measure cheaply."""
+    limit = sys.getrecursionlimit()
+    if limit > _MAX_CALIBRATION_LIMIT:
+        return None
+    if limit not in _base_levels:
+        low, high = 0, limit  # low parses, high does not
+        while high - low > 1:
+            middle = (low + high) // 2
+            try:
+                _run_on_fresh_thread("[" * middle + "]" * middle, None)
+                low = middle
+            except RecursionError:
+                high = middle
+        _base_levels[limit] = limit - low
+    return _base_levels[limit]
+
+
+def _caller_depth() -> int:
+    """Python frames on the calling thread (a lower bound of its recursion depth)."""
+    frame, depth = sys._getframe(), 0
+    while frame is not None:
+        frame, depth = frame.f_back, depth + 1
+    return depth
+
+
+def _decide_with_probe(text: str, depth: int, depth_limit: int) -> object:
+    """The limit decided lexically (used when the exact budget cannot be set up
+    safely): the first container opened beyond the limit, and whether the decoder
+    meets a syntax error before it (the prefix is parsed with that container closed
+    at once: an error at or before its position happens first in the verifier too)."""
     beyond = first_container_beyond(text, depth_limit)
-    if beyond < 0:  # the two lexical scans agree; kept for safety
+    if beyond < 0:
         return _parse_with_headroom(text, depth)
-    # Would the decoder get to ``beyond`` and open it? Parse the prefix with that one
-    # container closed at once: an error at or before ``beyond`` happens first in the
-    # verifier as well (the same characters lead up to it, and a container the decoder
-    # refuses there is refused with the same message); anything later means the
-    # verifier entered the container and hit its limit.
     opener = text[beyond]
     json = _json_module()
     probe = text[: beyond + 1] + ("]" if opener == "[" else "}")
@@ -242,7 +269,37 @@ def loads_like_verifier(text: str, depth_limit: int = DEFAULT_DEPTH_LIMIT) -> ob
     except json.JSONDecodeError as error:
         if error.pos <= beyond:
             raise
-    raise RecursionError(_RECURSION_MESSAGE.format("array" if opener == "[" else "object"))
+    kind = "array" if opener == "[" else "object"
+    raise RecursionError(f"maximum recursion depth exceeded while decoding a JSON {kind} from a unicode string")
+
+
+def loads_like_verifier(text: str, depth_limit: int = DEFAULT_DEPTH_LIMIT) -> object:
+    """``json.loads(text)`` as a verifier whose decoder fits ``depth_limit`` levels.
+
+    A text that cannot nest within :data:`NEAR_LIMIT` levels of the limit (checked with
+    a count of its brackets, then a lexical scan) parses exactly as ``json.loads``. A
+    text that reaches that close is decoded by the same C decoder with exactly the
+    verifier's room -- on a fresh thread under a recursion limit calibrated so that
+    ``depth_limit`` levels fit -- so everything the limit decides comes out as in the
+    verifier: the ``RecursionError`` message of the container it could not enter, a
+    syntax error met before it, and the ``... while calling a Python object`` the
+    decoder reports when building an error that close to the limit.
+    """
+    openers = count_openers(text)
+    if openers <= depth_limit - NEAR_LIMIT:  # cannot nest that deep: no scan needed
+        return _parse_with_headroom(text, openers)
+    depth = nesting_depth(text)
+    if depth <= depth_limit - NEAR_LIMIT:
+        return _parse_with_headroom(text, depth)
+    base = _thread_base_levels()
+    if base is not None:
+        budget = base + depth_limit
+        # Setting the limit to the budget for the parse must not strand any thread
+        # deeper than it: at most a few levels below the current limit, and the
+        # caller itself far from it.
+        if sys.getrecursionlimit() - budget <= NEAR_LIMIT and _caller_depth() < budget - 100:
+            return _run_on_fresh_thread(text, budget)
+    return _decide_with_probe(text, depth, depth_limit)
 
 
 def decode_json_document(data: bytes, depth_limit: int = DEFAULT_DEPTH_LIMIT) -> object:
