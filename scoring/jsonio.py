@@ -378,7 +378,7 @@ def dumps_indent2(document: object) -> str:
             for key, item in value.items():
                 quoted = quoted_keys.get(key)
                 if quoted is None:
-                    if type(key) is not str:
+                    if not isinstance(key, str):
                         raise TypeError(f"keys must be str, not {type(key).__name__}")
                     quoted = quoted_keys[key] = quote(key)
                 text = scalars.get(type(item))
@@ -397,6 +397,11 @@ def dumps_indent2(document: object) -> str:
                 append("[]")
                 return
             inner = indent + "  "
+            try:  # a list of strings in one piece (the quoting function refuses anything else)
+                append("[\n" + inner + (",\n" + inner).join(map(quote, value)) + "\n" + indent + "]")
+                return
+            except TypeError:
+                pass
             separator = "[\n" + inner
             for item in value:
                 text = scalars.get(type(item))

@@ -12,7 +12,6 @@ pairing token 0 with token 0 earns nothing and each side's shot denominator is
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from math import gcd, lcm
 
@@ -457,13 +456,21 @@ def _ratio(numerator: int, denominator: int) -> float:
 
 
 def _identity_counts(prediction_keys: list, reference_keys: list) -> dict:
-    reference_counts = Counter(reference_keys)
-    prediction_counts = Counter(key for key in prediction_keys if key is not None)
-    unordered = sum(min(count, reference_counts.get(key, 0)) for key, count in prediction_counts.items())
-    duplicates = sum(
-        max(0, count - reference_counts[key]) for key, count in prediction_counts.items() if key in reference_counts
-    )
-    false = sum(count for key, count in prediction_counts.items() if key not in reference_counts)
+    reference_counts: dict = {}
+    for key in reference_keys:
+        reference_counts[key] = reference_counts.get(key, 0) + 1
+    prediction_counts: dict = {}
+    for key in prediction_keys:
+        if key is not None:
+            prediction_counts[key] = prediction_counts.get(key, 0) + 1
+    unordered = duplicates = false = 0
+    for key, count in prediction_counts.items():
+        available = reference_counts.get(key)
+        if available is None:
+            false += count
+        else:
+            unordered += min(count, available)
+            duplicates += max(0, count - available)
     return {"unordered": unordered, "duplicates": duplicates, "false": false}
 
 
@@ -518,7 +525,7 @@ class _PairTotals:
     denominators: int = 0
     fully_correct: int = 0
     credit: int = 0  # in units of 1 / scale
-    per_field: Counter = dataclass_field(default_factory=Counter)
+    per_field: dict = dataclass_field(default_factory=lambda: dict.fromkeys(SUMMARY_FIELDS, 0))
     details: list = dataclass_field(default_factory=list)
 
 
@@ -536,7 +543,9 @@ def _pair_totals(
         quality, p, r = qualities[(i, j)], views[i], references[j]
         totals.summary_correct += quality.summary_correct
         totals.present += len(_SUMMARY_FIELD_SET.intersection(predictions[i]))
-        totals.per_field.update(quality.correct_fields)
+        per_field = totals.per_field
+        for name in quality.correct_fields:
+            per_field[name] += 1
         totals.predicted_shots += quality.predicted_denominator
         totals.reference_shots += quality.reference_denominator
         totals.atoms += quality.atoms
@@ -555,6 +564,11 @@ def score_events(predictions: list, references: Sequence[EventView], version: st
     Long on purpose: the returned literal lists the published keys in their published
     order, so the layout can be checked against the golden files line by line."""
     check_caps(predictions)
+    return _score_events(predictions, references, version)
+
+
+def _score_events(predictions: list, references: Sequence[EventView], version: str) -> dict:
+    """:func:`score_events` for a submission whose caps were already checked."""
     views = [view(event) for event in predictions]
     best, scale, qualities = _align_scaled(views, references, version)
     pairs = best[5]
@@ -696,7 +710,7 @@ def score(version: str, ground_truth: object, solution: bytes | BaseException) -
     references = reference_views(ground_truth)
     events, root_schema_issue, error = parse_submission(solution)
     reason = "ok" if error is None else f"unreadable solution.json: {error}"
-    counts = score_events(events, references, version)
+    counts = _score_events(events, references, version)  # parse_submission checked the caps
     reward = counts.pop("reward")
     details = {"reason": reason, "root_schema_issue": root_schema_issue, **counts}
     document = {"reward": reward, "details": details}
