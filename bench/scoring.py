@@ -7,12 +7,22 @@ best of several repeats:
 * a 256-event tennis submission at the shot caps (4,096 shots, every event pairing);
 * 500 moment queries on 2-hour videos with a 0.5 s grid;
 * the grid normaliser's closed form against brute force over all grid pairs
-  (budget >= 100x), both giving the same value.
+  (budget >= 100x), both giving the same value;
+* per scorer, calls/s of ``python -m scoring score`` against a bare ``python -c pass``
+  start, interleaved call by call (goal: a call costs <= 2.0x a bare start), and the
+  in-process time per call on 200 generated inputs (``bench/scoring_calls.py``);
+* with ``--baseline PATH`` (another checkout, e.g. ``/work/main``): the same command
+  line and in-process figures for that checkout, run side by side with this one, and
+  the tennis in-process ratio (goal: <= 0.44x of the baseline).
+
+``--only calls`` runs just the last two sections.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
 import random
 import statistics
 import sys
@@ -147,12 +157,56 @@ def bench_normaliser() -> None:
         )
 
 
+def bench_calls(baseline: str | None) -> None:
+    from bench.scoring_calls import SCORERS, cli_side_by_side, in_process_ms, in_process_side_by_side
+
+    repos = [str(REPO_ROOT)] + ([baseline] if baseline else [])
+    for cached in (True, False):
+        condition = "bytecode cached (as installed)" if cached else "no bytecode cache: every call compiles"
+        print(f"command line, {condition}; per call, 30 calls each, interleaved call by call.")
+        print("  Median CPU time (user+system), wall-clock calls/s in brackets: on the shared machine")
+        print("  wall time mostly measures waiting for a core.")
+        for scorer in SCORERS:
+            found = cli_side_by_side(repos, scorer, cached_bytecode=cached)
+            bare_wall, bare_cpu = found["bare"]
+            line = f"  {scorer:<28} python -c pass {1000 * bare_cpu:5.1f} ms ({1 / bare_wall:5.1f}/s)"
+            for repo in repos:
+                name = "this tree" if repo == str(REPO_ROOT) else "baseline"
+                wall, cpu = found[repo]
+                ratio = cpu / bare_cpu
+                line += f" | {name} {1000 * cpu:5.1f} ms = {ratio:4.2f}x ({1 / wall:5.1f}/s = {wall / bare_wall:4.2f}x)"
+                if repo == str(REPO_ROOT):
+                    line += " goal <= 2.0x: " + ("OK" if ratio <= 2.0 else "OVER")
+            print(line)
+    print("in process, CPU time per call, 200 generated inputs per scorer (median / best of 5 passes):")
+    for scorer in SCORERS:
+        median, best = in_process_ms(score_submission, scorer)
+        print(f"  {scorer:<28} {median:7.3f} ms / {best:7.3f} ms")
+    if baseline:
+        for scorer in ("hierarchical-bottleneck-v1", "hierarchical-bottleneck-v2"):
+            found = in_process_side_by_side(repos, scorer)
+            (now, now_best), (before, before_best) = found[repos[0]], found[baseline]
+            verdict = "OK" if now / before <= 0.44 else "OVER"
+            print(
+                f"  {scorer} side by side with {baseline} (4 interleaved runs): "
+                f"before {before:.3f} ms (best {before_best:.3f}), after {now:.3f} ms (best {now_best:.3f}), "
+                f"after/before {now / before:.2f} (best {now_best / before_best:.2f}; goal <= 0.44: {verdict})"
+            )
+
+
 def main() -> None:
-    print(f"scoring benchmarks (python {sys.version.split()[0]})")
-    bench_egocentric()
-    bench_tennis()
-    bench_moments()
-    bench_normaliser()
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--baseline", help="another checkout to compare with, run side by side (e.g. /work/main)")
+    parser.add_argument("--only", choices=["calls"], help="run only the per-call sections")
+    args = parser.parse_args()
+    print(f"scoring benchmarks (python {sys.version.split()[0]}, load average {os.getloadavg()[0]:.1f})")
+    if args.only is None:
+        bench_egocentric()
+        bench_tennis()
+        bench_moments()
+        bench_normaliser()
+    bench_calls(args.baseline)
+    print(f"load average at the end: {os.getloadavg()[0]:.1f} (2 shared cores)")
 
 
 if __name__ == "__main__":

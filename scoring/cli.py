@@ -9,17 +9,11 @@ parameter error (nothing written).
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import stat
 import sys
-from pathlib import Path
 
-from . import egocentric, moments
-from .agreement import agreement
-from .anchors import anchors
-from .errors import ScoringError, SolutionRejected
+from .errors import ScoringError
+from .files import read_egocentric_solution  # noqa: F401  (kept importable here)
 from .registry import SCORERS, get_scorer, score_submission
 
 OPTION_PARAMETERS = {
@@ -36,59 +30,45 @@ class UsageError(Exception):
     """A command-line problem reported on stderr with exit status 2."""
 
 
-def read_egocentric_solution(path: Path) -> bytes | BaseException:
-    """The published egocentric file layer: no symlinks, a regular file, size cap."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-    try:
-        descriptor = os.open(path, flags)
-    except OSError as error:
-        return error
-    try:
-        metadata = os.fstat(descriptor)
-        if not stat.S_ISREG(metadata.st_mode):
-            return SolutionRejected("solution must be a regular file")
-        if metadata.st_size > egocentric.MAX_SOLUTION_BYTES:
-            return SolutionRejected(f"solution exceeds {egocentric.MAX_SOLUTION_BYTES} bytes")
-        with os.fdopen(descriptor, "rb") as handle:
-            descriptor = -1
-            return handle.read(egocentric.MAX_SOLUTION_BYTES + 1)
-    except OSError as error:
-        return error
-    finally:
-        if descriptor >= 0:
-            os.close(descriptor)
+def read_plain_solution(path) -> bytes | BaseException:
+    """The tennis file layer (kept for callers of the old name)."""
+    from .files import read_tennis_solution
+
+    return read_tennis_solution(path)
 
 
-def read_plain_solution(path: Path) -> bytes | BaseException:
-    """The tennis and moment file layer: read the file; an OSError is the reason."""
-    try:
-        return path.read_bytes()
-    except OSError as error:
-        return error
+def read_solution(scorer_id: str, path) -> bytes | BaseException:
+    """The submission bytes as the scorer's verifier reads them (see scoring.files)."""
+    from .files import read_solution as read
+
+    return read(get_scorer(scorer_id).kind, path)
 
 
-def read_solution(scorer_id: str, path: Path) -> bytes | BaseException:
-    if get_scorer(scorer_id).kind == "actions":
-        return read_egocentric_solution(path)
-    return read_plain_solution(path)
+def _read_text(path: str) -> str:
+    with open(path, encoding="utf-8") as handle:
+        return handle.read()
 
 
 def _load_json(path: str, what: str) -> object:
+    from .jsonio import loads
+
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
+        return loads(_read_text(path))
     except (OSError, ValueError) as error:
         raise UsageError(f"cannot read {what} {path}: {error}") from None
 
 
 def _load_corpus(path: str) -> list:
+    from . import moments
+
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = _read_text(path)
     except (OSError, ValueError) as error:
         raise UsageError(f"cannot read corpus {path}: {error}") from None
     return moments.parse_corpus_jsonl(text)
 
 
-def task_parameters(args: argparse.Namespace, scorer_id: str) -> dict:
+def task_parameters(args, scorer_id: str) -> dict:
     """The task parameters given on the command line, checked against the scorer."""
     values = {
         "frame_count": args.frame_count,
@@ -110,16 +90,18 @@ def task_parameters(args: argparse.Namespace, scorer_id: str) -> dict:
 
 
 def _write(path: str, data: bytes) -> None:
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(data)
+    folder = os.path.dirname(path)
+    if folder:
+        os.makedirs(folder, exist_ok=True)
+    with open(path, "wb") as handle:
+        handle.write(data)
 
 
-def command_score(args: argparse.Namespace) -> int:
+def command_score(args) -> int:
     scorer_id = get_scorer(args.scorer).scorer_id
     ground_truth = _load_json(args.ground_truth, "ground truth")
     params = task_parameters(args, scorer_id)
-    solution = read_solution(scorer_id, Path(args.solution))
+    solution = read_solution(scorer_id, args.solution)
     result = score_submission(scorer_id, ground_truth, solution, **params)
     _write(args.reward_json, result.reward_json)
     if result.reward_txt is not None:
@@ -135,7 +117,11 @@ def command_score(args: argparse.Namespace) -> int:
     return 0
 
 
-def command_anchors(args: argparse.Namespace) -> int:
+def command_anchors(args) -> int:
+    import json
+
+    from .anchors import anchors
+
     scorer_id = get_scorer(args.scorer).scorer_id
     ground_truth = _load_json(args.ground_truth, "ground truth")
     table = anchors(scorer_id, ground_truth, **task_parameters(args, scorer_id))
@@ -150,7 +136,11 @@ def command_anchors(args: argparse.Namespace) -> int:
     return 0
 
 
-def command_agreement(args: argparse.Namespace) -> int:
+def command_agreement(args) -> int:
+    import json
+
+    from .agreement import agreement
+
     scorer_id = get_scorer(args.scorer).scorer_id
     ledger_a = _load_json(args.ledger_a, "ledger")
     ledger_b = _load_json(args.ledger_b, "ledger")
@@ -159,7 +149,7 @@ def command_agreement(args: argparse.Namespace) -> int:
     return 0
 
 
-def command_list(args: argparse.Namespace) -> int:
+def command_list(args) -> int:
     for scorer in SCORERS.values():
         print(f"{scorer.scorer_id:<28} {scorer.kind:<13} {scorer.description}")
         for parameter in scorer.parameters:
@@ -168,7 +158,7 @@ def command_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_task_options(parser: argparse.ArgumentParser) -> None:
+def _add_task_options(parser) -> None:
     parser.add_argument("--frame-count", type=int, help="video frame count (egocentric)")
     parser.add_argument("--tolerance", type=int, help="boundary tolerance in frames (12)")
     parser.add_argument("--vocabulary", help="vocabulary.json with verbs and nouns")
@@ -177,7 +167,9 @@ def _add_task_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--reward-map-b", type=float, help="reward-map quality b")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser():
+    import argparse
+
     parser = argparse.ArgumentParser(prog="python -m scoring", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -210,8 +202,59 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _ScoreArgs:
+    """The parsed options of ``score`` (the fast path's stand-in for a Namespace)."""
+
+    def __init__(self, values: dict) -> None:
+        self.__dict__.update(values)
+
+
+_SCORE_OPTIONS = {
+    "--scorer": ("scorer", str),
+    "--ground-truth": ("ground_truth", str),
+    "--solution": ("solution", str),
+    "--reward-json": ("reward_json", str),
+    "--reward-txt": ("reward_txt", str),
+    "--details-json": ("details_json", str),
+    "--frame-count": ("frame_count", int),
+    "--tolerance": ("tolerance", int),
+    "--vocabulary": ("vocabulary", str),
+    "--corpus": ("corpus", str),
+    "--reward-map-a": ("reward_map_a", float),
+    "--reward-map-b": ("reward_map_b", float),
+}
+_SCORE_REQUIRED = ("scorer", "ground_truth", "solution", "reward_json", "reward_txt")
+
+
+def parse_score_fast(argv: list[str]) -> _ScoreArgs | None:
+    """``score --name value ...`` without importing argparse (it costs a noticeable
+    share of a verifier call). Anything unusual -- an unknown, repeated, abbreviated
+    or missing option, a bad number, ``-h`` -- returns None and argparse takes over,
+    so its messages and exit status stay the reference."""
+    if not argv or argv[0] != "score" or len(argv) % 2 != 1:
+        return None
+    values: dict = {name: None for name, _ in _SCORE_OPTIONS.values()}
+    seen = set()
+    for position in range(1, len(argv), 2):
+        option, value = argv[position], argv[position + 1]
+        spec = _SCORE_OPTIONS.get(option)
+        if spec is None or option in seen or value.startswith("-"):
+            return None
+        seen.add(option)
+        name, convert = spec
+        try:
+            values[name] = convert(value)
+        except ValueError:
+            return None
+    if any(values[name] is None for name in _SCORE_REQUIRED):
+        return None
+    values["run"] = command_score
+    return _ScoreArgs(values)
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = parse_score_fast(argv) or build_parser().parse_args(argv)
     try:
         return args.run(args)
     except (UsageError, ScoringError) as error:

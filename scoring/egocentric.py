@@ -11,33 +11,34 @@ is the F1 of exact (verb, noun set, both boundaries within ``tolerance``) matche
 
 from __future__ import annotations
 
-import json
 from bisect import bisect_left, bisect_right
+from collections import namedtuple
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import NamedTuple
 
+from ._records import dataclass
+from .constants import (
+    EGOCENTRIC_DEFAULT_TOLERANCE,
+    EGOCENTRIC_DEPTH_LIMIT,
+    EGOCENTRIC_MAX_BYTES,
+    EGOCENTRIC_PUBLISHED_FRAME_COUNT,
+)
 from .errors import GroundTruthError, ParameterError
 from .jsonio import decode_json_document, dumps_indented
 from .matching import longest_ordered_matching, maximum_matching
 from .results import ScoreResult
 
-DEFAULT_TOLERANCE = 12
-PUBLISHED_FRAME_COUNT = 25692  # the published GTEA Gaze+ video (Ahmad_American)
-MAX_SOLUTION_BYTES = 2_000_000
+DEFAULT_TOLERANCE = EGOCENTRIC_DEFAULT_TOLERANCE
+PUBLISHED_FRAME_COUNT = EGOCENTRIC_PUBLISHED_FRAME_COUNT  # the published GTEA Gaze+ video
+MAX_SOLUTION_BYTES = EGOCENTRIC_MAX_BYTES
+DEPTH_LIMIT = EGOCENTRIC_DEPTH_LIMIT  # deepest nesting the published judge parses
 MAX_PREDICTED_ACTIONS = 2000
 REQUIRED_KEYS = frozenset({"verb", "nouns", "start_frame", "end_frame"})
 VERSIONS = ("v1", "v2")
 
 
-class Action(NamedTuple):
-    """A validated action; ``index`` is its position in the list it came from."""
-
-    index: int
-    verb: str
-    nouns: frozenset
-    start: int
-    end: int
+Action = namedtuple("Action", "index verb nouns start end")
+Action.__doc__ = """A validated action (index, verb, nouns frozenset, start, end); ``index`` is
+its position in the list it came from."""
 
 
 @dataclass(frozen=True)
@@ -176,7 +177,7 @@ def _validate_entry(entry: object, task: EgocentricTask, previous_start: int, in
 def _parse_document(data: bytes) -> list:
     if len(data) > MAX_SOLUTION_BYTES:
         raise ValueError(f"solution exceeds {MAX_SOLUTION_BYTES} bytes")
-    document = decode_json_document(data)
+    document = decode_json_document(data, DEPTH_LIMIT)
     if not isinstance(document, dict) or "actions" not in document:
         raise ValueError("solution must be an object containing actions")
     actions = document["actions"]
@@ -386,4 +387,6 @@ def score(
 
 def encode_ledger(actions: Sequence[Mapping]) -> bytes:
     """Submission bytes for a list of action objects (used by anchors and agreement)."""
+    import json
+
     return json.dumps({"actions": list(actions)}).encode("utf-8")

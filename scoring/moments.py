@@ -12,23 +12,24 @@ thresholds 0.5 / 0.7 / 0.9 are never missed by a rounding error.
 
 from __future__ import annotations
 
-import json
 import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from fractions import Fraction
 
+from ._records import dataclass
+from .constants import MOMENTS_DEFAULT_A, MOMENTS_DEFAULT_B, MOMENTS_DEPTH_LIMIT, MOMENTS_MAX_BYTES
 from .errors import GroundTruthError, ParameterError
-from .jsonio import dumps_indented
+from .jsonio import dumps_indented, loads, loads_like_verifier
 from .results import ScoreResult
 
-DEFAULT_A = 15
-DEFAULT_B = 0.14696558206208937
+DEFAULT_A = MOMENTS_DEFAULT_A
+DEFAULT_B = MOMENTS_DEFAULT_B
 GRID_TOLERANCE = 1e-6
-MAX_SOLUTION_BYTES = 10_000_000
+MAX_SOLUTION_BYTES = MOMENTS_MAX_BYTES
+DEPTH_LIMIT = MOMENTS_DEPTH_LIMIT  # per line; deeper lines are invalid rows
+MAX_ROW_MESSAGES = 10  # row problems named in the reason
 MAX_GRID_POINTS = 2_000_000
-THRESHOLDS = (Fraction(1, 2), Fraction(7, 10), Fraction(9, 10))
+_THRESHOLD_TERMS = ((1, 2), (7, 10), (9, 10))  # THRESHOLDS (Fractions, built on first use)
 DEFAULT_SOURCE = "default"
 
 
@@ -107,8 +108,8 @@ def parse_corpus_jsonl(text: str) -> list[dict]:
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
-        except ValueError as error:
+            row = loads(line)
+        except (ValueError, RecursionError) as error:
             raise ParameterError(f"corpus line {number} is not JSON: {error}") from None
         if not isinstance(row, dict):
             raise ParameterError(f"corpus line {number} is not an object")
@@ -143,9 +144,21 @@ def _iou_terms(start: float, end: float, a: float, b: float) -> tuple[int, int]:
     return (intersection, union) if union > 0 else (0, 1)
 
 
-def iou(start: float, end: float, a: float, b: float) -> Fraction:
-    """Exact temporal IoU of [start, end] and [a, b]."""
-    return Fraction(*_iou_terms(start, end, a, b))
+def _fraction(numerator: int, denominator: int):
+    from fractions import Fraction  # imported on first use: the scorer itself needs none
+
+    return Fraction(numerator, denominator)
+
+
+def __getattr__(name: str) -> object:
+    if name == "THRESHOLDS":
+        return tuple(_fraction(n, d) for n, d in _THRESHOLD_TERMS)
+    raise AttributeError(f"module 'scoring.moments' has no attribute {name!r}")
+
+
+def iou(start: float, end: float, a: float, b: float):
+    """Exact temporal IoU of [start, end] and [a, b] (a ``Fraction``)."""
+    return _fraction(*_iou_terms(start, end, a, b))
 
 
 def _best_terms(start: float, end: float, intervals: Sequence[Sequence[float]]) -> tuple[int, int]:
@@ -157,15 +170,25 @@ def _best_terms(start: float, end: float, intervals: Sequence[Sequence[float]]) 
     return best_n, best_d
 
 
-def best_iou(start: float, end: float, intervals: Sequence[Sequence[float]]) -> Fraction:
-    """x: the best exact IoU of [start, end] with any acceptable interval."""
-    return Fraction(*_best_terms(start, end, intervals))
+def best_iou(start: float, end: float, intervals: Sequence[Sequence[float]]):
+    """x: the best exact IoU of [start, end] with any acceptable interval (a ``Fraction``)."""
+    return _fraction(*_best_terms(start, end, intervals))
 
 
-def utility(x: Fraction | float) -> float:
-    """u(x) = 0.7 * mean(x >= 0.5, x >= 0.7, x >= 0.9) + 0.3 * x."""
-    hits = sum(x >= threshold for threshold in THRESHOLDS)
-    return 0.7 * (hits / 3) + 0.3 * float(x)
+def _hits(numerator: int, denominator: int) -> list[bool]:
+    """x >= 0.5, 0.7, 0.9, exactly, for x = numerator / denominator."""
+    return [numerator * d >= n * denominator for n, d in _THRESHOLD_TERMS]
+
+
+def _utility_terms(numerator: int, denominator: int) -> float:
+    # float(Fraction(n, d)) is n / d: int / int is correctly rounded
+    return 0.7 * (sum(_hits(numerator, denominator)) / 3) + 0.3 * (numerator / denominator)
+
+
+def utility(x) -> float:
+    """u(x) = 0.7 * mean(x >= 0.5, x >= 0.7, x >= 0.9) + 0.3 * x (x a Fraction, float
+    or int; the thresholds are compared exactly)."""
+    return _utility_terms(*x.as_integer_ratio())
 
 
 def _neighbours(grid: Sequence[float], value: float) -> list[float]:
@@ -180,15 +203,8 @@ def _neighbours(grid: Sequence[float], value: float) -> list[float]:
     return points
 
 
-def best_grid_interval(
-    grid: Sequence[float], intervals: Sequence[Sequence[float]]
-) -> tuple[Fraction, tuple[float, float] | None]:
-    """Closed-form best IoU over legal grid intervals, with a witness.
-
-    For one acceptable interval [a, b], IoU is monotone in each endpoint on each side
-    of a (and of b), so the best start is a nearest grid point on either side of a and
-    the best end one on either side of b: four candidates per acceptable interval.
-    """
+def _best_grid_terms(grid: Sequence[float], intervals: Sequence[Sequence[float]]) -> tuple:
+    """(numerator, denominator, witness) of :func:`best_grid_interval`."""
     best_n, best_d, witness = 0, 1, None
     for a, b in intervals:
         for start in _neighbours(grid, a):
@@ -197,14 +213,25 @@ def best_grid_interval(
                     n, d = _iou_terms(start, end, a, b)
                     if n * best_d > best_n * d:
                         best_n, best_d, witness = n, d, (start, end)
-    return Fraction(best_n, best_d), witness
+    return best_n, best_d, witness
 
 
-def best_grid_iou(grid: Sequence[float], intervals: Sequence[Sequence[float]]) -> Fraction:
+def best_grid_interval(grid: Sequence[float], intervals: Sequence[Sequence[float]]) -> tuple:
+    """Closed-form best IoU over legal grid intervals (a ``Fraction``), with a witness.
+
+    For one acceptable interval [a, b], IoU is monotone in each endpoint on each side
+    of a (and of b), so the best start is a nearest grid point on either side of a and
+    the best end one on either side of b: four candidates per acceptable interval.
+    """
+    best_n, best_d, witness = _best_grid_terms(grid, intervals)
+    return _fraction(best_n, best_d), witness
+
+
+def best_grid_iou(grid: Sequence[float], intervals: Sequence[Sequence[float]]):
     return best_grid_interval(grid, intervals)[0]
 
 
-def brute_force_best_grid_iou(grid: Sequence[float], intervals: Sequence[Sequence[float]]) -> Fraction:
+def brute_force_best_grid_iou(grid: Sequence[float], intervals: Sequence[Sequence[float]]):
     """The same maximum over every pair of grid points (for tests and the bench)."""
     best_n, best_d = 0, 1
     for i, start in enumerate(grid):
@@ -212,7 +239,7 @@ def brute_force_best_grid_iou(grid: Sequence[float], intervals: Sequence[Sequenc
             n, d = _best_terms(start, end, intervals)
             if n * best_d > best_n * d:
                 best_n, best_d = n, d
-    return Fraction(best_n, best_d)
+    return _fraction(best_n, best_d)
 
 
 def reward_map(quality: float, *, a: float = DEFAULT_A, b: float = DEFAULT_B) -> float:
@@ -279,29 +306,77 @@ def _check_params(a: object, b: object) -> None:
 class Rows:
     by_query: dict  # query_id -> list of row objects
     invalid: int  # lines that are not an object with a known string query_id
+    messages: tuple = ()  # what was wrong with those lines, "line N ..." (first ten)
+
+
+def submission_text(data: bytes) -> str:
+    """The text of a JSONL submission: strict UTF-8, one leading byte-order mark
+    ignored, universal newlines (CRLF and lone CR end a line, as in text mode)."""
+    text = bytes(data).decode("utf-8")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
+
+
+def _line_problem(row: object, known: set) -> str | None:
+    if not isinstance(row, dict):
+        return f"is not a JSON object (a JSON {_json_type(row)})"
+    query_id = row.get("query_id")
+    if "query_id" not in row:
+        return "has no query_id"
+    if not isinstance(query_id, str):
+        return f"has a non-string query_id {_short(query_id)}"
+    if query_id not in known:
+        return f"has unknown query_id {_short(query_id)}"
+    return None
+
+
+def _json_type(value: object) -> str:
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, str):
+        return "string"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    return "number"
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def parse_rows(data: bytes, known: set) -> Rows:
-    """Group JSONL rows by query id. Raises ValueError when the file is unreadable."""
+    """Group JSONL rows by query id. Raises ValueError when the file is unreadable.
+
+    A line that is not JSON, not an object, or has no known string ``query_id`` is an
+    invalid row; the first ten are named (``line N ...``) for the reason."""
     if len(data) > MAX_SOLUTION_BYTES:
         raise ValueError(f"submission exceeds {MAX_SOLUTION_BYTES} bytes")
-    text = data.decode("utf-8")
+    text = submission_text(data)
     by_query: dict[str, list] = {}
     invalid = 0
-    for line in text.split("\n"):
+    messages: list[str] = []
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
-        except (ValueError, RecursionError):
+            row = loads_like_verifier(line, DEPTH_LIMIT)
+            problem = _line_problem(row, known)
+        except (ValueError, RecursionError) as error:
+            where = f" at column {error.colno}" if hasattr(error, "colno") else ""
+            problem = f"is not JSON: {getattr(error, 'msg', error)}{where}"
+        if problem is not None:
             invalid += 1
+            if len(messages) < MAX_ROW_MESSAGES:
+                messages.append(f"line {number} {problem}")
             continue
-        query_id = row.get("query_id") if isinstance(row, dict) else None
-        if not isinstance(query_id, str) or query_id not in known:
-            invalid += 1
-            continue
-        by_query.setdefault(query_id, []).append(row)
-    return Rows(by_query, invalid)
+        by_query.setdefault(row["query_id"], []).append(row)
+    return Rows(by_query, invalid, tuple(messages))
 
 
 def _row_interval(row: dict, grid: Sequence[float]) -> tuple[float, float] | str:
@@ -324,9 +399,9 @@ def _row_interval(row: dict, grid: Sequence[float]) -> tuple[float, float] | str
 
 def _query_record(query: Query, grid: Sequence[float] | None, rows: list | None) -> dict:
     record = {"query_id": query.query_id, "source": query.source}
-    x_star, witness = best_grid_interval(grid or [], query.intervals)
-    u_star = utility(x_star)
-    record["normaliser_iou"] = float(x_star)
+    star_n, star_d, _ = _best_grid_terms(grid or [], query.intervals)
+    u_star = _utility_terms(star_n, star_d)
+    record["normaliser_iou"] = star_n / star_d
     record["normaliser"] = u_star
     if u_star <= 0:
         record["status"] = "excluded_zero_normaliser"
@@ -341,14 +416,14 @@ def _query_record(query: Query, grid: Sequence[float] | None, rows: list | None)
     if isinstance(interval, str):
         record.update(status=f"invalid: {interval}", iou=0.0, score=0.0)
         return record
-    x = best_iou(interval[0], interval[1], query.intervals)
+    x_n, x_d = _best_terms(interval[0], interval[1], query.intervals)
     record.update(
         status="ok",
         start=interval[0],
         end=interval[1],
-        iou=float(x),
-        hits=[x >= threshold for threshold in THRESHOLDS],
-        score=utility(x) / u_star,
+        iou=x_n / x_d,
+        hits=_hits(x_n, x_d),
+        score=_utility_terms(x_n, x_d) / u_star,
     )
     return record
 
@@ -417,6 +492,8 @@ def score(
     )
     if reason == "ok" and (summary["missing"] or summary["invalid"]):
         reason = f"{summary['missing']} missing, {summary['invalid']} invalid rows"
+        if rows.messages:
+            reason += ": " + "; ".join(rows.messages)
     details = {
         **summary,
         "reason": reason,
@@ -436,4 +513,6 @@ def score(
 
 def encode_rows(rows: Sequence[Mapping]) -> bytes:
     """JSONL bytes of submission rows."""
+    import json
+
     return "".join(json.dumps(row) + "\n" for row in rows).encode("utf-8")

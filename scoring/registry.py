@@ -3,15 +3,24 @@
 ``score_submission`` is what the Django app, the batch jobs and the command line all
 call; the command line writes ``ScoreResult.reward_json`` / ``reward_txt`` /
 ``details_json`` byte for byte.
+
+Importing the registry is cheap: it names every scorer without importing any scorer
+module; a scorer's module is imported the first time that scorer runs, so
+``python -m scoring score`` loads only the scorer it runs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from . import egocentric, moments, tennis
+from ._records import dataclass, field
+from .constants import (
+    EGOCENTRIC_DEFAULT_TOLERANCE,
+    EGOCENTRIC_PUBLISHED_FRAME_COUNT,
+    MOMENTS_DEFAULT_A,
+    MOMENTS_DEFAULT_B,
+)
 from .errors import ParameterError, UnknownScorer
 from .results import ScoreResult
 
@@ -66,12 +75,12 @@ _EGOCENTRIC_PARAMETERS = (
         "frame_count",
         REQUIRED,
         "video frame count N; frames must satisfy 0 <= start < end < N "
-        f"(published video: {egocentric.PUBLISHED_FRAME_COUNT}; a 'frame_count' key in "
+        f"(published video: {EGOCENTRIC_PUBLISHED_FRAME_COUNT}; a 'frame_count' key in "
         "the ground truth is used when not given)",
     ),
     Parameter(
         "tolerance",
-        egocentric.DEFAULT_TOLERANCE,
+        EGOCENTRIC_DEFAULT_TOLERANCE,
         "boundary tolerance T in frames, |delta| <= T (published: 12)",
     ),
     Parameter(
@@ -87,13 +96,15 @@ _MOMENT_PARAMETERS = (
         REQUIRED,
         "records.jsonl rows {'video_id', 'duration', 'grid': [...] | {'step': s}} (or a ground-truth 'videos' list)",
     ),
-    Parameter("a", moments.DEFAULT_A, "reward-map score anchor on the 0-100 scale (15)"),
-    Parameter("b", moments.DEFAULT_B, "reward-map reference quality (0.14696558206208937)"),
+    Parameter("a", MOMENTS_DEFAULT_A, "reward-map score anchor on the 0-100 scale (15)"),
+    Parameter("b", MOMENTS_DEFAULT_B, "reward-map reference quality (0.14696558206208937)"),
 )
 
 
 def _egocentric(version: str) -> Callable:
     def run(ground_truth, solution, **params):
+        from . import egocentric
+
         return egocentric.score(version, ground_truth, solution, **params)
 
     return run
@@ -101,9 +112,17 @@ def _egocentric(version: str) -> Callable:
 
 def _tennis(version: str) -> Callable:
     def run(ground_truth, solution):
+        from . import tennis
+
         return tennis.score(version, ground_truth, solution)
 
     return run
+
+
+def _moments(ground_truth, solution, **params):
+    from . import moments
+
+    return moments.score(ground_truth, solution, **params)
 
 
 _ALL = (
@@ -150,7 +169,7 @@ _ALL = (
         "moment search, IoU utility normalised by the grid optimum, per-source mean",
         _MOMENT_PARAMETERS,
         False,
-        moments.score,
+        _moments,
     ),
 )
 

@@ -11,13 +11,14 @@ pairing token 0 with token 0 earns nothing and each side's shot denominator is
 
 from __future__ import annotations
 
-from collections import Counter
+from bisect import bisect_left
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from dataclasses import field as dataclass_field
-from fractions import Fraction
+from math import gcd, lcm
 
-from .errors import GroundTruthError, ParameterError
+from ._records import dataclass
+from ._records import field as dataclass_field
+from .constants import TENNIS_DEPTH_LIMIT, TENNIS_MAX_BYTES
+from .errors import GroundTruthError, ParameterError, SolutionRejected
 from .jsonio import decode_json_document, dumps_indented
 from .results import ScoreResult
 
@@ -25,6 +26,8 @@ MAX_PREDICTED_EVENTS = 256
 MAX_SHOTS_PER_EVENT = 512
 MAX_TOTAL_PREDICTED_SHOTS = 4096
 VERSIONS = ("v1", "v2")
+MAX_SOLUTION_BYTES = TENNIS_MAX_BYTES  # ours: the published judge reads without a cap
+DEPTH_LIMIT = TENNIS_DEPTH_LIMIT  # deepest nesting the published judge parses
 
 IDENTITY_FIELDS = (
     "set",
@@ -115,7 +118,8 @@ _MISSING = _Missing()
 def shot_token(shot: object) -> Token:
     if not isinstance(shot, dict):
         return (None, None)
-    return tuple(shot.get(field) if type(shot.get(field)) is str else None for field in SHOT_FIELDS)
+    stroke, direction = shot.get("stroke"), shot.get("direction")
+    return (stroke if type(stroke) is str else None, direction if type(direction) is str else None)
 
 
 def shot_tokens(event: object) -> list[Token]:
@@ -124,7 +128,15 @@ def shot_tokens(event: object) -> list[Token]:
     shots = event["shots"]
     if not isinstance(shots, list):
         return [(None, None)]
-    return [shot_token(shot) for shot in shots]
+    return [
+        (
+            stroke if type(stroke := shot.get("stroke")) is str else None,
+            direction if type(direction := shot.get("direction")) is str else None,
+        )
+        if isinstance(shot, dict)
+        else (None, None)
+        for shot in shots
+    ]
 
 
 @dataclass(frozen=True)
@@ -136,12 +148,20 @@ class EventView:
     tokens: tuple
 
 
+_SUMMARY_FIELD_SET = frozenset(SUMMARY_FIELDS)
+_SUMMARY_TYPES = tuple((field, FIELD_TYPES[field]) for field in SUMMARY_FIELDS)
+
+
 def view(event: object) -> EventView:
-    return EventView(
-        identity_key(event),
-        tuple(summary_value(event, field) for field in SUMMARY_FIELDS),
-        tuple(shot_tokens(event)),
+    """:func:`identity_key`, :func:`summary_value` of every summary field and
+    :func:`shot_tokens`, in one pass."""
+    if not isinstance(event, dict):
+        return EventView(None, (_MISSING,) * len(SUMMARY_FIELDS), ())
+    get = event.get
+    summary = tuple(
+        value if type(value := get(field, _MISSING)) is kind else _MISSING for field, kind in _SUMMARY_TYPES
     )
+    return EventView(identity_key(event), summary, tuple(shot_tokens(event)))
 
 
 def shot_side_denominator(length: int, version: str) -> int:
@@ -180,6 +200,19 @@ def shot_atoms(predicted: Sequence[Token], reference: Sequence[Token], version: 
     :func:`shot_atom_table`, one row at a time)."""
     if not predicted or not reference:
         return 0
+    if version == "v1":
+        shorter, longer = (predicted, reference) if len(predicted) <= len(reference) else (reference, predicted)
+        if tuple(longer[: len(shorter)]) == tuple(shorter):
+            # Each token pairs at most once and earns at most its present fields, so
+            # aligning the common prefix position by position is optimal.
+            return sum((stroke is not None) + (direction is not None) for stroke, direction in shorter)
+    elif len(predicted) == len(reference) and tuple(predicted) == tuple(reference):
+        present = [(stroke is not None) + (direction is not None) for stroke, direction in predicted]
+        if all(present):
+            # Earning every present field needs every token paired (each earns >= 1),
+            # i.e. the identity alignment, whose token 0 stroke earns nothing in v2; the
+            # identity alignment earns exactly the rest.
+            return sum(present) - (predicted[0][0] is not None)
     strokes = [r[0] for r in reference]
     directions = [r[1] for r in reference]
     previous = [0] * (len(reference) + 1)
@@ -224,11 +257,22 @@ def shot_alignment(predicted: Sequence[Token], reference: Sequence[Token], versi
 
 @dataclass(frozen=True)
 class PairQuality:
-    credit: Fraction
+    """The quality of one prediction/reference pair; the credit is the exact ratio
+    ``credit_numerator / credit_denominator`` (in lowest terms)."""
+
+    credit_numerator: int
+    credit_denominator: int
     correct_fields: tuple[str, ...]
     atoms: int
     predicted_denominator: int
     reference_denominator: int
+
+    @property
+    def credit(self):
+        """The credit as a ``fractions.Fraction``."""
+        from fractions import Fraction
+
+        return Fraction(self.credit_numerator, self.credit_denominator)
 
     @property
     def summary_correct(self) -> int:
@@ -249,9 +293,15 @@ def pair_quality(prediction: EventView, reference: EventView, version: str) -> P
     predicted = shot_side_denominator(len(prediction.tokens), version)
     referenced = shot_side_denominator(len(reference.tokens), version)
     denominator = max(predicted, referenced)
-    shot_accuracy = Fraction(atoms, denominator) if denominator else Fraction(0)
-    credit = min(Fraction(len(fields), len(SUMMARY_FIELDS)), shot_accuracy)
-    return PairQuality(credit, fields, atoms, predicted, referenced)
+    # credit = min(summary / 9, atoms / denominator), exactly, in lowest terms
+    if denominator and atoms * len(SUMMARY_FIELDS) < len(fields) * denominator:
+        numerator, credit_denominator = atoms, denominator
+    elif denominator:
+        numerator, credit_denominator = len(fields), len(SUMMARY_FIELDS)
+    else:  # no shot tokens on either side: shot accuracy 0
+        numerator, credit_denominator = 0, 1
+    common = gcd(numerator, credit_denominator)
+    return PairQuality(numerator // common, credit_denominator // common, fields, atoms, predicted, referenced)
 
 
 def exact_tokens(tokens: Sequence[Token], version: str) -> tuple:
@@ -276,6 +326,8 @@ def exact_event(prediction: EventView, reference: EventView, version: str) -> bo
 def _better(candidate: tuple, incumbent: tuple) -> bool:
     """Larger credit, more pairs, more summary fields, more shot atoms, then smaller
     summed shot denominator, then the lexicographically smaller pair list."""
+    if candidate is incumbent:  # the DP carries states forward unchanged: no Fraction compare
+        return False
     for index in (0, 1, 2, 3):
         if candidate[index] != incumbent[index]:
             return candidate[index] > incumbent[index]
@@ -284,38 +336,89 @@ def _better(candidate: tuple, incumbent: tuple) -> bool:
     return candidate[5] < incumbent[5]
 
 
-def align_views(
+def _align_scaled(
     predictions: Sequence[EventView], references: Sequence[EventView], version: str
-) -> tuple[tuple, dict[tuple[int, int], PairQuality]]:
-    """The scorer's weighted LCS. Returns the best state
-    ``(credit, pairs, summary, atoms, denominator, ((i, j), ...))`` and the qualities
-    of the paired events."""
-    empty = (Fraction(0), 0, 0, 0, 0, ())
-    previous = [empty] * (len(references) + 1)
+) -> tuple[tuple, int, dict[tuple[int, int], PairQuality]]:
+    """The weighted LCS with exact credits as integer multiples of 1 / ``scale``, where
+    ``scale`` is the least common multiple of every pair credit's denominator, so that
+    comparing and adding states never builds a ``Fraction``. Returns (best state,
+    scale, qualities)."""
+    positions: dict[tuple, list[int]] = {}
+    for j, reference in enumerate(references):
+        if reference.key is not None:
+            positions.setdefault(reference.key, []).append(j)
     qualities: dict[tuple[int, int], PairQuality] = {}
     for i, prediction in enumerate(predictions):
-        current = [previous[0]]
-        for j, reference in enumerate(references, start=1):
+        if prediction.key is not None:
+            for j in positions.get(prediction.key, ()):
+                qualities[(i, j)] = pair_quality(prediction, references[j], version)
+    scale = lcm(1, *{quality.credit_denominator for quality in qualities.values()})
+    steps = {
+        (i, j): (
+            quality.credit_numerator * (scale // quality.credit_denominator),
+            quality.summary_correct,
+            quality.atoms,
+            quality.shot_denominator,
+        )
+        for (i, j), quality in qualities.items()
+    }
+    rows: dict[int, dict[int, tuple]] = {}
+    for (i, j), step in steps.items():
+        rows.setdefault(i, {})[j] = step
+    empty = (0, 0, 0, 0, 0, ())
+    previous = [empty] * (len(references) + 1)
+    for i in sorted(rows):
+        # A row without a pairable reference equals the row above (each DP row is
+        # non-decreasing in the state order), so only rows with steps are computed.
+        row = rows[i]
+        first = min(row) + 1  # left of the first step the row equals the row above, too
+        current = previous[:first]
+        for j in range(first, len(references) + 1):
             best = previous[j]
-            if _better(current[j - 1], best):
-                best = current[j - 1]
-            if prediction.key is not None and prediction.key == reference.key:
-                quality = pair_quality(prediction, reference, version)
-                qualities[(i, j - 1)] = quality
+            left = current[j - 1]
+            if left is not best and _better(left, best):
+                best = left
+            step = row.get(j - 1)
+            if step is not None:
                 diagonal = previous[j - 1]
                 candidate = (
-                    diagonal[0] + quality.credit,
+                    diagonal[0] + step[0],
                     diagonal[1] + 1,
-                    diagonal[2] + quality.summary_correct,
-                    diagonal[3] + quality.atoms,
-                    diagonal[4] + quality.shot_denominator,
+                    diagonal[2] + step[1],
+                    diagonal[3] + step[2],
+                    diagonal[4] + step[3],
                     diagonal[5] + ((i, j - 1),),
                 )
                 if _better(candidate, best):
                     best = candidate
             current.append(best)
         previous = current
-    return previous[-1], qualities
+    return previous[-1], scale, qualities
+
+
+def align_views(
+    predictions: Sequence[EventView], references: Sequence[EventView], version: str
+) -> tuple[tuple, dict[tuple[int, int], PairQuality]]:
+    """The scorer's weighted LCS. Returns the best state
+    ``(credit, pairs, summary, atoms, denominator, ((i, j), ...))`` (credit a
+    ``Fraction``) and the qualities of the paired events."""
+    from fractions import Fraction
+
+    best, scale, qualities = _align_scaled(predictions, references, version)
+    return (Fraction(best[0], scale),) + best[1:], qualities
+
+
+def ordered_pairs(pairs) -> int:
+    """Length of the longest chain of (i, j) pairs increasing in both: the LCS length
+    when ``pairs`` are the equal positions (Hunt-Szymanski, O(p log p))."""
+    tails: list[int] = []
+    for _, j in sorted(pairs, key=lambda pair: (pair[0], -pair[1])):
+        position = bisect_left(tails, j)
+        if position == len(tails):
+            tails.append(j)
+        else:
+            tails[position] = j
+    return len(tails)
 
 
 def ordered_count(predictions: Sequence, references: Sequence, equal) -> int:
@@ -360,13 +463,21 @@ def _ratio(numerator: int, denominator: int) -> float:
 
 
 def _identity_counts(prediction_keys: list, reference_keys: list) -> dict:
-    reference_counts = Counter(reference_keys)
-    prediction_counts = Counter(key for key in prediction_keys if key is not None)
-    unordered = sum(min(count, reference_counts.get(key, 0)) for key, count in prediction_counts.items())
-    duplicates = sum(
-        max(0, count - reference_counts[key]) for key, count in prediction_counts.items() if key in reference_counts
-    )
-    false = sum(count for key, count in prediction_counts.items() if key not in reference_counts)
+    reference_counts: dict = {}
+    for key in reference_keys:
+        reference_counts[key] = reference_counts.get(key, 0) + 1
+    prediction_counts: dict = {}
+    for key in prediction_keys:
+        if key is not None:
+            prediction_counts[key] = prediction_counts.get(key, 0) + 1
+    unordered = duplicates = false = 0
+    for key, count in prediction_counts.items():
+        available = reference_counts.get(key)
+        if available is None:
+            false += count
+        else:
+            unordered += min(count, available)
+            duplicates += max(0, count - available)
     return {"unordered": unordered, "duplicates": duplicates, "false": false}
 
 
@@ -376,15 +487,25 @@ def _shot_schema_counts(predictions: list) -> tuple[int, int]:
         if not isinstance(event, dict) or not isinstance(event.get("shots"), list):
             continue
         for shot in event["shots"]:
-            bad_values = not isinstance(shot, dict) or any(type(shot.get(field)) is not str for field in SHOT_FIELDS)
+            bad_values = (
+                not isinstance(shot, dict)
+                or type(shot.get("stroke")) is not str
+                or type(shot.get("direction")) is not str
+            )
             invalid += bad_values
-            schema_issues += bad_values or set(shot) != set(SHOT_FIELDS)
+            # good values mean both keys are there: the keys are exactly SHOT_FIELDS iff there are two
+            schema_issues += bad_values or len(shot) != len(SHOT_FIELDS)
     return schema_issues, invalid
+
+
+def _rounded(numerator: int, denominator: int) -> float:
+    """``round(float(Fraction(numerator, denominator)), 4)``, 0.0 for a zero denominator:
+    int / int is correctly rounded, so this is the same float without a Fraction."""
+    return round(numerator / denominator, 4) if denominator else 0.0
 
 
 def _pair_detail(i: int, j: int, quality: PairQuality, p: EventView, r: EventView) -> dict:
     denominator = quality.shot_denominator
-    shot_accuracy = Fraction(quality.atoms, denominator) if denominator else Fraction(0)
     return {
         "prediction_index": i,
         "reference_index": j,
@@ -394,8 +515,8 @@ def _pair_detail(i: int, j: int, quality: PairQuality, p: EventView, r: EventVie
         "correct_shot_fields": quality.atoms,
         "summary_accuracy": round(quality.summary_correct / len(SUMMARY_FIELDS), 4),
         "shot_denominator": denominator,
-        "shot_accuracy": round(float(shot_accuracy), 4),
-        "event_credit": round(float(quality.credit), 4),
+        "shot_accuracy": _rounded(quality.atoms, denominator),
+        "event_credit": _rounded(quality.credit_numerator, quality.credit_denominator),
     }
 
 
@@ -410,8 +531,8 @@ class _PairTotals:
     atoms: int = 0
     denominators: int = 0
     fully_correct: int = 0
-    credit: Fraction = Fraction(0)
-    per_field: Counter = dataclass_field(default_factory=Counter)
+    credit: int = 0  # in units of 1 / scale
+    per_field: dict = dataclass_field(default_factory=lambda: dict.fromkeys(SUMMARY_FIELDS, 0))
     details: list = dataclass_field(default_factory=list)
 
 
@@ -422,17 +543,20 @@ def _pair_totals(
     pairs: Sequence[tuple[int, int]],
     qualities: dict,
     version: str,
+    scale: int,
 ) -> _PairTotals:
     totals = _PairTotals()
     for i, j in pairs:
         quality, p, r = qualities[(i, j)], views[i], references[j]
         totals.summary_correct += quality.summary_correct
-        totals.present += sum(name in predictions[i] for name in SUMMARY_FIELDS)
-        totals.per_field.update(quality.correct_fields)
+        totals.present += len(_SUMMARY_FIELD_SET.intersection(predictions[i]))
+        per_field = totals.per_field
+        for name in quality.correct_fields:
+            per_field[name] += 1
         totals.predicted_shots += quality.predicted_denominator
         totals.reference_shots += quality.reference_denominator
         totals.atoms += quality.atoms
-        totals.credit += quality.credit
+        totals.credit += quality.credit_numerator * (scale // quality.credit_denominator)
         totals.denominators += quality.shot_denominator
         totals.fully_correct += quality.summary_correct == len(SUMMARY_FIELDS) and exact_tokens(
             p.tokens, version
@@ -447,21 +571,29 @@ def score_events(predictions: list, references: Sequence[EventView], version: st
     Long on purpose: the returned literal lists the published keys in their published
     order, so the layout can be checked against the golden files line by line."""
     check_caps(predictions)
+    return _score_events(predictions, references, version)
+
+
+def _score_events(predictions: list, references: Sequence[EventView], version: str) -> dict:
+    """:func:`score_events` for a submission whose caps were already checked."""
     views = [view(event) for event in predictions]
-    best, qualities = align_views(views, references, version)
+    best, scale, qualities = _align_scaled(views, references, version)
     pairs = best[5]
     n_predicted, n_reference = len(predictions), len(references)
     prediction_keys = [v.key for v in views]
     reference_keys = [r.key for r in references]
-    identity_ordered = ordered_count(prediction_keys, reference_keys, lambda p, r: p is not None and p == r)
-    exact_ordered = ordered_count(views, references, lambda p, r: exact_event(p, r, version))
+    # equal identities can only pair where the alignment computed a quality
+    identity_ordered = ordered_pairs(qualities)
+    exact_ordered = ordered_pairs(
+        pair for pair in qualities if exact_event(views[pair[0]], references[pair[1]], version)
+    )
     identity_precision = _ratio(identity_ordered, n_predicted)
     identity_recall = _ratio(identity_ordered, n_reference)
 
-    totals = _pair_totals(predictions, views, references, pairs, qualities, version)
+    totals = _pair_totals(predictions, views, references, pairs, qualities, version, scale)
     summary_correct, present, atoms = totals.summary_correct, totals.present, totals.atoms
     predicted_shots, reference_shots = totals.predicted_shots, totals.reference_shots
-    pair_denominators, credit = totals.denominators, totals.credit
+    pair_denominators, credit = totals.denominators, totals.credit  # credit: units of 1 / scale
 
     summary_total = len(SUMMARY_FIELDS) * len(pairs)
     shot_precision = _ratio(atoms, predicted_shots)
@@ -473,15 +605,11 @@ def score_events(predictions: list, references: Sequence[EventView], version: st
     detail_recall = _ratio(detail_correct, detail_reference)
     detail_denominator = summary_total + pair_denominators
     reward_denominator = n_predicted + n_reference
-    event_f1 = 2 * credit / reward_denominator if reward_denominator else Fraction(0)
     identity = _identity_counts(prediction_keys, reference_keys)
     shot_schema_issues, invalid_shots = _shot_schema_counts(predictions)
 
-    def exact(fraction: Fraction) -> float:
-        return round(float(fraction), 4)
-
     return {
-        "reward": exact(event_f1),
+        "reward": _rounded(2 * credit, scale * reward_denominator),
         "scorer_version": f"hierarchical-bottleneck-{version}",
         "n_ground_truth": n_reference,
         "n_predicted": n_predicted,
@@ -503,9 +631,9 @@ def score_events(predictions: list, references: Sequence[EventView], version: st
         "identity_precision": round(identity_precision, 4),
         "identity_recall": round(identity_recall, 4),
         "identity_f1": round(_f1(identity_precision, identity_recall), 4),
-        "exact_event_precision": exact(Fraction(exact_ordered, n_predicted) if n_predicted else Fraction(0)),
-        "exact_event_recall": exact(Fraction(exact_ordered, n_reference) if n_reference else Fraction(0)),
-        "exact_event_f1": exact(Fraction(2 * exact_ordered, reward_denominator) if reward_denominator else Fraction(0)),
+        "exact_event_precision": _rounded(exact_ordered, n_predicted),
+        "exact_event_recall": _rounded(exact_ordered, n_reference),
+        "exact_event_f1": _rounded(2 * exact_ordered, reward_denominator),
         "summary_fields_correct": summary_correct,
         "summary_fields_present": present,
         "summary_fields_predicted": summary_total,
@@ -530,10 +658,10 @@ def score_events(predictions: list, references: Sequence[EventView], version: st
         "detail_accuracy": round(_ratio(detail_correct, detail_denominator), 4),
         "fully_correct_events": exact_ordered,
         "fully_correct_events_in_quality_alignment": totals.fully_correct,
-        "hierarchical_true_positive_credit": exact(credit),
-        "hierarchical_precision": exact(credit / n_predicted if n_predicted else Fraction(0)),
-        "hierarchical_recall": exact(credit / n_reference if n_reference else Fraction(0)),
-        "hierarchical_event_f1": exact(event_f1),
+        "hierarchical_true_positive_credit": _rounded(credit, scale),
+        "hierarchical_precision": _rounded(credit, scale * n_predicted),
+        "hierarchical_recall": _rounded(credit, scale * n_reference),
+        "hierarchical_event_f1": _rounded(2 * credit, scale * reward_denominator),
         "reward_denominator": reward_denominator,
         "matched_pairs": totals.details,
         "formula": FORMULA,
@@ -564,7 +692,9 @@ def parse_submission(solution: bytes | BaseException) -> tuple[list, bool, str |
             raise solution
         if not isinstance(solution, (bytes, bytearray, memoryview)):
             raise TypeError("solution must be bytes")
-        document = decode_json_document(bytes(solution))
+        if len(solution) > MAX_SOLUTION_BYTES:
+            raise SolutionRejected(f"solution exceeds {MAX_SOLUTION_BYTES} bytes")
+        document = decode_json_document(solution, DEPTH_LIMIT)
         if not isinstance(document, dict):
             root_schema_issue = True
             raise ValueError("solution root is not an object")
@@ -587,7 +717,7 @@ def score(version: str, ground_truth: object, solution: bytes | BaseException) -
     references = reference_views(ground_truth)
     events, root_schema_issue, error = parse_submission(solution)
     reason = "ok" if error is None else f"unreadable solution.json: {error}"
-    counts = score_events(events, references, version)
+    counts = _score_events(events, references, version)  # parse_submission checked the caps
     reward = counts.pop("reward")
     details = {"reason": reason, "root_schema_issue": root_schema_issue, **counts}
     document = {"reward": reward, "details": details}

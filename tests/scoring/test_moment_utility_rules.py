@@ -92,7 +92,11 @@ def test_lines_that_are_not_known_objects_are_invalid_rows_and_blank_lines_are_i
     result = score(b'[1]\nnot json\n\n{"query_id": "zz", "start": 0, "end": 2}\n{"start": 0}\n   \n')
     assert result.details["invalid"] == 4
     assert result.details["missing"] == 3
-    assert result.reason == "3 missing, 4 invalid rows"
+    assert result.reason == (
+        "3 missing, 4 invalid rows: line 1 is not a JSON object (a JSON array); "
+        "line 2 is not JSON: Expecting value at column 1; line 4 has unknown query_id 'zz'; "
+        "line 5 has no query_id"
+    )
 
 
 def test_endpoints_within_a_microsecond_of_the_grid_are_legal():

@@ -1,0 +1,113 @@
+"""A small stand-in for ``dataclasses.dataclass`` on the scoring hot path.
+
+``import dataclasses`` pulls in ``inspect`` (and with it ``ast``, ``dis``, ``tokenize``,
+``enum``, ``re``), which alone costs more than a bare interpreter start; the command
+line must cost at most twice that. The record classes the scorers build on every call
+(``ScoreResult``, ``Scorer``, ``Parameter``, the scorers' internal records) use this
+decorator instead. It supports what those classes use, with the same meaning:
+
+* fields are the class annotations, in order; a class attribute is the default;
+* ``field(default=..., default_factory=..., repr=..., compare=...)``;
+* ``frozen=True``: assigning or deleting an attribute raises
+  ``dataclasses.FrozenInstanceError`` (imported only then);
+* ``__init__``, ``__repr__``, ``__eq__`` (same class, compared fields) and, for frozen
+  classes, ``__hash__`` over the compared fields.
+
+Records shared with callers that inspect them with ``dataclasses`` (``UnionItem``,
+``Anchor``, ``Pair``) stay real dataclasses.
+"""
+
+from __future__ import annotations
+
+_MISSING = object()
+
+
+class Field:
+    __slots__ = ("name", "default", "default_factory", "repr", "compare")
+
+    def __init__(self, default=_MISSING, default_factory=_MISSING, repr=True, compare=True):  # noqa: A002
+        self.name = ""
+        self.default = default
+        self.default_factory = default_factory
+        self.repr = repr
+        self.compare = compare
+
+
+def field(*, default=_MISSING, default_factory=_MISSING, repr=True, compare=True) -> Field:  # noqa: A002
+    return Field(default, default_factory, repr, compare)
+
+
+def _frozen_error(self, name, *args):
+    from dataclasses import FrozenInstanceError
+
+    raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+
+def _fields(cls) -> list[Field]:
+    fields = []
+    for name in cls.__dict__.get("__annotations__", {}):
+        value = cls.__dict__.get(name, _MISSING)
+        spec = value if isinstance(value, Field) else Field(default=value)
+        spec.name = name
+        if isinstance(value, Field):
+            if spec.default is _MISSING:
+                delattr(cls, name)
+            else:
+                setattr(cls, name, spec.default)
+        fields.append(spec)
+    return fields
+
+
+def _init(cls, fields: list[Field], frozen: bool):
+    namespace: dict = {"_MISSING": _MISSING, "_set": object.__setattr__}
+    arguments, lines = [], []
+    for index, spec in enumerate(fields):
+        if spec.default is not _MISSING:
+            namespace[f"_default{index}"] = spec.default
+            arguments.append(f"{spec.name}=_default{index}")
+            value = spec.name
+        elif spec.default_factory is not _MISSING:
+            namespace[f"_factory{index}"] = spec.default_factory
+            arguments.append(f"{spec.name}=_MISSING")
+            value = f"_factory{index}() if {spec.name} is _MISSING else {spec.name}"
+        else:
+            arguments.append(spec.name)
+            value = spec.name
+        lines.append(f"_set(self, {spec.name!r}, {value})" if frozen else f"self.{spec.name} = {value}")
+    source = f"def __init__(self, {', '.join(arguments)}):\n    " + ("\n    ".join(lines) or "pass")
+    exec(source, namespace)  # the same technique dataclasses uses
+    function = namespace["__init__"]
+    function.__qualname__ = f"{cls.__qualname__}.__init__"
+    return function
+
+
+def dataclass(cls=None, /, *, frozen: bool = False):
+    """``@dataclass`` / ``@dataclass(frozen=True)`` for the cases described above."""
+
+    def wrap(cls):
+        fields = _fields(cls)
+        shown = [spec.name for spec in fields if spec.repr]
+        compared = tuple(spec.name for spec in fields if spec.compare)
+
+        def __repr__(self) -> str:
+            inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in shown)
+            return f"{type(self).__qualname__}({inner})"
+
+        def __eq__(self, other: object) -> bool:
+            if other.__class__ is not self.__class__:
+                return NotImplemented
+            return all(getattr(self, name) == getattr(other, name) for name in compared)
+
+        cls.__init__ = _init(cls, fields, frozen)
+        cls.__repr__ = __repr__
+        cls.__eq__ = __eq__
+        cls.__record_fields__ = tuple(spec.name for spec in fields)
+        if frozen:
+            cls.__setattr__ = _frozen_error
+            cls.__delattr__ = _frozen_error
+            cls.__hash__ = lambda self: hash(tuple(getattr(self, name) for name in compared))
+        else:
+            cls.__hash__ = None
+        return cls
+
+    return wrap if cls is None else wrap(cls)
