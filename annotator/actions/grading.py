@@ -360,6 +360,7 @@ def leaderboard(version: GroundTruthVersion, scorer_id: str, *, sort: str | None
         )
         for s in latest_scores(version, scorer_id)
     ]
+    _add_bundle_runs(rows)
     rows += human_rows(version, scorer_id)
     board.rank(rows)
     try:
@@ -372,6 +373,16 @@ def leaderboard(version: GroundTruthVersion, scorer_id: str, *, sort: str | None
         "columns": list(board.columns(family)),
         "rows": rows,
     }
+
+
+def _add_bundle_runs(rows: list[dict]) -> None:
+    """Rows of executable bundles get the run's id, stage timings and outcome."""
+    from annotator.actions.bundles import bundle_summaries
+
+    runs = bundle_summaries(r["submission"] for r in rows)
+    for row in rows:
+        if row["submission"] in runs:
+            row.update(kind="bundle", **runs[row["submission"]])
 
 
 def _frozen_ledgers(packet: Packet) -> dict[str, Ledger] | None:

@@ -33,4 +33,5 @@ urlpatterns = [
     path("versions/<int:version_id>/export/", views.VersionExportView.as_view(), name="api-version-export"),
     path("", include("annotator.api.video_urls")),
     path("", include("annotator.api.grading_urls")),
+    path("", include("annotator.api.bundles")),
 ]

@@ -1,6 +1,7 @@
 """FrameLedger's domain model. Rows are written only through ``annotator.actions``."""
 
 from annotator.models.audit import AuditEntry, Job
+from annotator.models.bundles import BundleRun
 from annotator.models.grading import (
     AgreementReport,
     ScoringRun,
@@ -15,6 +16,7 @@ from annotator.models.truth import Decision, GroundTruthVersion, Union, UnionIte
 from annotator.models.videos import Video
 
 __all__ = [
+    "BundleRun",
     "AgreementReport",
     "ScoringRun",
     "Submission",
