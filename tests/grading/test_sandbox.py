@@ -94,7 +94,7 @@ def test_writes_outside_its_folders_are_refused(jobs):
     targets = ["$0.extra", "$(dirname $0)/new-file", "$corpus/records.jsonl", "$(dirname $index)/sibling", str(outside)]
     script = (
         'while [ $# -gt 0 ]; do [ "$1" = --index-dir ] && index=$2; [ "$1" = --corpus ] && corpus=$2; shift; done\n'
-        + "".join(f'if echo x >> "{t}" 2>/dev/null; then echo "WROTE {t}"; else echo "denied {t}"; fi\n' for t in targets)
+        + "".join(f'if echo x >> "{t}" 2>/dev/null; then echo "WROTE"; else echo "denied {t}"; fi\n' for t in targets)
         + 'echo ok > "$index/manifest"\n'
     )
     write_index = ROWS_RUN + 'index=$(dirname $(dirname "$q"))/../work/index\necho x > "$index/manifest" || exit 0\n'
@@ -128,7 +128,8 @@ def test_a_call_that_sleeps_forever_is_killed_and_its_complete_rows_count(jobs):
     sleeper = (
         'while [ $# -gt 0 ]; do [ "$1" = --output ] && out=$2; shift; done\n'
         "setsid sleep 1000 &\n"
-        'printf \'{"query_id": "q0", "start": 0, "end": 2}\\n{"query_id": "q1", "start": 0, "end": 2}\\n{"query_\' > "$out"\n'
+        'printf \'{"query_id": "q0", "start": 0, "end": 2}\\n\' > "$out"\n'
+        'printf \'{"query_id": "q1", "start": 0, "end": 2}\\n{"query_\' >> "$out"\n'
         "sleep 1000\n"
     )
     _, stages, rows = run(jobs, bundle(run=sleeper), call_seconds=3, requests_per_call=250)
