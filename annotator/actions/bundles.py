@@ -54,7 +54,7 @@ def check_bundle(data: bytes) -> None:
         raise InvalidInput(f"the bundle exceeds {settings.FRAMELEDGER_BUNDLE_MAX_BYTES} bytes", field="bundle")
     with tempfile.TemporaryDirectory() as folder:
         try:
-            sandbox._extract(data, Path(folder) / "app")
+            sandbox.extract(data, Path(folder) / "app")
         except (sandbox.BundleError, zipfile.BadZipFile, OSError) as error:
             raise InvalidInput(str(error), field="bundle") from None
 

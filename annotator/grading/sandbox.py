@@ -173,7 +173,7 @@ def check_secrets(paths: Iterable[str | os.PathLike], uid: int, gid: int) -> Non
 # ------------------------------------------------------------------------- the layout
 
 
-def _extract(bundle: bytes, target: Path) -> None:
+def extract(bundle: bytes, target: Path) -> None:
     try:
         archive = zipfile.ZipFile(io.BytesIO(bundle))
     except zipfile.BadZipFile:
@@ -253,7 +253,7 @@ def prepare(
     os.chmod(job.root, 0o755)
     if os.geteuid() == 0 and not readable_by(job.root, uid, gid):
         raise SandboxRefused(f"the sandbox user {uid} cannot reach {job.root}: every folder above it needs o+x")
-    _extract(bundle, job.app)
+    extract(bundle, job.app)
     job.corpus.mkdir(parents=True)
     for name, source in features.items():
         destination = job.corpus / name

@@ -172,13 +172,13 @@ def test_a_bundle_without_run_sh_or_with_an_escaping_path_is_refused(tmp_path):
     with zipfile.ZipFile(buffer, "w") as archive:
         archive.writestr("build.sh", "#!/bin/sh\n")
     with pytest.raises(sandbox.BundleError, match="no run.sh"):
-        sandbox._extract(buffer.getvalue(), tmp_path / "a")
+        sandbox.extract(buffer.getvalue(), tmp_path / "a")
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         archive.writestr("build.sh", "")
         archive.writestr("run.sh", "")
         archive.writestr("../evil.sh", "")
     with pytest.raises(sandbox.BundleError, match="unsafe path"):
-        sandbox._extract(buffer.getvalue(), tmp_path / "b")
+        sandbox.extract(buffer.getvalue(), tmp_path / "b")
     with pytest.raises(sandbox.BundleError, match="not a zip"):
-        sandbox._extract(b"not a zip", tmp_path / "c")
+        sandbox.extract(b"not a zip", tmp_path / "c")
