@@ -34,4 +34,5 @@ urlpatterns = [
     path("", include("annotator.api.video_urls")),
     path("", include("annotator.api.grading_urls")),
     path("", include("annotator.api.bundles")),
+    path("", include("annotator.api.moment_imports")),
 ]
