@@ -208,3 +208,7 @@ FRAMELEDGER_SANDBOX_DIR = envstr("FRAMELEDGER_SANDBOX_DIR", "")  # default: the 
 # Paths the sandbox user must not be able to read; a bundle run is refused otherwise.
 # The database file (SQLite) and the media root are always checked.
 FRAMELEDGER_SANDBOX_SECRET_PATHS = [p for p in envstr("FRAMELEDGER_SANDBOX_SECRET_PATHS", "").split(":") if p]
+# Text encoder of the retrieval reference row in moment calibrations (docs/retrieval.md
+# "Text encoders"): hash fits synthetic features only; real CLIP features need a
+# precomputed:PATH or python:module:factory encoder whose weights are on disk.
+FRAMELEDGER_RETRIEVAL_ENCODER = envstr("FRAMELEDGER_RETRIEVAL_ENCODER", "hash")

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 import logging
 import tempfile
 import zipfile
@@ -27,9 +26,8 @@ from django.utils import timezone
 from annotator.actions.audit import record
 from annotator.actions.grading import checked_scorer, do_score_batch, do_start_scoring_run, run_chunks
 from annotator.errors import InvalidInput
-from annotator.export import export_files
 from annotator.grading import sandbox
-from annotator.grading.task import task_parameters
+from annotator.grading.moment_corpus import moment_corpus
 from annotator.models import BundleRun, GroundTruthVersion, Submission, SubmissionScore
 from scoring.moments import MAX_SOLUTION_BYTES
 
@@ -115,25 +113,7 @@ def _send(run_id: int, queue: str) -> None:
 
 def bundle_inputs(version: GroundTruthVersion) -> tuple[list[dict], dict[str, Path], list[dict]]:
     """Corpus records, feature files and requests for a version (no answers in them)."""
-    packet = version.packet
-    files = export_files(version)
-    queries = json.loads(files["gt.json"])["queries"]
-    texts = json.loads(files["vocabulary.json"])
-    requests = [
-        {"query_id": q["query_id"], "video_id": q["video_id"], "description": texts[q["query_id"]]} for q in queries
-    ]
-    records = [dict(r) for r in task_parameters(packet, packet.task_kind.scorer_id)["corpus"]]
-    features: dict[str, Path] = {}
-    source = packet.params.get("features")
-    if source:
-        path = Path(settings.MEDIA_ROOT) / source
-        name = f"features/{records[0]['video_id']}{path.suffix}"
-        if path.is_file():
-            features[name] = path
-            records[0]["features"] = name
-            if packet.params.get("clip_length"):
-                records[0]["clip_length"] = packet.params["clip_length"]
-    return records, features, requests
+    return moment_corpus(version)
 
 
 def secret_paths() -> list[str]:

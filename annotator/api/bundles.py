@@ -78,11 +78,11 @@ class VersionBundlesView(APIView):
 
 
 class BundleRunView(APIView):
-    def get(self, request, run_id):
-        return Response(bundle_run_view(access_bundle_run(request.user, run_id)))
+    def get(self, request, bundle_run_id):
+        return Response(bundle_run_view(access_bundle_run(request.user, bundle_run_id)))
 
 
 urlpatterns = [
     path("versions/<int:version_id>/bundles/", VersionBundlesView.as_view(), name="api-version-bundles"),
-    path("bundle-runs/<int:run_id>/", BundleRunView.as_view(), name="api-bundle-run"),
+    path("bundle-runs/<int:bundle_run_id>/", BundleRunView.as_view(), name="api-bundle-run"),
 ]

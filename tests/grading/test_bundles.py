@@ -20,7 +20,7 @@ from django.db import connection
 
 from annotator.actions.versions import do_import_provisional_version
 from annotator.grading import sandbox
-from annotator.models import BundleRun, Submission
+from annotator.models import BundleRun, Submission, VersionCalibration
 from retrieval.synthetic import SyntheticConfig, generate_corpus
 from scoring import score_submission
 from tests.factories import client_for, make_packet, make_ready_video
@@ -123,6 +123,9 @@ def test_the_reference_bundle_and_a_broken_one_are_graded_through_the_queue(
     gt = json.loads(client.get(f"/api/versions/{version.pk}/export/?file=gt.json").content)
     params = {"corpus": [{"video_id": f"video-{version.packet.video_id}", "duration": DURATION, "grid": {"step": 2.0}}]}
     assert ref["reward"] == score_submission("moment-utility-v1", gt, rows, **params).reward > 0
+    # The same system as the version's calibration row, in or out of the sandbox.
+    anchors = {a["name"]: a["reward"] for a in VersionCalibration.objects.get(version=version).anchors}
+    assert anchors["retrieval_zero_shot"] == ref["reward"]
 
     board = client.get(f"/api/versions/{version.pk}/leaderboard/").json()
     first, second = board["rows"][:2]
