@@ -124,6 +124,14 @@ def secret_paths() -> list[str]:
     return paths
 
 
+def masked_paths() -> list[str]:
+    """Hidden inside the sandbox's mount table (where namespaces work): the secret paths,
+    the app's var folder and the repository's data/ (published answer keys, e.g.
+    QVHighlights val, which imported versions are made of)."""
+    extra = [str(Path(settings.BASE_DIR) / "data"), str(settings.VAR_DIR)]
+    return list(dict.fromkeys(secret_paths() + extra))
+
+
 def do_run_bundle(run_id: int) -> BundleRun:
     """Run a queued bundle and score its rows. A redelivered task finds it final."""
     updated = BundleRun.objects.filter(pk=run_id, status__in=[BundleRun.Status.QUEUED, BundleRun.Status.RUNNING])
@@ -149,7 +157,7 @@ def do_run_bundle(run_id: int) -> BundleRun:
             gid=gid,
         )
         enforcement = sandbox.probe(uid)
-        stages, rows = sandbox.run_bundle(job, calls, limits, row_cap=MAX_SOLUTION_BYTES)
+        stages, rows = sandbox.run_bundle(job, calls, limits, row_cap=MAX_SOLUTION_BYTES, masks=masked_paths())
     except (sandbox.BundleError, sandbox.SandboxRefused, OSError) as error:
         logger.warning("bundle run %s could not run: %s", run.pk, error)
         BundleRun.objects.filter(pk=run.pk).update(

@@ -26,7 +26,10 @@ says so.
 The ground truth never enters ``root``: the caller scores the rows after the bundle has
 finished, in its own process. :func:`readable_by` checks, before anything runs, that the
 paths the caller names as secret (database files, media) cannot be read by the sandbox
-user; the job refuses to run otherwise.
+user; the job refuses to run otherwise. With namespaces, the ``masks`` the caller names
+are also hidden in the stage's private mount table (an empty read-only tmpfs over each
+folder, ``/dev/null`` over each file), so even world-readable answer keys (published
+datasets in the repository) are out of reach.
 """
 
 from __future__ import annotations
@@ -322,17 +325,43 @@ def environment(job: Job, python_bin: str) -> dict:
     return env
 
 
-LAUNCH = 'if [ -n "$1" ]; then mount --bind -o ro "$1" "$2" || exit 125; fi; shift 2; exec "$@"'
+# Runs as root inside the new namespaces, before the user switch: bind the interpreter
+# (when needed), hide each masked path (an empty read-only tmpfs over a folder,
+# /dev/null over a file), then exec the rest. A mount that fails ends the stage (125).
+LAUNCH = """
+if [ -n "$1" ]; then mount --bind -o ro "$1" "$2" || exit 125; fi
+shift 2
+n=$1; shift
+while [ "$n" -gt 0 ]; do
+  if [ -d "$1" ]; then mount -t tmpfs -o ro,size=4k,mode=0555 masked "$1" || exit 125
+  elif [ -e "$1" ]; then mount --bind /dev/null "$1" || exit 125; fi
+  shift; n=$((n - 1))
+done
+exec "$@"
+"""
 
 
-def command(job: Job, enforcement: Enforcement, argv: Sequence[str], mount: Sequence[str]) -> list[str]:
+def command(
+    job: Job, enforcement: Enforcement, argv: Sequence[str], mount: Sequence[str], masks: Sequence[str] = ()
+) -> list[str]:
     if not enforcement.user_switch:
         return list(argv)
     drop = ["setpriv", f"--reuid={job.uid}", f"--regid={job.gid}", "--clear-groups", "--no-new-privs", "--"]
     if not enforcement.namespaces:
         return [*drop, *argv]
     isolate = ["unshare", "--net", "--mount", "--pid", "--fork", "--mount-proc", "--kill-child", "--"]
-    return [*isolate, "sh", "-c", LAUNCH, "launch", *(list(mount) or ["", ""]), *drop, *argv]
+    hidden = [str(p) for p in masks if not _contains(p, job.root)]
+    bind = list(mount) or ["", ""]
+    return [*isolate, "sh", "-c", LAUNCH, "launch", *bind, str(len(hidden)), *hidden, *drop, *argv]
+
+
+def _contains(outer: str | os.PathLike, inner: Path) -> bool:
+    """Whether ``inner`` lies in ``outer`` (masking it would hide the job itself)."""
+    try:
+        inner.resolve().relative_to(Path(outer).resolve())
+    except ValueError:
+        return False
+    return True
 
 
 def _limits(limits: Limits, seconds: float):
@@ -367,11 +396,17 @@ class _Capture(threading.Thread):
 
 
 def run_stage(
-    job: Job, name: str, argv: Sequence[str], seconds: float, limits: Limits, enforcement: Enforcement
+    job: Job,
+    name: str,
+    argv: Sequence[str],
+    seconds: float,
+    limits: Limits,
+    enforcement: Enforcement,
+    masks: Sequence[str] = (),
 ) -> StageResult:
     """Run one stage; kill its process group after ``seconds`` of wall clock."""
     mount, python_bin = _interpreter_mount(job, enforcement)
-    full = command(job, enforcement, argv, mount)
+    full = command(job, enforcement, argv, mount, masks)
     result = StageResult(name=name, argv=list(argv))
     started = time.monotonic()
     process = subprocess.Popen(
@@ -428,7 +463,9 @@ def complete_rows(path: Path, byte_cap: int) -> bytes:
     return data[: end + 1] if end >= 0 else b""
 
 
-def run_bundle(job: Job, calls: int, limits: Limits, *, row_cap: int) -> tuple[list[StageResult], bytes]:
+def run_bundle(
+    job: Job, calls: int, limits: Limits, *, row_cap: int, masks: Sequence[str] = ()
+) -> tuple[list[StageResult], bytes]:
     """Build, then each call; the rows that count, joined. A build that fails or times
     out ends the job (no rows); a call that fails without a timeout loses its rows; a
     call that times out keeps the complete rows it wrote."""
@@ -442,6 +479,7 @@ def run_bundle(job: Job, calls: int, limits: Limits, *, row_cap: int) -> tuple[l
         limits.build_seconds,
         limits,
         enforcement,
+        masks,
     )
     stages.append(build)
     freeze_index(job)
@@ -458,6 +496,7 @@ def run_bundle(job: Job, calls: int, limits: Limits, *, row_cap: int) -> tuple[l
             limits.call_seconds,
             limits,
             enforcement,
+            masks,
         )
         stage.requests = sum(1 for line in queries.read_text().splitlines() if line.strip())
         kept = complete_rows(job.call_output(number), row_cap) if stage.outcome != "failed" else b""

@@ -123,6 +123,24 @@ def test_the_answer_key_is_unreadable_and_a_readable_secret_refuses_the_run(jobs
         sandbox.check_secrets([secret], sandbox.NOBODY, sandbox.NOBODY)
 
 
+def test_masked_paths_are_empty_inside_the_sandbox_even_when_world_readable(jobs):
+    public = jobs / "published-answers"
+    public.mkdir(mode=0o755)
+    (public / "highlight_val_release.jsonl").write_text('{"qid": 1, "relevant_windows": [[12, 20]]}\n')
+    loose = jobs / "gt.json"
+    loose.write_text('{"queries": [{"query_id": "q0", "intervals": [[47.5, 85.5]]}]}')
+    os.chmod(public / "highlight_val_release.jsonl", 0o644)
+    os.chmod(loose, 0o644)
+    thief = f"ls -A {public}; cat {public}/highlight_val_release.jsonl {loose}; echo done\n" + LEGAL_BUILD
+    parent_job, calls = sandbox.prepare(jobs / "job", bundle(build=thief), [RECORD], {}, REQUESTS, requests_per_call=5)
+    limits = sandbox.Limits(build_seconds=20, call_seconds=20, requests_per_call=5)
+    stages, _ = sandbox.run_bundle(parent_job, calls, limits, row_cap=10_000, masks=[str(public), str(loose)])
+    build = stages[0]
+    assert build.outcome == "ok" and build.stdout == b"done\n"  # an empty folder, an empty file
+    assert b"relevant_windows" not in build.stdout and b"47.5" not in build.stdout
+    assert (public / "highlight_val_release.jsonl").read_text().startswith('{"qid": 1')  # hidden, not touched
+
+
 def test_a_call_that_sleeps_forever_is_killed_and_its_complete_rows_count(jobs):
     before = nobody_processes()
     sleeper = (

@@ -30,7 +30,7 @@ export async function mountCalibration(root, { versionId }) {
       table.tHead.append(head);
       for (const anchor of calibration.anchors) {
         const tr = el("tr", undefined, { "data-anchor": anchor.name, class: anchor.ok === false ? "bad" : "" });
-        tr.append(el("td", anchor.name), el("td", String(anchor.reward)), el("td", anchor.expected === null ? "" : String(anchor.expected)));
+        tr.append(el("td", anchor.name), el("td", anchor.reward === null ? "—" : String(anchor.reward)), el("td", anchor.expected === null ? "" : String(anchor.expected)));
         tr.append(el("td", anchor.ok === null ? "" : anchor.ok ? "✓" : "✗"), el("td", anchor.description));
         table.tBodies[0].append(tr);
       }
