@@ -86,7 +86,8 @@ def do_submit_bundle(
         reference=reference,
         device=device,
         queue=queue,
-        limits=pinned_limits(),
+        # CUDA reserves far more virtual address space than it uses: no RLIMIT_AS there.
+        limits={**pinned_limits(), **({"address_space_bytes": 0} if device == "cuda" else {})},
         created_by=actor,
     )
     record(

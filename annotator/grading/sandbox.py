@@ -73,7 +73,7 @@ class Limits:
     requests_per_call: int = 250
     processes: int = 512  # RLIMIT_NPROC of the sandbox user (fork bombs)
     file_bytes: int = 16 * 1024**3  # RLIMIT_FSIZE: the largest file a stage may write
-    address_space_bytes: int = 32 * 1024**3  # RLIMIT_AS per process
+    address_space_bytes: int = 32 * 1024**3  # RLIMIT_AS per process; 0 = none (CUDA reserves more)
     open_files: int = 4096
     log_bytes: int = 256 * 1024  # kept per stream and stage
 
@@ -365,14 +365,18 @@ def _contains(outer: str | os.PathLike, inner: Path) -> bool:
 
 
 def _limits(limits: Limits, seconds: float):
+    # CPU seconds: every core busy for the whole stage is the most a stage can use
+    # legitimately (RLIMIT_CPU counts all threads of a process).
+    cpu = int(seconds * (os.cpu_count() or 1)) + 1
+    memory = limits.address_space_bytes or resource.RLIM_INFINITY
+
     def apply() -> None:
         os.setsid()
-        cpu = int(seconds) + 1
         for name, value in (
             (resource.RLIMIT_NPROC, limits.processes),
             (resource.RLIMIT_FSIZE, limits.file_bytes),
             (resource.RLIMIT_CPU, cpu),
-            (resource.RLIMIT_AS, limits.address_space_bytes),
+            (resource.RLIMIT_AS, memory),
             (resource.RLIMIT_NOFILE, limits.open_files),
             (resource.RLIMIT_CORE, 0),
         ):

@@ -174,3 +174,8 @@ def test_bundles_are_for_maintainers_and_bad_zips_are_refused(
     assert response.status_code == 400 and "not a zip" in json.dumps(response.json())
     assert client.post(url, {}, format="multipart").status_code == 400
     assert BundleRun.objects.count() == 0
+    cuda = client.post(url, {"reference": "true", "device": "cuda"}, format="multipart").json()
+    assert cuda["queue"] == "gpu" and cuda["limits"]["address_space_bytes"] == 0 and cuda["status"] == "queued"
+    cpu = client.post(url, {"reference": "true"}, format="multipart").json()
+    assert cpu["queue"] == "frameledger-bundles" and cpu["limits"]["address_space_bytes"] == 32 * 1024**3
+    assert client.post(url, {"reference": "true", "device": "tpu"}, format="multipart").status_code == 400
