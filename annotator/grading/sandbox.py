@@ -184,12 +184,13 @@ def extract(bundle: bytes, target: Path) -> None:
     infos = archive.infolist()
     if len(infos) > MAX_BUNDLE_ENTRIES or sum(i.file_size for i in infos) > MAX_BUNDLE_BYTES:
         raise BundleError(f"the bundle holds more than {MAX_BUNDLE_ENTRIES} entries or {MAX_BUNDLE_BYTES} bytes")
+    infos = [i for i in infos if not i.filename.startswith("__MACOSX/")]
     names = [i.filename for i in infos if not i.is_dir()]
     prefix = os.path.commonpath(names) if len(names) > 1 else os.path.dirname(names[0]) if names else ""
     if prefix and any(n == prefix for n in names):
         prefix = os.path.dirname(prefix)
     for info in infos:
-        if info.is_dir() or info.filename.startswith("__MACOSX/"):
+        if info.is_dir():
             continue
         relative = os.path.relpath(info.filename, prefix) if prefix else info.filename
         parts = Path(relative).parts
@@ -459,9 +460,13 @@ def _kill_group(pgid: int) -> None:
 
 def complete_rows(path: Path, byte_cap: int) -> bytes:
     """The complete lines (ending in a newline) of an output file, up to ``byte_cap``."""
-    if not path.is_file():
+    try:  # the bundle owns the folder: never follow a link it put there, read only a plain file
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
         return b""
-    with open(path, "rb") as handle:
+    with os.fdopen(descriptor, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            return b""
         data = handle.read(byte_cap + 1)
     end = data.rfind(b"\n", 0, byte_cap)
     return data[: end + 1] if end >= 0 else b""

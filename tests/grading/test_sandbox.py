@@ -185,6 +185,15 @@ def test_a_network_connection_to_the_host_is_unreachable(jobs):
         listener.close()
 
 
+def test_an_output_linked_to_a_root_only_file_is_not_read(jobs):
+    private = jobs / "root-only.txt"
+    private.write_text('{"query_id": "q0", "start": 0, "end": 2}\n')
+    os.chmod(private, 0o600)
+    linker = f'while [ $# -gt 0 ]; do [ "$1" = --output ] && out=$2; shift; done\nln -s {private} "$out"\n'
+    _, stages, rows = run(jobs, bundle(run=linker), requests_per_call=250)
+    assert stages[1].outcome == "ok" and rows == b"" and stages[1].rows == 0
+
+
 def test_a_bundle_without_run_sh_or_with_an_escaping_path_is_refused(tmp_path):
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
