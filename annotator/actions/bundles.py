@@ -161,13 +161,20 @@ def do_run_bundle(run_id: int) -> BundleRun:
         stages, rows = sandbox.run_bundle(job, calls, limits, row_cap=MAX_SOLUTION_BYTES, masks=masked_paths())
     except (sandbox.BundleError, sandbox.SandboxRefused, OSError) as error:
         logger.warning("bundle run %s could not run: %s", run.pk, error)
-        BundleRun.objects.filter(pk=run.pk).update(
-            status=BundleRun.Status.ERROR, outcome=str(error), finished_at=timezone.now()
-        )
-        return BundleRun.objects.get(pk=run.pk)
+        return _error(run, str(error))
+    except Exception as error:  # a fault of the runner itself: recorded on the run, never left running
+        logger.exception("bundle run %s failed", run.pk)
+        return _error(run, f"the runner failed: {type(error).__name__}: {error}")
     finally:
         sandbox.cleanup(root.parent)
     return _score(run, stages, rows, enforcement)
+
+
+def _error(run: BundleRun, message: str) -> BundleRun:
+    BundleRun.objects.filter(pk=run.pk).update(
+        status=BundleRun.Status.ERROR, outcome=message, finished_at=timezone.now()
+    )
+    return BundleRun.objects.get(pk=run.pk)
 
 
 def outcome_of(stages: list[sandbox.StageResult]) -> str:

@@ -8,8 +8,10 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import zipfile
 from pathlib import Path
@@ -179,3 +181,26 @@ def test_bundles_are_for_maintainers_and_bad_zips_are_refused(
     cpu = client.post(url, {"reference": "true"}, format="multipart").json()
     assert cpu["queue"] == "frameledger-bundles" and cpu["limits"]["address_space_bytes"] == 32 * 1024**3
     assert client.post(url, {"reference": "true", "device": "tpu"}, format="multipart").status_code == 400
+
+
+@pytest.mark.django_db
+def test_a_run_is_refused_when_the_sandbox_user_could_read_a_secret(
+    maintainer, annotator_a, annotator_b, adjudicator, settings, tmp_path
+):
+    from annotator.actions.bundles import do_run_bundle, do_submit_bundle
+    from annotator.bundles import reference_bundle
+
+    exposed = Path(tempfile.mkdtemp(prefix="exposed-"))
+    try:
+        exposed.chmod(0o755)
+        (exposed / "db.sqlite3").write_text("answers")
+        (exposed / "db.sqlite3").chmod(0o644)
+        settings.FRAMELEDGER_SANDBOX_SECRET_PATHS = [str(exposed / "db.sqlite3")]
+        version, _ = synthetic_version(maintainer, annotator_a, annotator_b, adjudicator, tmp_path)
+        run = do_submit_bundle(version, reference_bundle(), actor=maintainer, label="ref", dispatch=False)
+        run = do_run_bundle(run.pk)
+        assert run.status == "error" and f"could read {exposed / 'db.sqlite3'}" in run.outcome
+        assert run.submission_id is None and run.stages == []
+        assert do_run_bundle(run.pk).status == "error"  # final: a redelivered task changes nothing
+    finally:
+        shutil.rmtree(exposed)
