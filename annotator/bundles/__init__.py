@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import zipfile
 from pathlib import Path
-
-import retrieval
-import scoring
 
 REFERENCE_DIR = Path(__file__).parent / "reference"
 REFERENCE_LABEL = "reference/retrieval-zero-shot"
@@ -28,6 +26,6 @@ def reference_bundle(encoder: str = "hash") -> bytes:
             info.external_attr = 0o100755 << 16
             archive.writestr(info, (REFERENCE_DIR / name).read_bytes())
         archive.writestr("encoder.txt", encoder)
-        _add_package(archive, Path(retrieval.__file__).parent)
-        _add_package(archive, Path(scoring.__file__).parent)
+        for package in ("retrieval", "scoring"):  # located, not imported (retrieval imports torch)
+            _add_package(archive, Path(importlib.util.find_spec(package).origin).parent)
     return buffer.getvalue()
