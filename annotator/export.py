@@ -25,6 +25,22 @@ def _dumps(obj, *, newline: bool = True) -> bytes:
     return (json.dumps(obj, indent=2, ensure_ascii=False) + ("\n" if newline else "")).encode("utf-8")
 
 
+def _moment_oracle(packet, queries: list[dict]) -> bytes:
+    """One row per query: the best interval on the packet's grid (the scorer's witness;
+    the first acceptable interval itself when it is on the grid), so the file scores 1.0."""
+    from annotator.grading.task import task_parameters  # task imports this module
+    from scoring.moments import best_grid_interval, corpus_grids
+
+    grid = next(iter(corpus_grids(task_parameters(packet, packet.task_kind.scorer_id)["corpus"]).values()))
+    rows = []
+    for q in queries:
+        first = q["intervals"][0]
+        legal = all(any(abs(t - g) <= 1e-6 for g in grid) for t in first)
+        start, end = first if legal else best_grid_interval(grid, q["intervals"])[1]
+        rows.append((json.dumps({"query_id": q["query_id"], "start": start, "end": end}) + "\n").encode())
+    return b"".join(rows)
+
+
 def export_files(version: GroundTruthVersion) -> dict[str, bytes]:
     packet = version.packet
     schema = packet.task_kind.schema
@@ -57,13 +73,7 @@ def export_files(version: GroundTruthVersion) -> dict[str, bytes]:
         ]
         files["gt.json"] = _dumps({"queries": queries})
         files["vocabulary.json"] = _dumps({q["query_id"]: q["query"] for q in submission["queries"]})
-        files["oracle.jsonl"] = b"".join(
-            (
-                json.dumps({"query_id": q["query_id"], "start": q["intervals"][0][0], "end": q["intervals"][0][1]})
-                + "\n"
-            ).encode()
-            for q in queries
-        )
+        files["oracle.jsonl"] = _moment_oracle(packet, queries)
     manifest = {
         "version": {
             "id": version.pk,

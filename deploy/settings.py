@@ -251,3 +251,33 @@ FRAMELEDGER_ZIP_MAX_ENTRIES = envint("FRAMELEDGER_ZIP_MAX_ENTRIES", 10_000)
 FRAMELEDGER_ZIP_MAX_ENTRY_BYTES = envint("FRAMELEDGER_ZIP_MAX_ENTRY_BYTES", 64 * 1024**2)
 FRAMELEDGER_ZIP_MAX_TOTAL_BYTES = envint("FRAMELEDGER_ZIP_MAX_TOTAL_BYTES", 512 * 1024**2)
 FRAMELEDGER_ZIP_MAX_RATIO = envint("FRAMELEDGER_ZIP_MAX_RATIO", 200)
+
+# Executable moment-search bundles (annotator/grading/sandbox.py, docs/grading.md). Stage
+# limits are the seed's; they are pinned on each BundleRun when it is queued.
+FRAMELEDGER_BUNDLE_QUEUE = envstr("FRAMELEDGER_BUNDLE_QUEUE", "frameledger-bundles")
+FRAMELEDGER_BUNDLE_GPU_QUEUE = envstr("FRAMELEDGER_BUNDLE_GPU_QUEUE", "gpu")
+FRAMELEDGER_BUNDLE_BUILD_SECONDS = envint("FRAMELEDGER_BUNDLE_BUILD_SECONDS", 3600)
+FRAMELEDGER_BUNDLE_CALL_SECONDS = envint("FRAMELEDGER_BUNDLE_CALL_SECONDS", 2700)
+FRAMELEDGER_BUNDLE_REQUESTS_PER_CALL = envint("FRAMELEDGER_BUNDLE_REQUESTS_PER_CALL", 250)
+FRAMELEDGER_BUNDLE_PROCESSES = envint("FRAMELEDGER_BUNDLE_PROCESSES", 512)
+FRAMELEDGER_BUNDLE_FILE_BYTES = envint("FRAMELEDGER_BUNDLE_FILE_BYTES", 16 * 1024**3)
+FRAMELEDGER_BUNDLE_MEMORY_BYTES = envint("FRAMELEDGER_BUNDLE_MEMORY_BYTES", 32 * 1024**3)
+FRAMELEDGER_BUNDLE_LOG_BYTES = envint("FRAMELEDGER_BUNDLE_LOG_BYTES", 256 * 1024)
+FRAMELEDGER_BUNDLE_MAX_BYTES = envint("FRAMELEDGER_BUNDLE_MAX_BYTES", 256 * 1024**2)
+# Moment annotation imports: the .jsonl and its re-annotation CSVs, each at most 64 MiB.
+FRAMELEDGER_MAX_MOMENT_IMPORT_BYTES = envint("FRAMELEDGER_MAX_MOMENT_IMPORT_BYTES", 4 * 64 * 1024**2)
+# The two upload routes above take large bodies too (deploy/body_limits.py).
+FRAMELEDGER_UPLOAD_PATHS += [
+    (r"^/api/versions/[0-9]+/bundles/$", FRAMELEDGER_BUNDLE_MAX_BYTES + MULTIPART_SLACK_BYTES),
+    (r"^/api/moment-imports/$", FRAMELEDGER_MAX_MOMENT_IMPORT_BYTES + MULTIPART_SLACK_BYTES),
+]
+FRAMELEDGER_SANDBOX_UID = envint("FRAMELEDGER_SANDBOX_UID", 65534)
+FRAMELEDGER_SANDBOX_GID = envint("FRAMELEDGER_SANDBOX_GID", 65534)
+FRAMELEDGER_SANDBOX_DIR = envstr("FRAMELEDGER_SANDBOX_DIR", "")  # default: the system temporary folder
+# Paths the sandbox user must not be able to read; a bundle run is refused otherwise.
+# The database file (SQLite) and the media root are always checked.
+FRAMELEDGER_SANDBOX_SECRET_PATHS = [p for p in envstr("FRAMELEDGER_SANDBOX_SECRET_PATHS", "").split(":") if p]
+# Text encoder of the retrieval reference row in moment calibrations (docs/retrieval.md
+# "Text encoders"): hash fits synthetic features only; real CLIP features need a
+# precomputed:PATH or python:module:factory encoder whose weights are on disk.
+FRAMELEDGER_RETRIEVAL_ENCODER = envstr("FRAMELEDGER_RETRIEVAL_ENCODER", "hash")

@@ -365,6 +365,7 @@ def leaderboard(version: GroundTruthVersion, scorer_id: str, *, sort: str | None
         )
         for s in latest_scores(version, scorer_id)
     ]
+    _add_bundle_runs(rows)
     rows += human_rows(version, scorer_id)
     board.rank(rows)
     try:
@@ -376,7 +377,23 @@ def leaderboard(version: GroundTruthVersion, scorer_id: str, *, sort: str | None
         "scorer_id": scorer_id,
         "columns": list(board.columns(family)),
         "rows": rows,
+        "references": board.reference_rows(family, _anchors(version, scorer_id)),
     }
+
+
+def _anchors(version: GroundTruthVersion, scorer_id: str) -> list[dict]:
+    calibration = VersionCalibration.objects.filter(version=version, scorer_id=scorer_id).first()
+    return calibration.anchors if calibration is not None else []
+
+
+def _add_bundle_runs(rows: list[dict]) -> None:
+    """Rows of executable bundles get the run's id, stage timings and outcome."""
+    from annotator.actions.bundles import bundle_summaries
+
+    runs = bundle_summaries(r["submission"] for r in rows)
+    for row in rows:
+        if row["submission"] in runs:
+            row.update(kind="bundle", **runs[row["submission"]])
 
 
 def _frozen_ledgers(packet: Packet) -> dict[str, Ledger] | None:
@@ -485,6 +502,10 @@ def do_compute_calibration(version: GroundTruthVersion, *, scorer_id: str | None
         inputs = scoring_inputs(version, scorer_id)
         params = inputs.params
         rows = calibration_rules.anchor_rows(anchors(scorer_id, inputs.ground_truth, **params))
+        if get_scorer(scorer_id).kind == "moments":  # reference rows: prior and retrieval (docs/grading.md)
+            from annotator.grading.moment_corpus import reference_calibration_rows
+
+            rows += reference_calibration_rows(version, inputs)
         problems = calibration_rules.problems(rows)
     except ScoringError as error:
         rows, problems = [], [f"the anchors could not be computed: {error}"]

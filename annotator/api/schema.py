@@ -65,6 +65,8 @@ SUCCESS_STATUS = {
     ("SubmissionListView", "POST"): 201,
     ("ScoringRunListView", "POST"): 202,
     ("VideoListView", "POST"): 202,
+    ("VersionBundlesView", "POST"): 202,
+    ("MomentImportView", "POST"): 201,
 }
 
 # (view, method) -> another success status the route also answers.
@@ -77,7 +79,7 @@ FROZEN_READERS = {
     "LeaderboardView", "CalibrationView", "ReadyView",
 }  # fmt: skip
 
-LIST_VIEWS = {"AuditLogView"}  # besides the GET of every *ListView
+LIST_VIEWS = {"AuditLogView", "VersionBundlesView"}  # besides the GET of every *ListView
 
 # (view, method) -> media type -> schema of the success body, when it is not JSON.
 SUCCESS_MEDIA = {
@@ -155,6 +157,33 @@ REQUEST_BODIES = {
         "multipart/form-data": {"type": "object", "properties": {"file": BINARY, "title": TEXT}, "required": ["file"]}
     },
     ("SubmissionListView", "POST"): {"multipart/form-data": SUBMISSION_FORM},
+    ("VersionBundlesView", "POST"): {
+        "multipart/form-data": {
+            "type": "object",
+            "properties": {
+                "bundle": {**BINARY, "description": "a zip with build.sh and run.sh"},
+                "label": TEXT,
+                "device": {"type": "string", "enum": ["cpu", "cuda"]},
+                "reference": _string("true: grade the repository's own reference bundle instead of an upload"),
+            },
+        }
+    },
+    ("MomentImportView", "POST"): {
+        "multipart/form-data": {
+            "type": "object",
+            "properties": {
+                "file": {**BINARY, "description": "QVHighlights or Charades-STA annotation .jsonl"},
+                "reannotated": {"type": "array", "items": BINARY, "description": "Charades-STA re-annotation CSVs"},
+                "source": _string("qvhighlights or charades-sta"),
+                "annotator_a": _string("username"),
+                "annotator_b": _string("username"),
+                "adjudicator": _string("username"),
+                "videos": _string("comma-separated video ids to import (default: all)"),
+                "limit_videos": _string("import at most this many videos"),
+            },
+            "required": ["file"],
+        }
+    },
 }
 
 QUERY_PARAMETERS = {

@@ -32,4 +32,6 @@ urlpatterns = [
     path("versions/<int:version_id>/export/", views.VersionExportView.as_view(), name="api-version-export"),
     path("", include("annotator.api.video_urls")),
     path("", include("annotator.api.grading_urls")),
+    path("", include("annotator.api.bundles")),
+    path("", include("annotator.api.moment_imports")),
 ]

@@ -37,6 +37,17 @@ def make_row(family: str, *, kind: str, label: str, reward, reason: str, details
     return row
 
 
+def reference_rows(family: str, anchors: Sequence[dict]) -> list[dict]:
+    """A version's calibration anchors as unranked ``reference`` rows (``anchor/<name>``),
+    listed next to the ranked submissions; anchors without a reward are left out."""
+    return [
+        make_row(family, kind="reference", label=f"anchor/{a['name']}", reward=a["reward"],
+                 reason=a.get("description", ""), details=None)
+        for a in anchors
+        if a.get("reward") is not None
+    ]  # fmt: skip
+
+
 def rank(rows: list[dict]) -> list[dict]:
     """Competition ranking by reward (1, 2, 2, 4); rows without a reward get none."""
     rewards = sorted((r["reward"] for r in rows if r["reward"] is not None), reverse=True)

@@ -53,7 +53,8 @@ def task_parameters(packet: Packet, scorer_id: str) -> dict:
         steps = [f.get("grid_step") for f in schema["fields"] if f.get("type") == "interval_list"]
         step = next((s for s in steps if s), None)
         video_id = packet.params.get("video_id") or f"video-{packet.video_id}"
-        grid = {"step": step} if step else [0.0, packet.video.duration]
+        # A packet's own grid (imported published labels) wins over the task kind's step.
+        grid = packet.params.get("grid") or ({"step": step} if step else [0.0, packet.video.duration])
         return {"corpus": [{"video_id": video_id, "duration": packet.video.duration, "grid": grid}]}
     return {}
 

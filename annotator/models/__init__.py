@@ -1,6 +1,7 @@
 """FrameLedger's domain model. Rows are written only through ``annotator.actions``."""
 
 from annotator.models.audit import AuditEntry, Job
+from annotator.models.bundles import BundleRun
 from annotator.models.grading import (
     AgreementReport,
     ScoringRun,
@@ -17,6 +18,7 @@ from annotator.models.videos import Video
 
 __all__ = [
     "ApiToken",
+    "BundleRun",
     "AgreementReport",
     "ScoringRun",
     "Submission",

@@ -27,7 +27,7 @@ from annotator.actions.union import do_build_union
 from annotator.actions.versions import do_import_provisional_version, do_publish_adjudicated_version
 from annotator.canonical import sha256_hex
 from annotator.grading.uploads import SubmissionFile
-from annotator.models import Job, Ledger
+from annotator.models import BundleRun, Job, Ledger
 from tests.factories import client_for, make_maintainer
 
 GOOD_EDIT = {"verb": "put", "nouns": ["cup"], "start_frame": 2, "end_frame": 30}
@@ -90,6 +90,11 @@ def build_scenario(state, packet, users):
     run = do_start_scoring_run(provisional, [submission], actor=users["maintainer"], dispatch=False)
     do_score_batch(run.pk, list(run.results.values_list("pk", flat=True)))
     scenario["grading"] = {"submission_id": submission.pk, "run_id": run.pk, "score_id": run.results.get().pk}
+    # An executable bundle run (issue 13); a row only: this packet is not a moment packet.
+    bundle_run = BundleRun.objects.create(
+        version=provisional, label="bundle-x", bundle=b"", bundle_sha256="0" * 64, queue="test"
+    )
+    scenario["grading"]["bundle_run_id"] = bundle_run.pk
     scenario["scoring_job"] = run.job
     scenario["secrets"] = {
         "A": [str(event_a.uid), *map(str, A_FRAMES), "annotator_a"],
@@ -171,6 +176,8 @@ def api_visible(name, params, persona, state, scenario, cast):
             ["api-submission", "api-submission-content", "api-scoring-run", "api-score"], role == "maintainer"
         ),
         **dict.fromkeys(["api-score-file", "api-score-diagnostics"], role == "maintainer"),
+        # Executable bundles (issue 13): maintainers of the packet only.
+        **dict.fromkeys(["api-version-bundles", "api-bundle-run"], role == "maintainer"),
     }
     if name == "job-detail":
         # An ingest job is about a video; a scoring job is grading material of its packet.
@@ -191,6 +198,7 @@ SCOPED = {
     "submission_id",
     "run_id",
     "score_id",
+    "bundle_run_id",
     "event_uid",
 }
 
@@ -202,6 +210,7 @@ POST_ONLY = {
     "api-union-decision",
     "api-publish",
     "api-version-ready",
+    "api-moment-imports",
 }
 
 

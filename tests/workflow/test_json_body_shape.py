@@ -35,6 +35,8 @@ READS_BODY = {
     ("api-scoring-runs", "post"),
     ("api-calibration", "post"),
     ("api-token", "post"),
+    ("api-version-bundles", "post"),
+    ("api-moment-imports", "post"),
 }
 # ... and those that take none: the body is not read at all (docs/api.md).
 NO_BODY = {("api-union", "post"), ("api-publish", "post"), ("api-version-ready", "post"), ("video-detail", "delete")}

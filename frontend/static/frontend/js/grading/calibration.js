@@ -24,7 +24,7 @@ export async function mountCalibration(root, { versionId }) {
       table.tHead.append(head);
       for (const anchor of calibration.anchors) {
         const tr = textEl("tr", undefined, { "data-anchor": anchor.name, class: anchor.ok === false ? "bad" : "" });
-        tr.append(textEl("td", anchor.name), textEl("td", String(anchor.reward)), textEl("td", anchor.expected === null ? "" : String(anchor.expected)));
+        tr.append(textEl("td", anchor.name), textEl("td", anchor.reward === null ? "—" : String(anchor.reward)), textEl("td", anchor.expected === null ? "" : String(anchor.expected)));
         tr.append(textEl("td", anchor.ok === null ? "" : anchor.ok ? "✓" : "✗"), textEl("td", anchor.description));
         table.tBodies[0].append(tr);
       }

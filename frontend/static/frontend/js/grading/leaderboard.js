@@ -52,7 +52,7 @@ export function mountLeaderboard(root, { versionId, scorerId = "" }) {
       head.append(th);
     }
     head.append(document.createElement("th"));
-    const rows = board.rows.map((row) => {
+    const rows = [...board.rows, ...(board.references || [])].map((row) => {
       const tr = document.createElement("tr");
       tr.className = `lb-${row.kind}`;
       tr.dataset.label = row.label;
@@ -71,7 +71,7 @@ export function mountLeaderboard(root, { versionId, scorerId = "" }) {
     });
     table.tHead.replaceChildren(head);
     table.tBodies[0].replaceChildren(...rows);
-    status.textContent = `${board.rows.length} row(s) · ${board.scorer_id} · version ${board.version.tier} v${board.version.number}`;
+    status.textContent = `${board.rows.length} row(s), ${(board.references || []).length} reference row(s) · ${board.scorer_id} · version ${board.version.tier} v${board.version.number}`;
     return board;
   }
 

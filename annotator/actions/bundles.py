@@ -1,0 +1,257 @@
+"""Executable moment-search submissions: queue a bundle against a pinned version, run
+it in the sandbox (``annotator.grading.sandbox``) and score the rows that count.
+
+* ``do_submit_bundle`` stores the bundle and its limits (from the settings, pinned on
+  the row) and, after commit, sends ``annotator.run_bundle`` to the bundle queue (the
+  GPU queue for ``device="cuda"``).
+* ``do_run_bundle`` runs in the worker: lays out the job (code, corpus and requests
+  read-only; never the ground truth), builds, runs the calls, then stores the rows as
+  a ``Submission`` of the packet and scores it with the version's scorer in a pinned
+  ``ScoringRun``, so it lands on the leaderboard like any other submission.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import logging
+import tempfile
+import zipfile
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from annotator.actions.audit import record
+from annotator.actions.grading import checked_scorer, do_score_batch, do_start_scoring_run, run_chunks
+from annotator.errors import InvalidInput
+from annotator.grading import sandbox
+from annotator.grading.moment_corpus import moment_corpus
+from annotator.models import BundleRun, GroundTruthVersion, Submission, SubmissionScore
+from scoring.moments import MAX_SOLUTION_BYTES
+
+logger = logging.getLogger(__name__)
+
+
+def pinned_limits() -> dict:
+    return sandbox.Limits(
+        build_seconds=float(settings.FRAMELEDGER_BUNDLE_BUILD_SECONDS),
+        call_seconds=float(settings.FRAMELEDGER_BUNDLE_CALL_SECONDS),
+        requests_per_call=settings.FRAMELEDGER_BUNDLE_REQUESTS_PER_CALL,
+        processes=settings.FRAMELEDGER_BUNDLE_PROCESSES,
+        file_bytes=settings.FRAMELEDGER_BUNDLE_FILE_BYTES,
+        address_space_bytes=settings.FRAMELEDGER_BUNDLE_MEMORY_BYTES,
+        log_bytes=settings.FRAMELEDGER_BUNDLE_LOG_BYTES,
+    ).as_dict()
+
+
+def check_bundle(data: bytes) -> None:
+    """Refuse what cannot be a bundle before it is stored (the runner checks again)."""
+    if len(data) > settings.FRAMELEDGER_BUNDLE_MAX_BYTES:
+        raise InvalidInput(f"the bundle exceeds {settings.FRAMELEDGER_BUNDLE_MAX_BYTES} bytes", field="bundle")
+    with tempfile.TemporaryDirectory() as folder:
+        try:
+            sandbox.extract(data, Path(folder) / "app")
+        except (sandbox.BundleError, zipfile.BadZipFile, OSError) as error:
+            raise InvalidInput(str(error), field="bundle") from None
+
+
+@transaction.atomic
+def do_submit_bundle(
+    version: GroundTruthVersion,
+    data: bytes,
+    *,
+    actor,
+    label: str,
+    device: str = "cpu",
+    reference: bool = False,
+    dispatch: bool = True,
+) -> BundleRun:
+    if version.packet.task_kind.schema.get("family") != "moments":
+        raise InvalidInput("executable bundles grade moment-query versions only", field="version")
+    checked_scorer(version, None)
+    if device not in ("cpu", "cuda"):
+        raise InvalidInput("device must be cpu or cuda", field="device")
+    label = (label or "").strip()[:200]
+    if not label:
+        raise InvalidInput("a bundle needs a label", field="label")
+    check_bundle(data)
+    queue = settings.FRAMELEDGER_BUNDLE_GPU_QUEUE if device == "cuda" else settings.FRAMELEDGER_BUNDLE_QUEUE
+    run = BundleRun.objects.create(
+        version=version,
+        label=label,
+        bundle=data,
+        bundle_sha256=hashlib.sha256(data).hexdigest(),
+        reference=reference,
+        device=device,
+        queue=queue,
+        # CUDA reserves far more virtual address space than it uses: no RLIMIT_AS there.
+        limits={**pinned_limits(), **({"address_space_bytes": 0} if device == "cuda" else {})},
+        created_by=actor,
+    )
+    record(
+        actor,
+        "submit_bundle",
+        run,
+        packet=version.packet,
+        hashes={"bundle": run.bundle_sha256, "version": version.sha256},
+        details={"label": label, "queue": queue, "limits": run.limits, "reference": reference},
+    )
+    if dispatch:
+        transaction.on_commit(lambda: _send(run.pk, queue))
+    return run
+
+
+def _send(run_id: int, queue: str) -> None:
+    from annotator.bundle_tasks import run_bundle
+
+    run_bundle.apply_async((run_id,), queue=queue)
+
+
+# -------------------------------------------------------------------------- the worker
+
+
+def bundle_inputs(version: GroundTruthVersion) -> tuple[list[dict], dict[str, Path], list[dict]]:
+    """Corpus records, feature files and requests for a version (no answers in them)."""
+    return moment_corpus(version)
+
+
+def secret_paths() -> list[str]:
+    paths = list(settings.FRAMELEDGER_SANDBOX_SECRET_PATHS) + [str(settings.MEDIA_ROOT)]
+    database = settings.DATABASES["default"]
+    if "sqlite" in database["ENGINE"] and str(database["NAME"]) != ":memory:":
+        paths.append(str(database["NAME"]))
+    return paths
+
+
+def masked_paths() -> list[str]:
+    """Hidden inside the sandbox's mount table (where namespaces work): the secret paths,
+    the app's var folder and the repository's data/ (published answer keys, e.g.
+    QVHighlights val, which imported versions are made of)."""
+    extra = [str(Path(settings.BASE_DIR) / "data"), str(settings.VAR_DIR)]
+    return list(dict.fromkeys(secret_paths() + extra))
+
+
+def do_run_bundle(run_id: int) -> BundleRun:
+    """Run a queued bundle and score its rows. A redelivered task finds it final."""
+    updated = BundleRun.objects.filter(pk=run_id, status__in=[BundleRun.Status.QUEUED, BundleRun.Status.RUNNING])
+    if not updated.update(status=BundleRun.Status.RUNNING):
+        return BundleRun.objects.get(pk=run_id)
+    run = BundleRun.objects.select_related("version__packet__task_kind", "version__packet__video").get(pk=run_id)
+    limits = sandbox.Limits(**run.limits)
+    uid, gid = settings.FRAMELEDGER_SANDBOX_UID, settings.FRAMELEDGER_SANDBOX_GID
+    parent = settings.FRAMELEDGER_SANDBOX_DIR or None
+    root = Path(tempfile.mkdtemp(prefix=f"bundle-{run.pk}-", dir=parent)) / "job"
+    root.parent.chmod(0o711)  # the sandbox user may pass through, not list
+    try:
+        sandbox.check_secrets(secret_paths(), uid, gid)
+        records, features, requests = bundle_inputs(run.version)
+        job, calls = sandbox.prepare(
+            root,
+            bytes(run.bundle),
+            records,
+            features,
+            requests,
+            requests_per_call=limits.requests_per_call,
+            uid=uid,
+            gid=gid,
+        )
+        enforcement = sandbox.probe(uid)
+        stages, rows = sandbox.run_bundle(job, calls, limits, row_cap=MAX_SOLUTION_BYTES, masks=masked_paths())
+    except (sandbox.BundleError, sandbox.SandboxRefused, OSError) as error:
+        logger.warning("bundle run %s could not run: %s", run.pk, error)
+        return _error(run, str(error))
+    except Exception as error:  # a fault of the runner itself: recorded on the run, never left running
+        logger.exception("bundle run %s failed", run.pk)
+        return _error(run, f"the runner failed: {type(error).__name__}: {error}")
+    finally:
+        sandbox.cleanup(root.parent)
+    return _score(run, stages, rows, enforcement)
+
+
+def _error(run: BundleRun, message: str) -> BundleRun:
+    BundleRun.objects.filter(pk=run.pk).update(
+        status=BundleRun.Status.ERROR, outcome=message, finished_at=timezone.now()
+    )
+    return BundleRun.objects.get(pk=run.pk)
+
+
+def outcome_of(stages: list[sandbox.StageResult]) -> str:
+    build = stages[0]
+    if build.outcome != "ok":
+        why = f"timed out after {build.seconds:.1f} s" if build.timed_out else f"exited with {build.exit_code}"
+        return f"build {why}{f' ({build.signal})' if build.signal else ''}: no index, every request scores 0"
+    parts = []
+    for stage in stages[1:]:
+        if stage.outcome == "timeout":
+            parts.append(f"{stage.name} timed out; its {stage.rows} complete row(s) count")
+        elif stage.outcome == "failed":
+            parts.append(f"{stage.name} exited with {stage.exit_code}: the call is invalid, its rows are dropped")
+    return "; ".join(parts) or "ok"
+
+
+def _score(run: BundleRun, stages: list, rows: bytes, enforcement: sandbox.Enforcement) -> BundleRun:
+    with transaction.atomic():
+        submission = Submission.objects.create(
+            packet=run.version.packet,
+            label=run.label,
+            original_name=f"bundle-{run.pk}/results.jsonl",
+            batch=f"bundle-{run.pk}",
+            content=rows,
+            sha256=hashlib.sha256(rows).hexdigest(),
+            size_bytes=len(rows),
+            uploaded_by=run.created_by,
+        )
+        scoring_run = do_start_scoring_run(run.version, [submission], actor=run.created_by, dispatch=False)
+    for chunk in run_chunks(scoring_run):
+        do_score_batch(scoring_run.pk, chunk)
+    score = SubmissionScore.objects.get(run=scoring_run, submission=submission)
+    outcome = outcome_of(stages)
+    BundleRun.objects.filter(pk=run.pk).update(
+        stages=[s.as_dict() for s in stages],
+        enforcement=enforcement.as_dict(),
+        submission=submission,
+        score=score,
+        status=BundleRun.Status.DONE,
+        outcome=outcome,
+        finished_at=timezone.now(),
+    )
+    run.refresh_from_db()
+    record(
+        None,
+        "finish_bundle_run",
+        run,
+        packet=run.version.packet,
+        hashes={"bundle": run.bundle_sha256, "rows": submission.sha256},
+        details={"reward": score.reward, "outcome": outcome, "seconds": {s.name: s.seconds for s in stages}},
+    )
+    return run
+
+
+def bundle_summaries(submission_ids) -> dict[int, dict]:
+    """Stage timings and outcome of the bundle runs behind submissions (leaderboard)."""
+    runs = BundleRun.objects.filter(submission_id__in=list(submission_ids)).only(
+        "pk", "submission_id", "stages", "outcome", "reference"
+    )
+    return {
+        r.submission_id: {
+            "bundle_run": r.pk,
+            "reference": r.reference,
+            "stage_seconds": {s["name"]: s["seconds"] for s in r.stages},
+            "outcome": r.outcome,
+        }
+        for r in runs
+    }
+
+
+def zip_folder(folder: Path) -> bytes:
+    """A folder as a zip (keeps the executable bits), for the command line."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(Path(folder).rglob("*")):
+            if path.is_file():
+                info = zipfile.ZipInfo(str(path.relative_to(folder)))
+                info.external_attr = (path.stat().st_mode & 0o777 | 0o100000) << 16
+                archive.writestr(info, path.read_bytes())
+    return buffer.getvalue()

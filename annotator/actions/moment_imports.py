@@ -1,0 +1,138 @@
+"""Import published moment annotations (``annotator.moment_sources``) as moment-query
+packets with a provisional ground-truth version: one packet per video.
+
+* The packets use the task kind ``moment-queries-published`` (created on first use): the
+  same fields as ``moment-queries`` but intervals at any precision (published labels are
+  not on a grid, e.g. Charades-STA's 24.3 s); the scoring grid is the packet's
+  ``params.grid`` (``{"step": 2.0}`` QVHighlights, ``{"step": 1.0}`` Charades-STA).
+* A video without media gets an annotation-only ``Video`` row (``original_name``
+  ``<source>:<video id>``, the source's exact duration, a nominal 30 fps for frame
+  numbers, no files); a later import of the same video reuses it and its packet.
+* Importing the same rows again changes nothing; changed rows become the packet's next
+  provisional version. Publishing computes the calibration anchors as for any version.
+* The whole import is one transaction: any error leaves the database as it was.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Sequence
+
+from django.db import transaction
+
+from annotator.actions.audit import record
+from annotator.actions.packets import check_assignment, do_create_packet
+from annotator.actions.taskkinds import do_create_task_kind
+from annotator.actions.versions import do_import_provisional_version
+from annotator.models import GroundTruthVersion, Packet, TaskKind, Video
+from annotator.moment_sources import SourceVideo
+
+PUBLISHED_KIND = "moment-queries-published"
+NOMINAL_FPS = 30
+PUBLISHED_SCHEMA = {
+    "family": "moments",
+    "root_key": "queries",
+    "fields": [
+        {"name": "query_id", "type": "string", "max_length": 200},
+        {"name": "query", "type": "string", "max_length": 2000},
+        {"name": "intervals", "type": "interval_list"},
+    ],
+    "identity_fields": ["query_id"],
+    "boundary_fields": [],
+    "tolerance": 0,
+    "sort_keys": ["query_id"],
+}
+
+
+def published_kind(actor) -> TaskKind:
+    kind = TaskKind.objects.filter(slug=PUBLISHED_KIND).first()
+    if kind is None:
+        kind = do_create_task_kind(
+            actor=actor,
+            slug=PUBLISHED_KIND,
+            name="Moment queries (published labels)",
+            scorer_id="moment-utility-v1",
+            schema=PUBLISHED_SCHEMA,
+            description="Acceptable intervals at the source's precision; the scoring grid is the packet's.",
+        )
+    return kind
+
+
+def _video(source: SourceVideo, actor) -> Video:
+    name = f"{source.source}:{source.video_id}"
+    video = Video.objects.filter(original_name=name).first()
+    if video is not None:
+        return video
+    return Video.objects.create(
+        title=source.video_id,
+        original_name=name,
+        sha256=hashlib.sha256(name.encode()).hexdigest(),
+        status=Video.Status.READY,
+        frame_rate_num=NOMINAL_FPS,
+        frame_rate_den=1,
+        frame_count=math.ceil(source.duration * NOMINAL_FPS - 1e-9),
+        duration=source.duration,
+        created_by=actor,
+    )
+
+
+def _packet(source: SourceVideo, kind: TaskKind, people: Sequence, actor) -> tuple[Packet, bool]:
+    existing = Packet.objects.filter(
+        task_kind=kind, params__source=source.source, params__video_id=source.video_id
+    ).first()
+    if existing is not None:
+        return existing, False
+    packet = do_create_packet(
+        actor=actor,
+        title=f"{source.source} {source.video_id}",
+        video=_video(source, actor),
+        task_kind=kind,
+        annotator_a=people[0],
+        annotator_b=people[1],
+        adjudicator=people[2],
+        instructions="For every query, mark each interval where the described moment happens.",
+        params={"source": source.source, "video_id": source.video_id, "grid": {"step": source.grid_step}},
+    )
+    return packet, True
+
+
+@transaction.atomic
+def do_import_moment_packets(
+    videos: Sequence[SourceVideo], *, actor, annotator_a, annotator_b, adjudicator, file_name: str, file_sha256: str
+) -> dict:
+    """Create or update one packet per video; returns what was done, per video."""
+    check_assignment(annotator_a, annotator_b, adjudicator)
+    kind = published_kind(actor)
+    report = {"created": 0, "updated": 0, "unchanged": 0, "clipped": 0, "dropped": 0, "packets": []}
+    for source in videos:
+        packet, created = _packet(source, kind, (annotator_a, annotator_b, adjudicator), actor)
+        digest = source.sha256()
+        latest = (
+            GroundTruthVersion.objects.filter(packet=packet, tier=GroundTruthVersion.Tier.PROVISIONAL)
+            .order_by("-number")
+            .first()
+        )
+        if latest is not None and latest.manifest.get("source_sha256") == digest:
+            state, version = "unchanged", latest
+        else:
+            label = f"{source.source} {file_name} ({file_sha256[:12]})"
+            version = do_import_provisional_version(
+                packet, source.queries, actor=actor, source=label, source_sha256=digest
+            )
+            state = "created" if created else "updated"
+        report[state] += 1
+        report["clipped"] += source.clipped
+        report["dropped"] += source.dropped
+        report["packets"].append(
+            {"packet": packet.pk, "video_id": source.video_id, "version": version.pk, "queries": len(source.queries),
+             "state": state}
+        )  # fmt: skip
+    record(
+        actor,
+        "import_moment_packets",
+        kind,
+        hashes={"file": file_sha256},
+        details={k: v for k, v in report.items() if k != "packets"} | {"file": file_name, "videos": len(videos)},
+    )
+    return report

@@ -1,0 +1,170 @@
+"""Published moment annotations (QVHighlights, Charades-STA and its re-annotation CSVs)
+read into one record per video: its duration, grid and queries with their acceptable
+intervals. Pure: bytes in, records out, a clear error naming the line for bad input.
+
+- QVHighlights (``highlight_{train,val}_release.jsonl``): one row per query with ``qid``,
+  ``query``, ``vid``, ``duration`` and ``relevant_windows`` in seconds (several windows are
+  all acceptable). Grid: 2 s, the clip length of the public features.
+- Charades-STA (the Lighthouse ``charades_{train,test}_release.jsonl``): the same row shape,
+  one window. Grid: 1 s. The re-annotation CSVs (``HITId, video_id, description, start,
+  end``; start and end in PERCENT of the duration) add each matching query's five extra
+  intervals, matched on the video id and the lower-cased description.
+
+Query ids are ``qv<qid>`` and ``ch<qid>``. Windows are kept in the file's order (the
+original label first, re-annotations after), repeats removed; an end past the video's
+duration is clipped to it (counted in ``clipped``), a window that is then empty is
+dropped (counted in ``dropped``); a query left with no window is an error.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+SOURCES = {"qvhighlights": {"prefix": "qv", "grid_step": 2.0}, "charades-sta": {"prefix": "ch", "grid_step": 1.0}}
+
+
+class SourceError(ValueError):
+    """The file is not what the source's format says; the message names the line."""
+
+
+@dataclass
+class SourceVideo:
+    source: str
+    video_id: str
+    duration: float
+    grid_step: float
+    queries: list[dict] = field(default_factory=list)  # {"query_id", "query", "intervals"}
+    clipped: int = 0
+    dropped: int = 0
+
+    def sha256(self) -> str:
+        body = {"source": self.source, "video_id": self.video_id, "duration": self.duration, "queries": self.queries}
+        return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+
+
+def _number(value, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise SourceError(f"{where}: expected a finite number, got {value!r}")
+    return float(value)
+
+
+def _row(line: str, number: int, name: str) -> dict:
+    try:
+        row = json.loads(line)
+    except ValueError as error:
+        raise SourceError(f"{name} line {number}: not JSON ({error})") from None
+    if not isinstance(row, dict):
+        raise SourceError(f"{name} line {number}: not an object")
+    for key in ("qid", "query", "vid", "duration", "relevant_windows"):
+        if key not in row:
+            raise SourceError(f"{name} line {number}: no {key!r}")
+    if not isinstance(row["query"], str) or not isinstance(row["vid"], str) or not row["vid"]:
+        raise SourceError(f"{name} line {number}: 'query' and 'vid' must be text")
+    if not isinstance(row["relevant_windows"], list) or not row["relevant_windows"]:
+        raise SourceError(f"{name} line {number}: 'relevant_windows' must be a non-empty list")
+    return row
+
+
+def _windows(pairs, duration: float, where: str, video: SourceVideo) -> list[list[float]]:
+    kept: list[list[float]] = []
+    for pair in pairs:
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+            raise SourceError(f"{where}: window {pair!r} is not a [start, end] pair")
+        start, end = _number(pair[0], where), _number(pair[1], where)
+        if start < 0 or end < start:
+            raise SourceError(f"{where}: window [{start}, {end}] is reversed or negative")
+        if end > duration:
+            end, video.clipped = duration, video.clipped + 1
+        if end <= start:
+            video.dropped += 1
+            continue
+        window = [round(start, 6), round(end, 6)]
+        if window not in kept:
+            kept.append(window)
+    return kept
+
+
+def read_jsonl(
+    source: str, data: bytes, *, name: str = "annotations", reannotated: Sequence[bytes] = ()
+) -> list[SourceVideo]:
+    """Videos in order of first appearance, each with its queries."""
+    if source not in SOURCES:
+        raise SourceError(f"unknown source {source!r}; one of {', '.join(SOURCES)}")
+    extra = _reannotations(reannotated) if source == "charades-sta" else {}
+    if reannotated and source != "charades-sta":
+        raise SourceError("re-annotation CSVs belong to Charades-STA")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise SourceError(f"{name} is not UTF-8 text") from None
+    videos: dict[str, SourceVideo] = {}
+    seen: set[str] = set()
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        row = _row(line, number, name)
+        where = f"{name} line {number}"
+        duration = _number(row["duration"], where)
+        if duration <= 0:
+            raise SourceError(f"{where}: duration must be positive")
+        video = videos.get(row["vid"])
+        if video is None:
+            video = videos[row["vid"]] = SourceVideo(source, row["vid"], duration, SOURCES[source]["grid_step"])
+        elif abs(video.duration - duration) > 1e-6:
+            raise SourceError(f"{where}: video {row['vid']} has duration {duration}, earlier {video.duration}")
+        query_id = f"{SOURCES[source]['prefix']}{row['qid']}"
+        if query_id in seen:
+            raise SourceError(f"{where}: query id {query_id} repeats")
+        seen.add(query_id)
+        pairs = list(row["relevant_windows"])
+        for start, end in extra.get((row["vid"], row["query"].strip().lower()), []):
+            pairs.append([start * duration / 100.0, end * duration / 100.0])
+        windows = _windows(pairs, duration, where, video)
+        if not windows:
+            raise SourceError(f"{where}: query {query_id} has no window inside the video")
+        video.queries.append({"query_id": query_id, "query": row["query"].strip(), "intervals": windows})
+    if not videos:
+        raise SourceError(f"{name} holds no annotation rows")
+    return list(videos.values())
+
+
+def _reannotations(files: Sequence[bytes]) -> dict[tuple[str, str], list[tuple[float, float]]]:
+    extra: dict[tuple[str, str], list[tuple[float, float]]] = defaultdict(list)
+    for index, data in enumerate(files, start=1):
+        try:
+            reader = csv.DictReader(io.StringIO(data.decode("utf-8-sig")))
+        except UnicodeDecodeError:
+            raise SourceError(f"re-annotation file {index} is not UTF-8 text") from None
+        missing = {"video_id", "description", "start", "end"} - set(reader.fieldnames or [])
+        if missing:
+            raise SourceError(f"re-annotation file {index} has no column {sorted(missing)[0]!r}")
+        for number, row in enumerate(reader, start=2):
+            try:
+                start, end = float(row["start"]), float(row["end"])
+            except (TypeError, ValueError):
+                raise SourceError(f"re-annotation file {index} line {number}: start/end are not numbers") from None
+            if not (0 <= start <= 100 and 0 <= end <= 100):
+                raise SourceError(f"re-annotation file {index} line {number}: start/end are percent (0-100)")
+            key = (row["video_id"].removesuffix(".mp4"), row["description"].strip().lower())
+            extra[key].append((start, end))
+    return extra
+
+
+def select(videos: Sequence[SourceVideo], *, limit: int | None = None, video_ids: Sequence[str] = ()) -> list:
+    """The named videos (an unknown name is an error), else the first ``limit``."""
+    if video_ids:
+        by_id = {v.video_id: v for v in videos}
+        unknown = [v for v in video_ids if v not in by_id]
+        if unknown:
+            raise SourceError(f"no video {unknown[0]!r} in the file")
+        return [by_id[v] for v in video_ids]
+    if limit is not None and limit < 1:
+        raise SourceError("the limit must be at least 1")
+    return list(videos[:limit] if limit else videos)
