@@ -198,6 +198,11 @@ async function main() {
     reAddKey = null;
     lastAdded = key;
     store.dispatch({ type: "add", key, data: result.data });
+    // The playhead on the new event's end steps to the next frame, where a following
+    // event starts when events are contiguous (segmentation): i marks it.
+    if (bounds && player.currentFrame === result.data[bounds.end] && result.data[bounds.end] + 1 < (player.frameCount || 0)) {
+      seek(player.seekToFrame(result.data[bounds.end] + 1));
+    }
     form.setDraft(emptyDraft(schema), { keepTyped: false });
     drafts.clear();
     clearedDraft = null;
@@ -228,7 +233,9 @@ async function main() {
     const frame = await frameNow();
     if (bounds) {
       boundary = which;
-      changeEvent((data) => ({ ...data, [bounds[which]]: frame }));
+      const data = changeEvent((d) => ({ ...d, [bounds[which]]: frame }));
+      // A new event with both ends marked, in order: on to its first empty label (the verb).
+      if (which === "end" && draftKey === null && data && Number.isInteger(data[bounds.start]) && data[bounds.start] <= frame) form.focusFirstEmpty();
     } else if (intervalField) {
       markInterval(which, timeOfFrame(frame));
     }
