@@ -42,14 +42,17 @@ class Tally:
         return {"events": len(keys), "median": statistics.median(keys), "max": max(keys), "min": min(keys)}
 
 
-# (start, end, verb typed, nouns typed) on the 240-frame barcode video; the verb and
-# nouns are typed as unique prefixes or whole names, as far as the vocabulary allows.
+# (start, end, verb typed, nouns typed) on the 240-frame barcode video. The verb and the
+# nouns are typed as far as the type-ahead needs to highlight the one meant (its best
+# candidate: the exact choice, else the shortest prefix match, then word initials, then
+# substrings), as an annotator reading its hint would. Two pairs are contiguous
+# (40 / 41, 131 / 132), the others have gaps; one event has two nouns.
 ACTION_EVENTS = [
-    (12, 40, "ta", ["egg"]),  # take egg
-    (41, 75, "cr", ["egg"]),  # crack egg, right after the first one
-    (90, 131, "po", ["milk"]),  # pour milk
-    (132, 170, "mi", ["egg_m"]),  # mix egg_mixture
-    (200, 236, "op", ["fridge"]),  # open fridge ("fri" would be ambiguous: fridge_drawer)
+    (12, 40, "t", ["e"]),  # take egg ("t": take, transfer, turn on, turn off)
+    (41, 75, "cr", ["e"]),  # crack egg, right after the first one ("c" would be cut)
+    (90, 131, "po", ["m", "b"]),  # pour milk bowl ("p" would be put; "b": bowl, bacon, bagel …)
+    (132, 170, "m", ["em"]),  # mix egg_mixture, right after ("m": mix, move around; "em": initials)
+    (200, 236, "o", ["fr"]),  # open fridge ("fr": fridge, freezer, fridge_drawer)
 ]
 
 
@@ -60,9 +63,9 @@ def wait_added(page, count: int) -> None:
 
 
 def seek_and_mark(kb: CountingKeyboard, frame: int, key: str, current: int) -> None:
-    """The fewest keys to put a boundary at ``frame``: a step or two, else the frame typed."""
+    """The fewest keys to put a boundary at ``frame``: none, a step or two, else the frame typed."""
     delta = frame - current
-    if 0 < delta <= 2:
+    if 0 <= delta <= 2:
         for _ in range(delta):
             kb.press("ArrowRight")
         kb.press(key)
@@ -73,26 +76,26 @@ def seek_and_mark(kb: CountingKeyboard, frame: int, key: str, current: int) -> N
 def action_events(page, tally: Tally) -> None:
     kb = CountingKeyboard(page)
     page.locator("#workspace").focus()
-    current = 0
     for start, end, verb, nouns in ACTION_EVENTS:
         kb.count = 0
+        page.wait_for_function("!window.frameledger.player.seeking")
+        current = page.evaluate("window.frameledger.player.currentFrame")  # where the last save left it
         seek_and_mark(kb, start, "i", current)
         seek_and_mark(kb, end, "o", start)
+        # Both ends marked: the focus is in the verb box, as the annotator sees.
         page.wait_for_function(
             "([s, e]) => document.querySelector('#ev-start_frame').value === String(s)"
-            " && document.querySelector('#ev-end_frame').value === String(e)",
+            " && document.querySelector('#ev-end_frame').value === String(e)"
+            " && document.activeElement.id === 'ev-verb'",
             arg=[start, end],
         )
-        kb.press("e")
         kb.type(verb)
-        kb.press("Enter")  # completes the verb, moves to the nouns
-        for noun in nouns:
+        kb.press("Enter")  # takes the highlighted verb, moves to the nouns
+        for i, noun in enumerate(nouns):
             kb.type(noun)
-            kb.press("Enter")  # a chip
-        kb.press("Enter")  # saves
+            kb.press("Enter" if i == len(nouns) - 1 else ",")  # ",": a chip, then the next; Enter: and save
         wait_added(page, len(tally.keys("actions")) + 1)
         tally.rows.append(("actions", f"{start}-{end}", kb.count))
-        current = end
 
 
 # Break points: (set, games M, games DM, points M, points DM, server key, opportunity,

@@ -46,7 +46,8 @@ def wait_saved(page, timeout: float = 15000) -> None:
 
 
 def add_action_by_keyboard(page, start: int, end: int, verb: str, nouns: list[str]) -> None:
-    """Create one action-ledger event with keys only: seek, i, seek, o, e, type, Enter."""
+    """Create one action-ledger event with keys only: seek, i, seek, o (the focus moves to
+    the verb), the verb, Enter, the nouns separated by "," and Enter (adds the last, saves)."""
     page.locator("#workspace").focus()
     go_to_frame(page, start)
     page.keyboard.press("i")
@@ -57,13 +58,11 @@ def add_action_by_keyboard(page, start: int, end: int, verb: str, nouns: list[st
         " && document.querySelector('#ev-end_frame').value === String(e)",
         arg=[start, end],
     )
-    page.keyboard.press("e")  # to the first field: the verb
+    page.wait_for_function("document.activeElement.id === 'ev-verb'")  # o moved the focus there
     page.keyboard.type(verb)
-    page.keyboard.press("Tab")  # the noun type-ahead
-    for noun in nouns:
-        page.keyboard.type(noun)
-        page.keyboard.press("Enter")  # adds the noun as a chip
-    page.keyboard.press("Enter")  # an empty type-ahead: Enter adds the event
+    page.keyboard.press("Enter")  # takes the verb, on to the noun type-ahead
+    page.keyboard.type(",".join(nouns))  # "," adds a chip and stays for the next noun
+    page.keyboard.press("Enter")  # adds the last noun and the event
 
 
 def ledger_rows(page) -> list[list[str]]:

@@ -17,8 +17,8 @@ from tests.factories import make_packet
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 VIDEO = "h264-2997-gop12"
-VERBS = {"ta": "take", "cr": "crack", "po": "pour", "mi": "mix", "op": "open"}
-NOUNS = {"egg": "egg", "milk": "milk", "egg_m": "egg_mixture", "fridge": "fridge"}
+VERBS = {"t": "take", "cr": "crack", "po": "pour", "m": "mix", "o": "open"}
+NOUNS = {"e": "egg", "m": "milk", "b": "bowl", "em": "egg_mixture", "fr": "fridge"}
 
 
 def stored(packet) -> list[dict]:
@@ -39,7 +39,7 @@ def test_the_keyboard_scenario_stores_every_event_as_meant(
     actions = make_packet(maintainer, annotator_a, annotator_b, adjudicator, video=video, title="actions")
     action_events(cold_workspace(page_as, annotator_a, actions), tally)
     expected = [
-        {"verb": VERBS[verb], "nouns": [NOUNS.get(n, n) for n in nouns], "start_frame": s, "end_frame": e}
+        {"verb": VERBS[verb], "nouns": sorted(NOUNS[n] for n in nouns), "start_frame": s, "end_frame": e}
         for s, e, verb, nouns in ACTION_EVENTS
     ]
     assert stored(actions) == expected

@@ -58,7 +58,7 @@ def start_draft(page, start: int, verb: str, noun: str) -> None:
     page.keyboard.type(verb)
     page.keyboard.press("Enter")  # completes the verb and moves on to the nouns
     page.keyboard.type(noun)
-    page.keyboard.press("Enter")  # adds the noun chip
+    page.keyboard.press(",")  # adds the noun chip and stays for the next (Enter would save)
     page.keyboard.press("Escape")  # back to the page
 
 
@@ -125,12 +125,11 @@ def test_after_saving_with_enter_in_the_end_box_the_next_form_has_no_stale_end(p
     page.locator("#workspace").focus()
     page.keyboard.type("150i")
     page.keyboard.type("170o")
-    page.keyboard.press("e")
+    page.wait_for_function("document.activeElement.id === 'ev-verb'")  # both ends marked: on to the verb
     page.keyboard.type("put")
     page.keyboard.press("Enter")
     page.keyboard.type("bowl")
-    page.keyboard.press("Enter")
-    page.keyboard.press("Enter")
+    page.keyboard.press("Enter")  # adds the noun and saves
     wait_saved(page)
     assert server_events(packet) == [
         {"verb": "take", "nouns": ["egg"], "start_frame": 100, "end_frame": 130},
@@ -143,16 +142,23 @@ def test_validation_in_the_page_lists_candidates_and_catches_end_before_start(pa
     page = open_workspace(page_as, annotator_a, packet)
     page.keyboard.type("80i")
     page.keyboard.type("60o")
+    page.wait_for_function("document.querySelector('#ev-end_frame').value === '60'")
+    assert page.evaluate("document.activeElement.id") == "workspace"  # the end is before the start: no move
     page.keyboard.press("e")
     page.keyboard.type("take")
     page.keyboard.press("Enter")
-    page.keyboard.type("bage")
-    page.keyboard.press("Enter")
+    page.keyboard.type("bage")  # the hint lists what it could be, the one Enter takes first
+    hint = page.inner_text("[data-field=nouns] .typeahead-hint")
+    assert hint.startswith("bagel (") and "also bagel container" in hint
+    page.keyboard.press("Control+a")
+    page.keyboard.type("bx")
+    assert "not one of the choices" in page.inner_text("[data-field=nouns] .typeahead-hint")
+    page.keyboard.press(",")  # nothing to take: an error listing near choices, no chip
     error = page.inner_text("[data-field=nouns] .field-error")
-    assert "bagel" in error and "bagel_container" in error
+    assert "did you mean" in error and "bagel" in error and chips(page) == []
     page.keyboard.press("Control+a")
     page.keyboard.type("bagel_c")
-    page.keyboard.press("Enter")
+    page.keyboard.press(",")
     assert chips(page) == ["bagel_container"]
     page.keyboard.press("Enter")  # save: refused in the page, before any request
     assert "before the start" in page.inner_text("[data-field=end_frame] .field-error")
@@ -192,12 +198,11 @@ def test_go_to_frame_boundary_and_keyframe_jumps_and_one_second_steps(page_as, m
     page.keyboard.press("Alt+ArrowRight")
     wait_frame(page, 87)  # 29.97 fps: one second is 30 frames
     page.keyboard.press("o")
-    page.keyboard.press("e")
+    page.wait_for_function("document.activeElement.id === 'ev-verb'")  # both ends marked: on to the verb
     page.keyboard.type("open")
     page.keyboard.press("Enter")
     page.keyboard.type("fridge")
-    page.keyboard.press("Enter")
-    page.keyboard.press("Enter")
+    page.keyboard.press("Enter")  # adds the noun and saves
     wait_saved(page)
     page.keyboard.press("Home")
     wait_frame(page, 0)
@@ -268,3 +273,33 @@ def test_player_form_and_timeline_fit_1280_by_720(
     # Tab from the last label field never lands on "+ token": the form's buttons are not tab stops.
     assert page.get_attribute("[data-field=shots] .token-add", "tabindex") == "-1"
     screenshot(page, "tennis-1280x720.png", full_page=False)
+
+
+def test_o_moves_on_to_the_verb_and_saving_leaves_the_playhead_where_a_contiguous_event_starts(
+    page_as, media_packet, annotator_a
+):
+    packet = media_packet(VIDEO)
+    page = open_workspace(page_as, annotator_a, packet)
+    page.keyboard.type("12i40o")
+    page.wait_for_function("document.activeElement.id === 'ev-verb'")
+    page.keyboard.type("t")
+    assert page.inner_text("[data-field=verb] .typeahead-hint").startswith("take (")
+    page.keyboard.press("Enter")  # takes "take", on to the nouns
+    page.keyboard.type("fr,e")  # fridge (the shortest "fr"), then egg
+    page.keyboard.press("Enter")  # adds egg and saves
+    wait_saved(page)
+    wait_frame(page, 41)  # the frame after the saved end
+    assert page.evaluate("document.activeElement.id") == "workspace"
+    page.keyboard.press("i")  # the next event starts right there
+    page.keyboard.type("60o")
+    page.wait_for_function("document.activeElement.id === 'ev-verb'")
+    page.keyboard.type("cr")
+    page.keyboard.press("Enter")
+    page.keyboard.type("e")
+    page.keyboard.press("Enter")
+    page.wait_for_function("document.querySelectorAll('#ledger-table tbody tr').length === 2")
+    wait_saved(page)
+    assert server_events(packet) == [
+        {"verb": "take", "nouns": ["egg", "fridge"], "start_frame": 12, "end_frame": 40},  # a set, stored sorted
+        {"verb": "crack", "nouns": ["egg"], "start_frame": 41, "end_frame": 60},
+    ]

@@ -200,3 +200,11 @@ def test_tiers_snapping_candidates_and_seeking_targets(page):
     assert drafts == [{"verb": "take", "nouns": []}, False]
     fed, taken, active = prefix
     assert fed == [False, True, True, True, True] and taken == 1290 and not active
+
+
+def test_type_ahead_takes_the_exact_then_shortest_prefix_then_initials_then_substring(page):
+    nouns, verbs, fr, em = run(page, "type_ahead_best_candidate")
+    assert nouns == ["egg", "fridge", "egg_mixture", "orange_juice", "egg_mixture", "milk", "egg", None, None]
+    assert verbs == ["take", "cut", "crack", "turn on", "move around"]
+    assert fr == ["fridge", "freezer", "fridge_drawer"]  # the hint: the best first, then the others
+    assert em == ["egg_mixture"]

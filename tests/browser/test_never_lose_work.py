@@ -58,7 +58,10 @@ def test_edits_made_while_the_server_is_unreachable_are_kept_and_saved_when_it_r
     assert "Save failed" in page.inner_text("#save-status")
     assert "Retrying in" in page.inner_text("#save-status")
     assert page.is_visible("#retry-save")
-    assert pending(page) == 3  # two adds and one update, waiting
+    # Two adds and one update, waiting (the nudge runs after the seeks before it, so it
+    # may land just after the first failure is shown).
+    page.wait_for_function("window.frameledger.store.getState().pending.length === 3", timeout=10000)
+    assert pending(page) == 3
     assert [r[4] for r in ledger_rows(page)] == ["unsaved", "unsaved", "unsaved"]
     assert server_events(packet) == [(10, 30, "take", ("egg",))]  # nothing reached the server
 

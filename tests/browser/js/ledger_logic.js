@@ -209,3 +209,14 @@ export async function tiers_snapping_candidates_and_seeking_targets() {
     [fed, prefix.take(), prefix.active],
   ];
 }
+
+export async function type_ahead_best_candidate() {
+  const nouns = ["bowl", "egg", "egg_container", "egg_mixture", "freezer", "fridge", "fridge_drawer", "milk", "milk_container", "orange_juice"];
+  const verbs = ["close", "crack", "cut", "mix", "move around", "take", "transfer", "turn off", "turn on"];
+  return [
+    ["e", "fr", "em", "oj", "mix", "m", "EGG", "zz", ""].map((t) => S.bestChoice(nouns, t)),
+    ["t", "c", "cr", "turn", "mo"].map((t) => S.bestChoice(verbs, t)),
+    S.choiceCandidates(nouns, "fr"),
+    S.choiceCandidates(nouns, "em"),
+  ];
+}

@@ -1,6 +1,11 @@
 // The adjudication view (DOM): the union of both frozen ledgers on one timeline (A and
 // B lanes, the final lane), the items table, a decision for each item, progress and
 // publishing. Maintainers may follow it read-only. Pure helpers: union_view.js.
+//
+// main() waits for the union, builds one context `adj` (the schema, the items, the
+// selected position, the player, the timeline, the final value's form) and hands it to
+// mount functions, each wiring one part of the page; a part calls another's functions
+// through `adj` (adj.select(…), adj.renderDetail()), looked up when called.
 
 import { api } from "./api.js";
 import { EventForm } from "./event_form.js";
@@ -40,7 +45,7 @@ function showWaiting(packet) {
     : `Waiting for both ledgers to be frozen: ledger A is ${state("A")}, ledger B is ${state("B")}. This page checks again every few seconds.`;
 }
 
-async function main() {
+async function waitForUnion() {
   let packet = await api.get(packetUrl);
   $("#task-kind").textContent = packet.task_kind.name;
   let union = await loadUnion(packet);
@@ -53,17 +58,50 @@ async function main() {
     union = await loadUnion(packet);
   }
   $("#waiting").hidden = true;
-  const schema = packet.task_kind.schema;
-  const bounds = boundaryFields(schema);
-  const fieldsByName = Object.fromEntries(schema.fields.map((f) => [f.name, f]));
-  let items = union.items;
-  let selected = null; // position
-  let playUntil = null;
+  return { packet, union };
+}
 
+async function main() {
+  const { packet, union } = await waitForUnion();
+  const schema = packet.task_kind.schema;
+  const adj = {
+    packet,
+    schema,
+    bounds: boundaryFields(schema),
+    fieldsByName: Object.fromEntries(schema.fields.map((f) => [f.name, f])),
+    items: union.items,
+    selected: null, // position
+    playUntil: null,
+    tierFilter: "all",
+  };
   $("#hash-a").textContent = union.ledger_a_sha256;
   $("#hash-b").textContent = union.ledger_b_sha256;
   $("#scorer").textContent = union.scorer_id;
+  await mountViews(adj);
+  mountTable(adj);
+  mountTiers(adj);
+  mountTimeline(adj);
+  mountDetail(adj);
+  mountSelection(adj);
+  mountDeciding(adj);
+  mountSettling(adj);
+  mountPublishing(adj);
+  mountWiring(adj);
+  mountKeys(adj);
+  mountLive(adj);
+  adj.render();
+  await adj.showVersions();
+  $("#adjudication").dataset.state = "ready";
+  $("#adjudication").focus({ preventScroll: true });
+  const first = nextUndecided(adj.items, -1);
+  if (first !== null) adj.select(first, { play: false });
+  window.frameledger.union = () => adj.items;
+  window.frameledger.ready = true;
+}
 
+// ---- player, timeline, the final value's form -------------------------------------------
+async function mountViews(adj) {
+  const { packet, schema } = adj;
   let player;
   try {
     player = await mountPlayer($("#player"), { urls: config.media, keyboard: false });
@@ -75,17 +113,22 @@ async function main() {
   window.frameledger.player = player;
   const thumbs = await api.get(config.media.thumbsMeta).catch(() => null);
   const frameCount = (player && player.frameCount) || packet.video.frame_count || 1;
-  const timeline = new Timeline($("#timeline"), { frameCount, thumbs });
+  adj.player = player;
+  adj.timeline = new Timeline($("#timeline"), { frameCount, thumbs });
   const frameOfTime = (t) => (player && player.clock ? player.clock.frameAtTime(t) : Math.round((t * packet.video.frame_rate[0]) / packet.video.frame_rate[1]));
-  const span = (value) => itemSpan(schema, value, frameOfTime);
+  adj.span = (value) => itemSpan(schema, value, frameOfTime);
+  adj.editForm = canDecide ? new EventForm($("#edit-form"), schema, { idPrefix: "fin" }) : null;
+  adj.deltaNodes = (item) =>
+    Object.entries(item.boundary_deltas || {}).map(([name, delta]) => el("div", { class: `delta ${delta ? "nonzero" : ""}`, text: deltaText(name, delta) }));
+}
 
-  const editForm = canDecide ? new EventForm($("#edit-form"), schema, { idPrefix: "fin" }) : null;
-
-  // ---- rendering ----------------------------------------------------------------------
+// ---- the items table: only the rows in view exist; a decision replaces only its own row ----
+function mountTable(adj) {
+  const { schema, bounds } = adj;
   function valueCell(item, side) {
     const value = side === "a" ? item.a_value : item.b_value;
     if (!value) return el("td", { class: "absent", text: "—" });
-    const frames = span(value);
+    const frames = adj.span(value);
     const parts = [];
     if (frames && bounds) parts.push(el("span", { class: "frames", text: `${frames.start}–${frames.end}` }), " ");
     for (const field of schema.fields) {
@@ -102,71 +145,82 @@ async function main() {
     return `${item.decision.action.replace("_", " ")} · ${item.decision.decided_by}`;
   }
 
-  // Only the rows in view exist; a decision replaces only its own row.
-  const tableRows = new VirtualRows($("#items-scroll"), $("#items-table tbody"), { rowHeight: 28 });
-  let shownItems = [];
-  let shownIndex = new Map(); // position -> index in shownItems
+  adj.tableRows = new VirtualRows($("#items-scroll"), $("#items-table tbody"), { rowHeight: 28 });
+  adj.shownItems = [];
+  adj.shownIndex = new Map(); // position -> index in shownItems
   function itemRow(item) {
     const tier = tierOf(schema, item);
-    const row = el("tr", { dataset: { position: String(item.position), status: item.status, tier }, class: item.position === selected ? "selected" : "" }, [
+    const row = el("tr", { dataset: { position: String(item.position), status: item.status, tier }, class: item.position === adj.selected ? "selected" : "" }, [
       el("td", { class: "num", text: String(item.position + 1) }),
       el("td", {}, [el("span", { class: `status ${item.status}`, text: item.status.replace("_", " ") }), " ", el("span", { class: `tier tier-${tier}`, text: TIER_LABELS[tier] })]),
       valueCell(item, "a"),
       valueCell(item, "b"),
       el("td", { class: "differing", text: item.differing_fields.join(", ") }),
-      el("td", {}, deltaNodes(item)),
+      el("td", {}, adj.deltaNodes(item)),
       el("td", { class: item.decision ? "decided" : needsDecision(item) ? "undecided" : "" }, decisionText(item)),
     ]);
-    row.addEventListener("click", () => select(item.position));
+    row.addEventListener("click", () => adj.select(item.position));
     return row;
   }
 
-  function renderTable() {
-    shownItems = tierFilter === "all" ? items : items.filter((it) => tierOf(schema, it) === tierFilter);
-    shownIndex = new Map(shownItems.map((it, i) => [it.position, i]));
-    tableRows.setRows(shownItems, itemRow);
-  }
+  adj.renderTable = () => {
+    adj.shownItems = adj.tierFilter === "all" ? adj.items : adj.items.filter((it) => tierOf(schema, it) === adj.tierFilter);
+    adj.shownIndex = new Map(adj.shownItems.map((it, i) => [it.position, i]));
+    adj.tableRows.setRows(adj.shownItems, itemRow);
+  };
 
-  function renderRow(item) {
-    const index = shownIndex.get(item.position);
+  adj.renderRow = (item) => {
+    const index = adj.shownIndex.get(item.position);
     if (index === undefined) return;
-    shownItems[index] = item;
-    tableRows.update(index);
-  }
+    adj.shownItems[index] = item;
+    adj.tableRows.update(index);
+  };
+}
 
-  // The tiers: a filter over the table, and the bulk rule for within-tolerance items.
-  let tierFilter = "all";
-  function renderTiers() {
+// The tiers: a filter over the table, and the bulk rule for within-tolerance items.
+function mountTiers(adj) {
+  const { schema } = adj;
+  adj.renderTiers = () => {
     const counts = {};
-    for (const item of items) {
+    for (const item of adj.items) {
       const tier = tierOf(schema, item);
       counts[tier] = (counts[tier] || 0) + 1;
     }
     for (const option of $("#tier-filter").options) {
-      const n = option.value === "all" ? items.length : counts[option.value] || 0;
+      const n = option.value === "all" ? adj.items.length : counts[option.value] || 0;
       option.textContent = `${option.value === "all" ? "all tiers" : TIER_LABELS[option.value]} (${n})`;
     }
-    const open = openInTier(schema, items, "within_tolerance").length;
+    const open = openInTier(schema, adj.items, "within_tolerance").length;
     $("#tolerance-bulk").hidden = !canDecide || !open;
     $("#tolerance-open").textContent = `${open} undecided item(s) have the same labels and boundaries within the scorer's tolerance of ${schema.tolerance || 0} frames.`;
-  }
+  };
+  adj.renderProgress = () => {
+    const p = progress(adj.items);
+    $("#progress-text").textContent = `${p.decided} of ${p.needed} decided · ${p.agreed} agreed · ${adj.items.length} items`;
+    $("#progress-bar").style.width = `${p.needed ? (100 * p.decided) / p.needed : 100}%`;
+    const publish = $("#publish");
+    publish.hidden = !canDecide;
+    publish.disabled = p.decided < p.needed;
+    publish.title = p.decided < p.needed ? `${p.needed - p.decided} item(s) still need a decision` : "Publish the adjudicated ground truth";
+  };
+  $("#tier-filter").addEventListener("change", () => {
+    adj.tierFilter = $("#tier-filter").value;
+    adj.renderTable();
+  });
+}
 
-  function deltaNodes(item) {
-    return Object.entries(item.boundary_deltas || {}).map(([name, delta]) =>
-      el("div", { class: `delta ${delta ? "nonzero" : ""}`, text: deltaText(name, delta) }),
-    );
-  }
-
-  // Lanes A and B never change; a decision rebuilds only the final lane.
+// ---- the timeline: lanes A and B never change; a decision rebuilds only the final lane ----
+function mountTimeline(adj) {
+  const { schema, timeline, player } = adj;
   function timelineLane(id, label, className, pick) {
     return {
       id,
       label,
       className,
-      items: items
+      items: adj.items
         .map((item) => {
           const value = pick(item);
-          const frames = value && span(value);
+          const frames = value && adj.span(value);
           if (!frames) return null;
           return { key: String(item.position), start: frames.start, end: frames.end, label: summarize(schema, value), className: `st-${item.status}` };
         })
@@ -175,24 +229,29 @@ async function main() {
   }
   const finalLane = () => timelineLane("final", "final", "lane-final", (item) => (item.decision ? item.decision.final_value : item.status === "agreed" ? item.a_value : null));
 
-  function renderTimeline({ finalOnly = false } = {}) {
+  adj.renderTimeline = ({ finalOnly = false } = {}) => {
     if (finalOnly) timeline.setLane(finalLane());
     else timeline.setLanes([timelineLane("a", "A", "lane-a", (item) => item.a_value), timelineLane("b", "B", "lane-b", (item) => item.b_value), finalLane()]);
-    timeline.setSelected(selected === null ? null : String(selected));
+    timeline.setSelected(adj.selected === null ? null : String(adj.selected));
+  };
+  if (player) {
+    player.addEventListener("frame", (e) => {
+      timeline.setPlayhead(e.detail.frame);
+      if (adj.playUntil !== null && !player.paused && e.detail.frame >= adj.playUntil) {
+        adj.playUntil = null;
+        player.pause();
+      }
+    });
   }
+  timeline.addEventListener("seek", (e) => player && player.seekToFrame(e.detail.frame));
+  timeline.addEventListener("select", (e) => adj.select(Number(e.detail.key)));
+}
 
-  function renderProgress() {
-    const p = progress(items);
-    $("#progress-text").textContent = `${p.decided} of ${p.needed} decided · ${p.agreed} agreed · ${items.length} items`;
-    $("#progress-bar").style.width = `${p.needed ? (100 * p.decided) / p.needed : 100}%`;
-    const publish = $("#publish");
-    publish.hidden = !canDecide;
-    publish.disabled = p.decided < p.needed;
-    publish.title = p.decided < p.needed ? `${p.needed - p.decided} item(s) still need a decision` : "Publish the adjudicated ground truth";
-  }
-
-  function renderDetail() {
-    const item = items.find((it) => it.position === selected);
+// ---- the selected item: A beside B, the decision form ---------------------------------------
+function mountDetail(adj) {
+  const { schema, fieldsByName } = adj;
+  adj.renderDetail = () => {
+    const item = adj.items.find((it) => it.position === adj.selected);
     $("#item-detail").hidden = !item;
     $("#no-item").hidden = Boolean(item);
     if (!item) return;
@@ -208,7 +267,7 @@ async function main() {
         ]),
       ),
     );
-    $("#item-deltas").replaceChildren(...deltaNodes(item));
+    $("#item-deltas").replaceChildren(...adj.deltaNodes(item));
     const current = item.decision;
     $("#current-decision").textContent = current
       ? `Decided: ${current.action.replace("_", " ")} by ${current.decided_by} — “${current.rationale}”`
@@ -222,91 +281,97 @@ async function main() {
       input.disabled = (input.value === "take_a" && !item.a_value) || (input.value === "take_b" && !item.b_value);
     }
     $("#rationale").value = current ? current.rationale : "";
-    clearDecisionErrors();
-    showEditor();
-    const tier = tierOf(schema, item);
-    $("#tier-hint").hidden = tier !== "within_tolerance" || Boolean(current);
-  }
+    adj.clearDecisionErrors();
+    adj.showEditor();
+    $("#tier-hint").hidden = tierOf(schema, item) !== "within_tolerance" || Boolean(current);
+  };
 
-  function chosenAction() {
+  adj.chosenAction = () => {
     const checked = document.querySelector("#decision-form input[name=action]:checked");
     return checked ? checked.value : null;
-  }
+  };
 
-  function showEditor() {
-    const item = items.find((it) => it.position === selected);
-    const editing = chosenAction() === "edit";
+  adj.showEditor = () => {
+    const item = adj.items.find((it) => it.position === adj.selected);
+    const editing = adj.chosenAction() === "edit";
     $("#edit-box").hidden = !editing;
     if (editing && item) {
       const start = (item.decision && item.decision.action === "edit" && item.decision.final_value) || item.a_value || item.b_value;
-      editForm.setDraft(start ? eventToDraft(schema, start) : emptyDraft(schema));
+      adj.editForm.setDraft(start ? eventToDraft(schema, start) : emptyDraft(schema));
     }
-  }
+  };
 
-  function clearDecisionErrors() {
+  adj.clearDecisionErrors = () => {
     $("#rationale-error").textContent = "";
     $("#action-error").textContent = "";
     $("#rationale").classList.remove("invalid");
-    if (editForm) editForm.clearErrors();
-  }
+    if (adj.editForm) adj.editForm.clearErrors();
+  };
+}
 
-  function render() {
-    renderTable();
-    renderTimeline();
-    renderProgress();
-    renderTiers();
-  }
+// ---- selection and playback ---------------------------------------------------------------
+function mountSelection(adj) {
+  const { player, timeline } = adj;
+  adj.render = () => {
+    adj.renderTable();
+    adj.renderTimeline();
+    adj.renderProgress();
+    adj.renderTiers();
+  };
 
-  // ---- selection and playback ---------------------------------------------------------
-  async function playItem(item) {
+  adj.playItem = async (item) => {
     if (!player) return;
-    const frames = span(item.a_value) || span(item.b_value);
+    const frames = adj.span(item.a_value) || adj.span(item.b_value);
     if (!frames) return;
-    const start = Math.min(...[item.a_value, item.b_value].filter(Boolean).map((v) => (span(v) || frames).start));
-    const end = Math.max(...[item.a_value, item.b_value].filter(Boolean).map((v) => (span(v) || frames).end));
+    const start = Math.min(...[item.a_value, item.b_value].filter(Boolean).map((v) => (adj.span(v) || frames).start));
+    const end = Math.max(...[item.a_value, item.b_value].filter(Boolean).map((v) => (adj.span(v) || frames).end));
     timeline.reveal(start, end);
     player.setRate(0.5);
-    playUntil = null;
+    adj.playUntil = null;
     await player.seekToFrame(start);
-    playUntil = end;
+    adj.playUntil = end;
     await player.play().catch(() => undefined);
-  }
+  };
 
-  const played = new Set(); // items shown to the adjudicator (selected and played)
-  function select(position, { play = true } = {}) {
-    const item = items.find((it) => it.position === position);
+  adj.played = new Set(); // items shown to the adjudicator (selected and played)
+  adj.select = (position, { play = true } = {}) => {
+    const item = adj.items.find((it) => it.position === position);
     if (!item) return;
-    selected = position;
-    if (play) played.add(position);
+    adj.selected = position;
+    if (play) adj.played.add(position);
     for (const row of document.querySelectorAll("#items-table tbody tr")) row.classList.toggle("selected", Number(row.dataset.position) === position);
-    if (shownIndex.has(position)) tableRows.reveal(shownIndex.get(position));
+    if (adj.shownIndex.has(position)) adj.tableRows.reveal(adj.shownIndex.get(position));
     timeline.setSelected(String(position));
-    renderDetail();
+    adj.renderDetail();
     $("#live-notice").textContent = "";
-    if (play) playItem(item);
-  }
+    if (play) adj.playItem(item);
+  };
 
-  function move(step) {
+  adj.move = (step) => {
+    const { items } = adj;
     if (!items.length) return;
-    const index = items.findIndex((it) => it.position === selected);
+    const index = items.findIndex((it) => it.position === adj.selected);
     const next = index < 0 ? 0 : Math.min(items.length - 1, Math.max(0, index + step));
-    select(items[next].position);
-  }
+    adj.select(items[next].position);
+  };
 
-  function replace(updated) {
-    items = items.map((it) => (it.position === updated.position ? updated : it));
-    renderRow(updated);
-    renderTimeline({ finalOnly: true });
-    renderProgress();
-    renderTiers();
-    if (selected === updated.position) renderDetail();
-  }
+  adj.replace = (updated) => {
+    adj.items = adj.items.map((it) => (it.position === updated.position ? updated : it));
+    adj.renderRow(updated);
+    adj.renderTimeline({ finalOnly: true });
+    adj.renderProgress();
+    adj.renderTiers();
+    if (adj.selected === updated.position) adj.renderDetail();
+  };
+}
 
-  // ---- deciding ---------------------------------------------------------------------
-  async function decide() {
-    if (!canDecide || selected === null) return;
-    clearDecisionErrors();
-    const action = chosenAction();
+// ---- deciding -------------------------------------------------------------------------------
+function mountDeciding(adj) {
+  const { schema } = adj;
+  adj.decide = async () => {
+    if (!canDecide || adj.selected === null) return;
+    adj.clearDecisionErrors();
+    const action = adj.chosenAction();
     const rationale = $("#rationale").value.trim();
     if (!action) {
       $("#action-error").textContent = "Choose take A, take B, edit, drop or unknown.";
@@ -320,28 +385,28 @@ async function main() {
     }
     const body = { action, rationale };
     if (action === "edit") {
-      const result = draftToEvent(schema, editForm.draft);
+      const result = draftToEvent(schema, adj.editForm.draft);
       if (result.errors) {
-        editForm.showErrors(result.errors);
+        adj.editForm.showErrors(result.errors);
         return;
       }
       body.final_value = result.data;
     }
-    await send(selected, body);
-  }
+    await adj.send(adj.selected, body);
+  };
 
   // Sends one decision; the list gets the focus back (the next keys are shortcuts, never
   // typed into the rationale) and the next undecided item is selected.
-  async function send(position, body) {
+  adj.send = async (position, body) => {
     $("#decide").disabled = true;
     try {
       const { data } = await api.request("POST", `${packetUrl}union/items/${position}/decision/`, { body });
-      replace(data);
+      adj.replace(data);
       $("#items-table").focus({ preventScroll: true });
-      const next = nextUndecided(items, position);
-      if (next !== null) select(next);
+      const next = nextUndecided(adj.items, position);
+      if (next !== null) adj.select(next);
       else {
-        renderDetail();
+        adj.renderDetail();
         $("#publish").focus();
       }
     } catch (error) {
@@ -351,38 +416,42 @@ async function main() {
       } else if (error.field === "action" || !error.field) {
         $("#action-error").textContent = error.message;
       } else {
-        editForm.markError(error.field, error.message);
+        adj.editForm.markError(error.field, error.message);
       }
     } finally {
       $("#decide").disabled = false;
     }
-  }
+  };
+}
 
+// ---- within tolerance: one key, or the bulk rule ----------------------------------------------
+function mountSettling(adj) {
+  const { schema } = adj;
   // a / b / m on a within-tolerance item: decided at once (the rationale box, if filled,
   // is the rationale; else the rule is written down with the deltas).
-  async function settleWithinTolerance(rule) {
-    const item = items.find((it) => it.position === selected);
+  adj.settleWithinTolerance = async (rule) => {
+    const item = adj.items.find((it) => it.position === adj.selected);
     if (!canDecide || !item) return;
     if (tierOf(schema, item) !== "within_tolerance") {
       $("#action-error").textContent = "a / b / m settle items within the scorer's tolerance; for this one choose with 1–5.";
       return;
     }
-    clearDecisionErrors();
+    adj.clearDecisionErrors();
     const typed = item.decision ? "" : $("#rationale").value;
-    await send(item.position, toleranceDecision(schema, item, rule, typed));
-  }
+    await adj.send(item.position, toleranceDecision(schema, item, rule, typed));
+  };
 
   // The bulk rule: every undecided within-tolerance item, one request each, in order.
-  async function settleAll(rule) {
-    const open = openInTier(schema, items, "within_tolerance");
+  adj.settleAll = async (rule) => {
+    const open = openInTier(schema, adj.items, "within_tolerance");
     const buttons = document.querySelectorAll("#tolerance-bulk button");
     for (const button of buttons) button.disabled = true;
     let done = 0;
     try {
       for (const item of open) {
         const { data } = await api.request("POST", `${packetUrl}union/items/${item.position}/decision/`, { body: toleranceDecision(schema, item, rule) });
-        items = items.map((it) => (it.position === data.position ? data : it));
-        renderRow(data);
+        adj.items = adj.items.map((it) => (it.position === data.position ? data : it));
+        adj.renderRow(data);
         done += 1;
         $("#bulk-progress").textContent = `${done} of ${open.length} decided…`;
       }
@@ -391,15 +460,18 @@ async function main() {
       $("#bulk-progress").textContent = `Stopped after ${done} of ${open.length}: ${error.message}`;
     } finally {
       for (const button of buttons) button.disabled = false;
-      renderTimeline({ finalOnly: true });
-      renderProgress();
-      renderTiers();
-      renderDetail();
+      adj.renderTimeline({ finalOnly: true });
+      adj.renderProgress();
+      adj.renderTiers();
+      adj.renderDetail();
       $("#items-table").focus({ preventScroll: true });
     }
-  }
+  };
+}
 
-  async function publish() {
+// ---- publishing ------------------------------------------------------------------------------
+function mountPublishing(adj) {
+  adj.publish = async () => {
     $("#publish-error").textContent = "";
     $("#publish").disabled = true;
     try {
@@ -407,9 +479,9 @@ async function main() {
       showPublished(data, status === 200);
     } catch (error) {
       $("#publish-error").textContent = error.message;
-      renderProgress();
+      adj.renderProgress();
     }
-  }
+  };
 
   // unchanged: publishing again changed nothing, the server answered the existing version.
   function showPublished(version, unchanged = false) {
@@ -425,7 +497,7 @@ async function main() {
     );
   }
 
-  async function showVersions() {
+  adj.showVersions = async () => {
     try {
       const versions = await api.get(`${packetUrl}versions/`);
       const adjudicated = versions.filter((v) => v.tier === "adjudicated");
@@ -433,39 +505,40 @@ async function main() {
     } catch {
       // The versions list is a convenience here.
     }
-  }
+  };
+}
 
-  // ---- wiring -------------------------------------------------------------------------
-  if (player) {
-    player.addEventListener("frame", (e) => {
-      timeline.setPlayhead(e.detail.frame);
-      if (playUntil !== null && !player.paused && e.detail.frame >= playUntil) {
-        playUntil = null;
-        player.pause();
-      }
-    });
-  }
-  timeline.addEventListener("seek", (e) => player && player.seekToFrame(e.detail.frame));
-  timeline.addEventListener("select", (e) => select(Number(e.detail.key)));
+// ---- buttons and the form's Enter ----------------------------------------------------------
+function mountWiring(adj) {
   if (canDecide) {
-    $("#decide").addEventListener("click", decide);
-    editForm.addEventListener("commit", decide); // Enter in the final value's fields
-    for (const input of document.querySelectorAll("#decision-form input[name=action]")) input.addEventListener("change", showEditor);
-    $("#publish").addEventListener("click", publish);
-    for (const button of document.querySelectorAll("#tolerance-bulk button[data-rule]")) button.addEventListener("click", () => settleAll(button.dataset.rule));
+    $("#decide").addEventListener("click", () => adj.decide());
+    adj.editForm.addEventListener("commit", () => adj.decide()); // Enter in the final value's fields
+    for (const input of document.querySelectorAll("#decision-form input[name=action]")) input.addEventListener("change", () => adj.showEditor());
+    $("#publish").addEventListener("click", () => adj.publish());
+    for (const button of document.querySelectorAll("#tolerance-bulk button[data-rule]")) button.addEventListener("click", () => adj.settleAll(button.dataset.rule));
   }
-  $("#tier-filter").addEventListener("change", () => {
-    tierFilter = $("#tier-filter").value;
-    renderTable();
-  });
   $("#help-open").addEventListener("click", () => $("#help-dialog").showModal());
   shortcutSheet($("#help-dialog"), ADJUDICATE_SHORTCUTS);
+}
 
+// ---- the keys: command name -> what it does (the key table is in shortcuts.js) --------------
+function mountKeys(adj) {
+  const { player, timeline } = adj;
   const choose = (action) => {
     const input = document.querySelector(`#decision-form input[name=action][value="${action}"]`);
     if (!input || input.disabled || !canDecide) return;
     input.checked = true;
-    showEditor();
+    adj.showEditor();
+  };
+  // u: the selected item first, if it still needs a decision and has not been played.
+  const nextUndecidedItem = () => {
+    const current = adj.items.find((it) => it.position === adj.selected);
+    if (current && needsDecision(current) && !current.decision && !adj.played.has(current.position)) {
+      adj.select(current.position);
+      return;
+    }
+    const next = nextUndecided(adj.items, adj.selected === null ? -1 : adj.selected);
+    if (next !== null) adj.select(next);
   };
   const commands = {
     "step-1": () => player && player.step(-1),
@@ -473,26 +546,17 @@ async function main() {
     "step-10": () => player && player.step(-10),
     "step+10": () => player && player.step(10),
     play: () => player && player.togglePlay(),
-    "replay-half": () => selected !== null && playItem(items.find((it) => it.position === selected)),
-    "prev-item": () => move(-1),
-    "next-item": () => move(1),
-    "next-undecided": () => {
-      // The selected item first, if it still needs a decision and has not been played.
-      const current = items.find((it) => it.position === selected);
-      if (current && needsDecision(current) && !current.decision && !played.has(current.position)) {
-        select(current.position);
-        return;
-      }
-      const next = nextUndecided(items, selected === null ? -1 : selected);
-      if (next !== null) select(next);
-    },
-    "settle-a": () => settleWithinTolerance("a"),
-    "settle-b": () => settleWithinTolerance("b"),
-    "settle-mean": () => settleWithinTolerance("mean"),
+    "replay-half": () => adj.selected !== null && adj.playItem(adj.items.find((it) => it.position === adj.selected)),
+    "prev-item": () => adj.move(-1),
+    "next-item": () => adj.move(1),
+    "next-undecided": nextUndecidedItem,
+    "settle-a": () => adj.settleWithinTolerance("a"),
+    "settle-b": () => adj.settleWithinTolerance("b"),
+    "settle-mean": () => adj.settleWithinTolerance("mean"),
     "edit-fields": () => {
-      if (!canDecide || selected === null) return;
+      if (!canDecide || adj.selected === null) return;
       choose("edit");
-      editForm.focusFirst();
+      adj.editForm.focusFirst();
     },
     take_a: () => choose("take_a"),
     take_b: () => choose("take_b"),
@@ -505,7 +569,7 @@ async function main() {
       $("#rationale").focus();
       $("#rationale").select();
     },
-    decide,
+    decide: () => adj.decide(),
     "zoom-in": () => timeline.zoomIn(),
     "zoom-out": () => timeline.zoomOut(),
     "zoom-fit": () => timeline.fit(),
@@ -513,28 +577,21 @@ async function main() {
     help: () => $("#help-dialog").showModal(),
   };
   mountAdjudicateKeys({ commands, focusHome: () => $("#adjudication").focus({ preventScroll: true }) });
+}
 
+// ---- presence and the other adjudicator's decisions, live ----------------------------------------
+function mountLive(adj) {
   connectPacket(config.packetId, {
     onPresence: (people) => renderPresence($("#presence"), people),
     onItem(item) {
-      const before = items.find((it) => it.position === item.position);
-      replace(item);
+      const before = adj.items.find((it) => it.position === item.position);
+      adj.replace(item);
       const by = item.decision && item.decision.decided_by;
-      if (item.position === selected && by && by !== config.username && JSON.stringify(before) !== JSON.stringify(item)) {
+      if (item.position === adj.selected && by && by !== config.username && JSON.stringify(before) !== JSON.stringify(item)) {
         $("#live-notice").textContent = `${by} just decided this item (${item.decision.action.replace("_", " ")}).`;
       }
     },
   });
-
-  render();
-  await showVersions();
-  $("#adjudication").dataset.state = "ready";
-  $("#adjudication").focus({ preventScroll: true });
-  const first = nextUndecided(items, -1);
-  if (first !== null) select(first, { play: false });
-  window.frameledger.union = () => items;
-  window.frameledger.ready = true;
 }
 
 boot(main);
-

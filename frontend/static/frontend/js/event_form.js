@@ -3,15 +3,19 @@
 //   const form = new EventForm(root, schema, { onChange, onCommit });
 //   form.setDraft(draft); form.draft; form.showErrors({field: message}); form.setReadOnly(true);
 //
-// Field types: enum -> <select> (type a letter to jump); enum_set -> type-ahead with
-// chips (Enter adds, Backspace on an empty box removes the last); int -> number box;
+// Field types: enum -> <select> (type a letter to jump), or a type-ahead box for longer
+// lists (Enter or Tab takes the highlighted candidate and moves on); enum_set -> type-ahead
+// with chips ("," or Tab takes the highlighted candidate and stays for the next one, Enter
+// takes it and saves the event, Backspace on an empty box removes the last); int -> number box;
 // bool -> yes / no; string -> text; token_list -> the shot-token editor (rows of
 // sub-field selects; Alt+Enter adds a token after this one, Alt+Backspace removes it,
 // Alt+Up / Alt+Down move it); interval_list -> rows of start / end seconds.
-// "change" is reported after every edit; "commit" when Enter is pressed in a field
-// (or Ctrl+Enter anywhere), unless a type-ahead box still holds text.
+// The highlighted candidate of a type-ahead is the exact choice, else the shortest prefix
+// match, then word initials ("em": egg mixture), then substrings (choiceCandidates),
+// shown under the box as it is typed. "change" is reported after every edit; "commit" when Enter is pressed in a
+// field (or Ctrl+Enter anywhere), after a type-ahead box's text has been taken.
 
-import { choiceError, emptyDraft, emptyToken, fieldRoot, formSections, isRequired, matchChoice, tokenChoices } from "./event_schema.js";
+import { bestChoice, choiceCandidates, choiceError, emptyDraft, emptyToken, fieldRoot, formSections, isRequired, tokenChoices } from "./event_schema.js";
 import { el } from "./ui.js";
 
 function select(name, choices, value, { blank = "—", label } = {}) {
@@ -63,8 +67,7 @@ export class EventForm extends EventTarget {
     event.preventDefault();
     event.stopPropagation();
     if (target instanceof HTMLInputElement && target.dataset.typeahead !== undefined) {
-      if (target.value.trim()) this._addFromTypeahead(target);
-      else this.commit();
+      this.commit(); // takes the typed candidate first
       return;
     }
     // A closed-list box holding text it has not taken yet: complete it and move on.
@@ -114,6 +117,22 @@ export class EventForm extends EventTarget {
     this.render();
   }
 
+  // The first label field still empty (not a frame box), e.g. the verb once both
+  // boundaries are marked; false when every one is filled.
+  focusFirstEmpty() {
+    for (const field of this.schema.fields) {
+      if (field.frame || field.type === "interval_list") continue;
+      const value = this._draft[field.name];
+      if (value !== null && value !== undefined && value !== "" && !(Array.isArray(value) && !value.length)) continue;
+      const control = this.form.querySelector(`[data-field="${CSS.escape(field.name)}"] :is(select, input, textarea):not(:disabled)`);
+      if (control) {
+        control.focus();
+        return true;
+      }
+    }
+    return false;
+  }
+
   focusFirst() {
     const first = this.form.querySelector("[data-field] select, [data-field] input:not([data-frame]), [data-field] textarea");
     (first || this.form.querySelector("select, input, textarea"))?.focus();
@@ -147,10 +166,7 @@ export class EventForm extends EventTarget {
   commit() {
     if (this.readOnly) return;
     const pending = [...this.form.querySelectorAll("input[data-typeahead]")].find((input) => input.value.trim());
-    if (pending) {
-      this._addFromTypeahead(pending);
-      return;
-    }
+    if (pending && !this._addFromTypeahead(pending)) return;
     this.dispatchEvent(new CustomEvent("commit", { detail: { draft: this.draft } }));
   }
 
@@ -199,7 +215,10 @@ export class EventForm extends EventTarget {
     if (path.row !== null) scope = box.querySelectorAll(".token-row, .interval-row")[path.row] || box;
     const target = (path.name && scope.querySelector(`[name="${CSS.escape(path.name)}"]`)) || scope.querySelector("select, input, textarea, button");
     if (!target) return;
-    if (path.value !== null && target.matches("input, textarea") && target.value !== path.value) target.value = path.value;
+    if (path.value !== null && target.matches("input, textarea") && target.value !== path.value) {
+      target.value = path.value;
+      if (target.matches("[data-typeahead], [data-enum]")) target.dispatchEvent(new Event("input"));
+    }
     target.focus();
     if (path.caret !== null && target.setSelectionRange) target.setSelectionRange(path.caret, path.caret);
   }
@@ -276,7 +295,7 @@ export class EventForm extends EventTarget {
         this._set(field.name, null);
         return;
       }
-      const choice = matchChoice(field.choices, input.value);
+      const choice = bestChoice(field.choices, input.value);
       if (choice) {
         input.value = choice;
         this._set(field.name, choice);
@@ -285,8 +304,12 @@ export class EventForm extends EventTarget {
         this.markError(field.name, choiceError(field.choices, input.value));
       }
     });
-    const wrap = el("div", { class: "typeahead" }, [input, datalist]);
-    return wrap;
+    const hint = this._hint(input, field);
+    input.addEventListener("keydown", (event) => {
+      // Tab takes the highlighted candidate (then moves on as usual).
+      if (event.key === "Tab" && !event.shiftKey && input.value.trim() && input.value !== (this._draft[field.name] ?? "")) input.dispatchEvent(new Event("change"));
+    });
+    return el("div", { class: "typeahead" }, [input, datalist, hint]);
   }
 
   // ---- enum set: type-ahead + chips ------------------------------------------------
@@ -305,28 +328,52 @@ export class EventForm extends EventTarget {
     const input = el("input", { name: field.name, list: listId, placeholder: "type, Enter to add", dataset: { typeahead: field.name }, disabled });
     const datalist = el("datalist", { id: listId });
     for (const choice of field.choices) if (!values.includes(choice)) datalist.append(el("option", { value: choice }));
+    const hint = this._hint(input, field, { several: true });
     input.addEventListener("keydown", (event) => {
       if (event.key === "Backspace" && !input.value && values.length) {
         event.preventDefault();
         this._set(field.name, values.slice(0, -1));
         this.render();
+      } else if ((event.key === "," || (event.key === "Tab" && !event.shiftKey)) && input.value.trim()) {
+        // "," or Tab: take the highlighted candidate and stay here for the next one.
+        event.preventDefault();
+        event.stopPropagation();
+        this._addFromTypeahead(input);
       }
     });
-    return el("div", { class: "typeahead" }, [chips, input, datalist]);
+    return el("div", { class: "typeahead" }, [chips, input, datalist, hint]);
+  }
+
+  // The line under a type-ahead box: what Enter takes, and the other candidates.
+  _hint(input, field, { several = false } = {}) {
+    const hint = el("div", { class: "typeahead-hint", "aria-live": "polite" });
+    input.addEventListener("input", () => {
+      const text = input.value.trim();
+      const [best, ...rest] = text ? choiceCandidates(field.choices, text) : [];
+      hint.classList.toggle("no-match", Boolean(text) && !best);
+      if (!text) hint.textContent = "";
+      else if (!best) hint.textContent = choiceError(field.choices, text);
+      else {
+        const keys = several ? "Enter: add and save · , or Tab: add, then the next" : "Enter or Tab";
+        hint.textContent = `${best.replace(/_/g, " ")} (${keys})${rest.length ? ` · also ${rest.map((c) => c.replace(/_/g, " ")).join(", ")}` : ""}`;
+      }
+    });
+    return hint;
   }
 
   _addFromTypeahead(input) {
     const name = input.dataset.typeahead;
     const field = this.schema.fields.find((f) => f.name === name);
-    const choice = matchChoice(field.choices, input.value);
+    const choice = bestChoice(field.choices, input.value);
     if (!choice) {
       this.markError(name, choiceError(field.choices, input.value));
-      return;
+      return false;
     }
     const values = this._draft[name] || [];
     input.value = "";
     if (!values.includes(choice)) this._set(name, [...values, choice]);
     this.render();
+    return true;
   }
 
   // ---- token list: the shot-token editor -------------------------------------------

@@ -117,15 +117,26 @@ export function matchChoice(choices, text) {
   return inside.length === 1 ? inside[0] : null;
 }
 
-// The choices a typed text could mean (prefix matches first, then substrings), for
-// messages and the type-ahead hint: "bage" -> ["bagel", "bagel_container"].
+// The choices a typed text could mean, best first: prefix matches, then word initials
+// (as editors' pickers do: "em" -> egg_mixture), then substrings, each shortest first
+// (list order among equals), for the type-ahead hint and messages:
+// "bage" -> ["bagel", "bagel_container"]; "fr" -> ["fridge", "freezer", "fridge_drawer"].
 export function choiceCandidates(choices, text, limit = 8) {
   const norm = (s) => String(s).toLowerCase().replace(/[\s_-]+/g, " ").trim();
   const wanted = norm(text);
   if (!wanted) return [];
-  const prefix = choices.filter((c) => norm(c).startsWith(wanted));
-  const inside = choices.filter((c) => !prefix.includes(c) && norm(c).includes(wanted));
-  return [...prefix, ...inside].slice(0, limit);
+  const byLength = (list) => list.map((c, i) => [c, i]).sort((a, b) => norm(a[0]).length - norm(b[0]).length || a[1] - b[1]).map(([c]) => c);
+  const initials = (c) => norm(c).split(" ").map((w) => w[0]).join("");
+  const prefix = byLength(choices.filter((c) => norm(c).startsWith(wanted)));
+  const acronym = wanted.length > 1 && !wanted.includes(" ") ? byLength(choices.filter((c) => !prefix.includes(c) && initials(c).startsWith(wanted))) : [];
+  const inside = byLength(choices.filter((c) => !prefix.includes(c) && !acronym.includes(c) && norm(c).includes(wanted)));
+  return [...prefix, ...acronym, ...inside].slice(0, limit);
+}
+
+// What a type-ahead box takes on Enter, Tab or ",": the exact choice, else the best
+// candidate (the one its hint highlights); null when nothing matches.
+export function bestChoice(choices, text) {
+  return matchChoice(choices, text) || choiceCandidates(choices, text, 1)[0] || null;
 }
 
 // Why a typed text is not a choice, with what it could be.

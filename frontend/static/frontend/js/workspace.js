@@ -1,6 +1,11 @@
 // The annotator's workspace (DOM wiring). The ledger's logic is in ledger_state.js, the
 // saving in autosave.js, the form in event_form.js, the keys in shortcuts.js.
 // Only the annotator's own ledger is ever requested: /api/packets/<id>/ledger/.
+//
+// main() builds one context `ws` (the packet, the store, the player, the form, the
+// timeline, and the few values the parts share: draftKey, boundary …) and hands it to
+// mount functions, each wiring one part of the page; a part calls another's functions
+// through `ws` (ws.select(…), ws.setNotice(…)), looked up when called.
 
 import { api } from "./api.js";
 import { Autosave } from "./autosave.js";
@@ -52,13 +57,31 @@ async function loadLedger() {
 
 async function main() {
   const [packet, { ledger, ledgerId }] = await Promise.all([api.get(packetUrl), loadLedger()]);
+  const ws = mountStore(packet, ledger, ledgerId);
+  await mountViews(ws);
+  mountFrames(ws);
+  mountSelection(ws);
+  mountCommit(ws);
+  mountUndo(ws);
+  mountMarking(ws);
+  mountIntervals(ws);
+  mountSeeking(ws);
+  mountTable(ws);
+  mountTimeline(ws);
+  mountStatus(ws);
+  mountRendering(ws);
+  mountFormWiring(ws);
+  mountKeys(ws);
+  mountPresence();
+  mountOrphaned(ws);
+  firstPaint(ws, ledger);
+}
+
+// ---- state and saving ---------------------------------------------------------------
+function mountStore(packet, ledger, ledgerId) {
   const schema = packet.task_kind.schema;
-  const bounds = boundaryFields(schema);
-  const intervalField = schema.fields.find((f) => f.type === "interval_list") || null;
   $("#task-kind").textContent = packet.task_kind.name;
   $("#instructions").textContent = packet.instructions || "No instructions.";
-
-  // ---- state and saving -------------------------------------------------------------
   const storageKey = `frameledger:ledger:${config.packetId}:${config.username}`;
   const store = createStore(reducer, initialState());
   store.dispatch({ type: "loaded", ledger, ledgerId, restore: Autosave.restore(localStorage, storageKey) });
@@ -73,43 +96,48 @@ async function main() {
   });
   window.frameledger.store = store;
   window.frameledger.autosave = autosave;
+  return {
+    packet,
+    schema,
+    bounds: boundaryFields(schema),
+    intervalField: schema.fields.find((f) => f.type === "interval_list") || null,
+    store,
+    autosave,
+    draftKey: null, // the selected event the form edits; null: a new event
+    reAddKey: null, // the key of a refused new event, reused when it is added again
+    boundary: "start", // the boundary nudges move
+    lastAdded: null,
+  };
+}
 
-  // ---- player, timeline, form -------------------------------------------------------
+// ---- player, timeline, form -----------------------------------------------------------
+async function mountViews(ws) {
   let player;
   try {
     player = await mountPlayer($("#player"), { urls: config.media, keyboard: false });
   } catch (error) {
     $("#player-error").hidden = false;
     $("#player-error").textContent = `The video could not be loaded (${error.message}); frames can still be typed in.`;
-    player = stillPlayer(packet.video.frame_count || 1);
+    player = stillPlayer(ws.packet.video.frame_count || 1);
   }
   window.frameledger.player = player;
   const thumbs = await api.get(config.media.thumbsMeta).catch(() => null);
-  const timeline = new Timeline($("#timeline"), { frameCount: player.frameCount || packet.video.frame_count || 1, thumbs });
-  const form = new EventForm($("#event-form"), schema, { idPrefix: "ev" });
+  ws.player = player;
+  ws.timeline = new Timeline($("#timeline"), { frameCount: player.frameCount || ws.packet.video.frame_count || 1, thumbs });
+  ws.form = new EventForm($("#event-form"), ws.schema, { idPrefix: "ev" });
+}
 
-  let draftKey = null; // the selected event the form edits; null: a new event
-  let reAddKey = null; // the key of a refused new event, reused when it is added again
-  let boundary = "start"; // the boundary nudges move
-  let lastAdded = null;
-  // The new event being written: kept in local storage per ledger; kept aside while an
-  // existing event is selected; one cleared by Esc comes back with Ctrl+Z.
-  const drafts = new DraftKeeper(localStorage, `frameledger:draft:${config.packetId}:${config.username}`);
-  let stashedDraft = null;
-  let clearedDraft = null;
-  const keepDraft = () => {
-    if (draftKey === null && !readOnly()) drafts.save(form.draft);
-  };
-  const hasDraft = () => draftKey === null && !isEmptyDraft(form.draft);
-
+// Frames and times, seeks in order, the notice line.
+function mountFrames(ws) {
+  const { player, packet, bounds, intervalField } = ws;
   // Seeks are asynchronous; commands that read the frame wait for the latest one, so a
   // key pressed right after a step uses the frame that step lands on.
   let lastSeek = Promise.resolve();
-  const seek = (promise) => {
+  ws.seek = (promise) => {
     lastSeek = Promise.resolve(promise).catch(() => undefined);
     return lastSeek;
   };
-  const frameNow = async () => {
+  ws.frameNow = async () => {
     let pending;
     do {
       pending = lastSeek;
@@ -117,67 +145,95 @@ async function main() {
     } while (pending !== lastSeek);
     return player.currentFrame;
   };
-  const clampFrame = (n) => Math.max(0, Math.min((player.frameCount || 1) - 1, n));
-  const readOnly = () => store.getState().frozen;
-  const focusHome = () => $("#workspace").focus({ preventScroll: true });
-
-  function timeOfFrame(frame) {
-    return player.clock ? player.clock.ptsOf(frame) : frame / ((packet.video.frame_rate[0] || 1) / (packet.video.frame_rate[1] || 1));
-  }
-
-  function frameOfTime(seconds) {
-    return player.clock ? player.clock.frameAtTime(seconds) : Math.round(seconds * (packet.video.frame_rate[0] / packet.video.frame_rate[1]));
-  }
-
-  function startFrameOf(data) {
+  ws.clampFrame = (n) => Math.max(0, Math.min((player.frameCount || 1) - 1, n));
+  ws.readOnly = () => ws.store.getState().frozen;
+  ws.focusHome = () => $("#workspace").focus({ preventScroll: true });
+  const rate = () => (packet.video.frame_rate[0] || 1) / (packet.video.frame_rate[1] || 1);
+  ws.timeOfFrame = (frame) => (player.clock ? player.clock.ptsOf(frame) : frame / rate());
+  ws.frameOfTime = (seconds) => (player.clock ? player.clock.frameAtTime(seconds) : Math.round(seconds * (packet.video.frame_rate[0] / packet.video.frame_rate[1])));
+  const intervals = (data) => (intervalField && Array.isArray(data[intervalField.name]) && data[intervalField.name].length ? data[intervalField.name] : null);
+  ws.startFrameOf = (data) => {
     if (!data) return null;
     if (bounds && Number.isInteger(data[bounds.start])) return data[bounds.start];
-    if (intervalField && Array.isArray(data[intervalField.name]) && data[intervalField.name].length) return frameOfTime(data[intervalField.name][0][0]);
-    return null;
-  }
-
-  function endFrameOf(data) {
+    return intervals(data) ? ws.frameOfTime(intervals(data)[0][0]) : null;
+  };
+  ws.endFrameOf = (data) => {
     if (bounds && Number.isInteger(data[bounds.end])) return data[bounds.end];
-    if (intervalField && Array.isArray(data[intervalField.name]) && data[intervalField.name].length) {
-      return frameOfTime(data[intervalField.name][0][1]);
-    }
-    return startFrameOf(data);
-  }
+    return intervals(data) ? ws.frameOfTime(intervals(data)[0][1]) : ws.startFrameOf(data);
+  };
+  ws.setNotice = (text, tone = "") => {
+    const box = $("#notice");
+    box.textContent = text;
+    box.dataset.tone = tone;
+  };
+}
 
-  // ---- selection and drafts ---------------------------------------------------------
-  function showDraftTitle() {
+// ---- selection and drafts -------------------------------------------------------------
+// The new event being written: kept in local storage per ledger; kept aside while an
+// existing event is selected; one cleared by Esc comes back with Ctrl+Z.
+function mountSelection(ws) {
+  const { store, schema, form, bounds } = ws;
+  ws.drafts = new DraftKeeper(localStorage, `frameledger:draft:${config.packetId}:${config.username}`);
+  ws.stashedDraft = null;
+  ws.clearedDraft = null;
+  ws.keepDraft = () => {
+    if (ws.draftKey === null && !ws.readOnly()) ws.drafts.save(form.draft);
+  };
+  ws.hasDraft = () => ws.draftKey === null && !isEmptyDraft(form.draft);
+
+  ws.showDraftTitle = () => {
     const title = $("#form-title");
-    if (readOnly()) title.textContent = "Frozen ledger (read-only)";
-    else title.textContent = draftKey === null ? "New event" : "Selected event (changes save automatically)";
+    if (ws.readOnly()) title.textContent = "Frozen ledger (read-only)";
+    else title.textContent = ws.draftKey === null ? "New event" : "Selected event (changes save automatically)";
+    const { boundary } = ws;
     $("#boundary-hint").textContent = bounds ? `Nudge moves the ${boundary} (${boundary === "start" ? bounds.start : bounds.end}); b switches.` : "";
-  }
+  };
 
-  function select(key, { seek: seekTo = true } = {}) {
+  ws.select = (key, { seek: seekTo = true } = {}) => {
     const event = key === null ? null : eventByKey(store.getState(), key);
-    if (draftKey === null && event && hasDraft()) stashedDraft = form.draft; // back on Esc
+    if (ws.draftKey === null && event && ws.hasDraft()) ws.stashedDraft = form.draft; // back on Esc
     store.dispatch({ type: "select", key: event ? key : null });
-    const wasNew = draftKey === null;
-    draftKey = event ? key : null;
-    if (event && seekTo) boundary = "start"; // the player shows the start: nudges move it
+    const wasNew = ws.draftKey === null;
+    ws.draftKey = event ? key : null;
+    if (event && seekTo) ws.boundary = "start"; // the player shows the start: nudges move it
     if (event) form.setDraft(eventToDraft(schema, event.data), { keepTyped: false });
-    else if (!wasNew || !hasDraft()) {
-      form.setDraft(stashedDraft || emptyDraft(schema), { keepTyped: false });
-      stashedDraft = null;
+    else if (!wasNew || !ws.hasDraft()) {
+      form.setDraft(ws.stashedDraft || emptyDraft(schema), { keepTyped: false });
+      ws.stashedDraft = null;
     }
     form.clearErrors();
-    setNotice("");
-    showDraftTitle();
-    renderSelection();
-    const start = event ? startFrameOf(event.data) : null;
-    if (seekTo && start !== null) seek(player.seekToFrame(start));
-  }
+    ws.setNotice("");
+    ws.showDraftTitle();
+    ws.renderSelection();
+    const start = event ? ws.startFrameOf(event.data) : null;
+    if (seekTo && start !== null) ws.seek(ws.player.seekToFrame(start));
+  };
+  ws.newDraft = () => ws.select(null, { seek: false });
 
-  function newDraft() {
-    select(null, { seek: false });
-  }
+  // Apply `change` (data -> data) to the selected event, or to the new draft.
+  ws.changeEvent = (change) => {
+    if (ws.readOnly()) return null;
+    if (ws.draftKey !== null) {
+      const event = eventByKey(store.getState(), ws.draftKey);
+      if (!event) return null;
+      const data = change(JSON.parse(JSON.stringify(event.data)));
+      if (!data) return null;
+      store.dispatch({ type: "update", key: ws.draftKey, data });
+      form.setDraft(eventToDraft(schema, data));
+      return data;
+    }
+    const result = change(form.draft);
+    if (result) form.setDraft(result);
+    ws.keepDraft();
+    return result;
+  };
+}
 
-  function commit() {
-    if (readOnly()) return;
+// Enter (add or save), Esc.
+function mountCommit(ws) {
+  const { store, schema, form, bounds, player } = ws;
+  ws.commit = () => {
+    if (ws.readOnly()) return;
     const active = document.activeElement;
     if (active && form.form.contains(active) && (active instanceof HTMLInputElement || active instanceof HTMLSelectElement)) {
       if (active.dataset.typeahead === undefined) active.dispatchEvent(new Event("change"));
@@ -185,65 +241,123 @@ async function main() {
     const result = draftToEvent(schema, form.draft);
     if (result.errors) {
       form.showErrors(result.errors);
-      setNotice("Fill in the marked fields first.", "bad");
+      ws.setNotice("Fill in the marked fields first.", "bad");
       return;
     }
-    if (draftKey !== null) {
-      store.dispatch({ type: "update", key: draftKey, data: result.data });
-      setNotice("Event updated.");
-      focusHome();
+    if (ws.draftKey !== null) {
+      store.dispatch({ type: "update", key: ws.draftKey, data: result.data });
+      ws.setNotice("Event updated.");
+      ws.focusHome();
       return;
     }
-    const key = reAddKey || newKey();
-    reAddKey = null;
-    lastAdded = key;
+    const key = ws.reAddKey || newKey();
+    ws.reAddKey = null;
+    ws.lastAdded = key;
     store.dispatch({ type: "add", key, data: result.data });
+    // The playhead on the new event's end steps to the next frame, where a following
+    // event starts when events are contiguous (segmentation): i marks it.
+    if (bounds && player.currentFrame === result.data[bounds.end] && result.data[bounds.end] + 1 < (player.frameCount || 0)) {
+      ws.seek(player.seekToFrame(result.data[bounds.end] + 1));
+    }
     form.setDraft(emptyDraft(schema), { keepTyped: false });
-    drafts.clear();
-    clearedDraft = null;
+    ws.drafts.clear();
+    ws.clearedDraft = null;
     form.clearErrors();
-    setNotice("Event added.");
-    focusHome();
-  }
+    ws.setNotice("Event added.");
+    ws.focusHome();
+  };
 
-  // Apply `change` (data -> data) to the selected event, or to the new draft.
-  function changeEvent(change) {
-    if (readOnly()) return null;
-    if (draftKey !== null) {
-      const event = eventByKey(store.getState(), draftKey);
-      if (!event) return null;
-      const data = change(JSON.parse(JSON.stringify(event.data)));
-      if (!data) return null;
-      store.dispatch({ type: "update", key: draftKey, data });
-      form.setDraft(eventToDraft(schema, data));
-      return data;
+  // Esc: leave a field; else back from a selected event to the new one; else clear the
+  // new event's draft, which Ctrl+Z brings back (it is never lost silently).
+  ws.escape = () => {
+    if (isField(document.activeElement)) ws.focusHome();
+    else if (ws.draftKey !== null) ws.newDraft();
+    else if (ws.hasDraft() && !ws.readOnly()) {
+      ws.clearedDraft = form.draft;
+      form.setDraft(emptyDraft(schema), { keepTyped: false });
+      form.clearErrors();
+      ws.drafts.clear();
+      ws.setNotice("Draft cleared. Ctrl+Z brings it back.");
     }
-    const result = change(form.draft);
-    if (result) form.setDraft(result);
-    keepDraft();
-    return result;
-  }
+  };
+}
 
-  async function setBoundary(which) {
-    const frame = await frameNow();
+// Ctrl+Z / Ctrl+Y, Delete.
+function mountUndo(ws) {
+  const { store, form } = ws;
+  ws.undoRedo = (type) => {
+    if (type === "undo" && ws.clearedDraft && ws.draftKey === null && !ws.hasDraft()) {
+      form.setDraft(ws.clearedDraft);
+      ws.clearedDraft = null;
+      ws.keepDraft();
+      ws.setNotice("The cleared draft is back.");
+      return;
+    }
+    store.dispatch({ type });
+    const state = store.getState();
+    const key = state.selected;
+    if (key !== null && eventByKey(state, key)) ws.select(key, { seek: false });
+    else ws.newDraft();
+  };
+
+  ws.deleteSelected = () => {
+    if (ws.draftKey !== null && !ws.readOnly()) {
+      store.dispatch({ type: "remove", key: ws.draftKey });
+      ws.newDraft();
+      ws.setNotice("Event deleted (Ctrl+Z brings it back).");
+    }
+  };
+}
+
+// i / o, nudges, [ / ].
+function mountMarking(ws) {
+  const { store, form, bounds, intervalField, player } = ws;
+  ws.setBoundary = async (which) => {
+    const frame = await ws.frameNow();
     if (bounds) {
-      boundary = which;
-      changeEvent((data) => ({ ...data, [bounds[which]]: frame }));
+      ws.boundary = which;
+      const data = ws.changeEvent((d) => ({ ...d, [bounds[which]]: frame }));
+      // A new event with both ends marked, in order: on to its first empty label (the verb).
+      if (which === "end" && ws.draftKey === null && data && Number.isInteger(data[bounds.start]) && data[bounds.start] <= frame) form.focusFirstEmpty();
     } else if (intervalField) {
-      markInterval(which, timeOfFrame(frame));
+      ws.markInterval(which, ws.timeOfFrame(frame));
     }
-    showDraftTitle();
-  }
+    ws.showDraftTitle();
+  };
 
-  // i / o on a moment query: the time marked is kept exactly (marks) and the interval is
-  // the snapped one, shown with the grid; never an empty interval.
+  ws.nudge = (k) => {
+    if (!bounds) return;
+    const name = bounds[ws.boundary];
+    const data = ws.changeEvent((d) => (Number.isInteger(d[name]) ? { ...d, [name]: ws.clampFrame(d[name] + k) } : null));
+    if (data) ws.seek(player.seekToFrame(data[name]));
+  };
+
+  ws.jump = async (direction) => {
+    const frame = await ws.frameNow();
+    const list = orderedEvents(store.getState(), bounds && bounds.start).filter((e) => ws.startFrameOf(e.data) !== null);
+    if (!list.length) return;
+    let index;
+    const at = list.findIndex((e) => e.key === ws.draftKey);
+    if (at >= 0) index = at + direction;
+    else {
+      index = direction > 0 ? list.findIndex((e) => ws.startFrameOf(e.data) > frame) : list.map((e) => ws.startFrameOf(e.data) < frame).lastIndexOf(true);
+    }
+    if (index < 0 || index >= list.length) return;
+    ws.select(list[index].key);
+  };
+}
+
+// i / o on a moment query: the time marked is kept exactly (marks) and the interval is
+// the snapped one, shown with the grid; never an empty interval.
+function mountIntervals(ws) {
+  const { intervalField } = ws;
   const marks = { start: null, end: null };
-  function markInterval(which, t) {
+  ws.markInterval = (which, t) => {
     const step = intervalField.grid_step;
-    const duration = packet.video.duration || undefined;
+    const duration = ws.packet.video.duration || undefined;
     marks[which] = t;
     let note = "";
-    changeEvent((data) => {
+    ws.changeEvent((data) => {
       const list = (data[intervalField.name] || []).map((p) => [...p]);
       let last = list[list.length - 1];
       if (which === "start" && (!last || (last[0] !== "" && last[1] !== ""))) {
@@ -258,12 +372,9 @@ async function main() {
       const end = which === "end" ? t : marks.end ?? (last[1] === "" ? null : last[1]);
       if (start !== null && end !== null && end > start - 1e-9) {
         const snapped = snapInterval(start, end, step, duration);
-        if (!snapped.interval) {
-          note = snapped.note;
-          return null;
-        }
-        [last[0], last[1]] = snapped.interval;
         note = snapped.note;
+        if (!snapped.interval) return null;
+        [last[0], last[1]] = snapped.interval;
       } else {
         last[which === "start" ? 0 : 1] = snapToGrid(t, step, duration);
         if (start !== null && end !== null) note = "the end is before the start";
@@ -271,35 +382,16 @@ async function main() {
       return { ...data, [intervalField.name]: list };
     });
     const shown = `${which} ${t.toFixed(2)} s → ${snapToGrid(t, step, duration)} s on the ${step} s grid`;
-    setNotice(note ? `${shown}; ${note}.` : `${shown}.`, note.startsWith("no ") || note.startsWith("the end") ? "bad" : "");
-  }
+    ws.setNotice(note ? `${shown}; ${note}.` : `${shown}.`, note.startsWith("no ") || note.startsWith("the end") ? "bad" : "");
+  };
+}
 
-  function nudge(k) {
-    if (!bounds) return;
-    const name = bounds[boundary];
-    const data = changeEvent((d) => (Number.isInteger(d[name]) ? { ...d, [name]: clampFrame(d[name] + k) } : null));
-    if (data) seek(player.seekToFrame(data[name]));
-  }
-
-  async function jump(direction) {
-    const frame = await frameNow();
-    const state = store.getState();
-    const list = orderedEvents(state, bounds && bounds.start).filter((e) => startFrameOf(e.data) !== null);
-    if (!list.length) return;
-    let index;
-    const at = list.findIndex((e) => e.key === draftKey);
-    if (at >= 0) index = at + direction;
-    else {
-      index = direction > 0 ? list.findIndex((e) => startFrameOf(e.data) > frame) : list.map((e) => startFrameOf(e.data) < frame).lastIndexOf(true);
-    }
-    if (index < 0 || index >= list.length) return;
-    select(list[index].key);
-  }
-
-  // ---- seeking and playing keys ---------------------------------------------------------
+// ---- seeking and playing keys -----------------------------------------------------------
+function mountSeeking(ws) {
+  const { player, store } = ws;
   // h: play at 0.5x, and back to the rate before on the next h (or when pausing with h).
   let rateBeforeHalf = null;
-  async function playHalf() {
+  ws.playHalf = async () => {
     if (!player.play) return;
     if (!player.paused) {
       if (rateBeforeHalf !== null) player.setRate(rateBeforeHalf);
@@ -310,16 +402,16 @@ async function main() {
     rateBeforeHalf = player.video ? player.video.playbackRate : 1;
     player.setRate(0.5);
     await player.play();
-  }
+  };
 
   // J / K / L: L plays forward, faster on each press (1x, 1.5x, 2x); K pauses; J pauses and
   // steps back one second per press (a browser's <video> cannot play backwards).
-  async function shuttle(direction) {
+  ws.shuttle = async (direction) => {
     if (!player.play) return;
-    if (direction === 0) return seek(player.pause());
+    if (direction === 0) return ws.seek(player.pause());
     if (direction < 0) {
       await player.pause();
-      return seek(player.step(-secondStep(player.clock)));
+      return ws.seek(player.step(-secondStep(player.clock)));
     }
     const rate = player.video ? player.video.playbackRate : 1;
     if (player.paused) {
@@ -328,101 +420,51 @@ async function main() {
     }
     const faster = RATES.find((r) => r > rate);
     if (faster) player.setRate(faster);
-  }
+  };
 
-  function eventBoundaries() {
-    const frames = [];
-    for (const event of events(store.getState())) frames.push(startFrameOf(event.data), endFrameOf(event.data));
-    return frames;
-  }
-
-  async function boundaryTargetNow(direction) {
-    return boundaryTarget(eventBoundaries(), await frameNow(), direction);
-  }
-
-  async function keyframeTargetNow(direction) {
-    const keyframes = player.clock ? player.clock.keyframes : [];
-    return keyframeTarget(keyframes, await frameNow(), direction);
-  }
-
-  async function jumpTo(target) {
+  const eventBoundaries = () => events(store.getState()).flatMap((event) => [ws.startFrameOf(event.data), ws.endFrameOf(event.data)]);
+  ws.boundaryTargetNow = async (direction) => boundaryTarget(eventBoundaries(), await ws.frameNow(), direction);
+  ws.keyframeTargetNow = async (direction) => keyframeTarget(player.clock ? player.clock.keyframes : [], await ws.frameNow(), direction);
+  ws.jumpTo = async (target) => {
     const frame = await target;
     if (frame === null || frame === undefined) {
-      setNotice("Nothing further that way.");
+      ws.setNotice("Nothing further that way.");
       return;
     }
-    await seek(player.seekToFrame(frame));
-  }
+    await ws.seek(player.seekToFrame(frame));
+  };
 
   // g: the player's "Go to" box; Enter there seeks and gives the keys back to the page.
-  function goToBox() {
+  ws.goToBox = () => {
     const box = $("#player .fl-goto");
     if (!box) return;
     box.value = "";
     box.focus();
-  }
+  };
+}
 
-  // Esc: leave a field; else back from a selected event to the new one; else clear the
-  // new event's draft, which Ctrl+Z brings back (it is never lost silently).
-  function escape() {
-    if (isField(document.activeElement)) {
-      focusHome();
-      return;
-    }
-    if (draftKey !== null) {
-      newDraft();
-      return;
-    }
-    if (hasDraft() && !readOnly()) {
-      clearedDraft = form.draft;
-      form.setDraft(emptyDraft(schema), { keepTyped: false });
-      form.clearErrors();
-      drafts.clear();
-      setNotice("Draft cleared. Ctrl+Z brings it back.");
-    }
-  }
-
-  function undoRedo(type) {
-    if (type === "undo" && clearedDraft && draftKey === null && !hasDraft()) {
-      form.setDraft(clearedDraft);
-      clearedDraft = null;
-      keepDraft();
-      setNotice("The cleared draft is back.");
-      return;
-    }
-    store.dispatch({ type });
-    const state = store.getState();
-    const key = state.selected;
-    if (key !== null && eventByKey(state, key)) select(key, { seek: false });
-    else newDraft();
-  }
-
-  // ---- rendering ----------------------------------------------------------------------
-  function setNotice(text, tone = "") {
-    const box = $("#notice");
-    box.textContent = text;
-    box.dataset.tone = tone;
-  }
-
-  // The table and the timeline are redrawn only when the events change (not on every
-  // save status or selection), and the table holds only the rows in view.
+// ---- the ledger table -------------------------------------------------------------------
+// The table and the timeline are redrawn only when the events change (not on every save
+// status or selection), and the table holds only the rows in view.
+function mountTable(ws) {
+  const { store, schema, bounds, intervalField, timeline } = ws;
   const tableRows = new VirtualRows($("#ledger-scroll"), $("#ledger-table tbody"), { rowHeight: 28 });
-  let shownEvents = { base: null, pending: null, list: [], index: new Map() };
-  function currentList(state) {
-    if (shownEvents.base !== state.base || shownEvents.pending !== state.pending) {
+  ws.shown = { base: null, pending: null, list: [], index: new Map() };
+  const currentList = (state) => {
+    if (ws.shown.base !== state.base || ws.shown.pending !== state.pending) {
       const list = orderedEvents(state, bounds && bounds.start);
-      shownEvents = { base: state.base, pending: state.pending, list, index: new Map(list.map((e, i) => [e.key, i])), changed: true };
+      ws.shown = { base: state.base, pending: state.pending, list, index: new Map(list.map((e, i) => [e.key, i])), changed: true };
     }
-    return shownEvents;
-  }
+    return ws.shown;
+  };
 
-  function renderSelection() {
+  ws.renderSelection = () => {
     const key = store.getState().selected;
     timeline.setSelected(key);
     for (const row of document.querySelectorAll("#ledger-table tbody tr")) row.classList.toggle("selected", row.dataset.key === key);
-    const index = shownEvents.index.get(key);
+    const index = ws.shown.index.get(key);
     if (index !== undefined) tableRows.reveal(index);
-  }
+  };
 
   // Start / end cells: the frame boundaries, or a moment's first interval in seconds.
   function boundaryText(data, side) {
@@ -440,64 +482,75 @@ async function main() {
       el("td", { class: "summary", text: summarize(schema, event.data), title: summarize(schema, event.data) }),
       el("td", {}, event.unsaved ? el("span", { class: "pill saving", text: "unsaved" }) : el("span", { class: "pill ok", text: "saved" })),
     ]);
-    row.addEventListener("click", () => select(event.key));
+    row.addEventListener("click", () => ws.select(event.key));
     return row;
   }
 
-  function renderTable(state) {
+  ws.renderTable = (state) => {
     const shown = currentList(state);
     if (!shown.changed) return false;
     tableRows.setRows(shown.list, eventRow);
     $("#event-count").textContent = `(${shown.list.length})`;
-    if (lastAdded) {
-      const index = shown.index.get(lastAdded);
+    if (ws.lastAdded) {
+      const index = shown.index.get(ws.lastAdded);
       if (index !== undefined) {
         tableRows.reveal(index);
         tableRows.rowOf(index)?.classList.add("just-added");
       }
-      lastAdded = null;
+      ws.lastAdded = null;
     }
     return true;
-  }
+  };
+}
 
-  function renderTimeline(state) {
-    const items = shownEvents.list.map((event) => ({
+// ---- the timeline ------------------------------------------------------------------------
+function mountTimeline(ws) {
+  const { schema, timeline, player } = ws;
+  ws.renderTimeline = (state) => {
+    const items = ws.shown.list.map((event) => ({
       key: event.key,
-      start: startFrameOf(event.data),
-      end: endFrameOf(event.data),
+      start: ws.startFrameOf(event.data),
+      end: ws.endFrameOf(event.data),
       label: summarize(schema, event.data),
       className: event.unsaved ? "unsaved" : "",
     }));
     timeline.setLanes([{ id: "own", label: "Your events", className: "lane-own", items }]);
     timeline.setSelected(state.selected);
-  }
+  };
+  timeline.addEventListener("seek", (e) => ws.seek(player.seekToFrame(e.detail.frame)));
+  timeline.addEventListener("select", (e) => ws.select(e.detail.key));
+  player.addEventListener("frame", (e) => timeline.setPlayhead(e.detail.frame));
+}
 
+// ---- the save status, the frozen state, refusals --------------------------------------------
+function mountStatus(ws) {
+  const { store, schema, form, autosave } = ws;
   let countdown = null;
-  function renderStatus(state) {
+  ws.renderStatus = (state) => {
     const box = $("#save-status");
-    const unsaved = state.pending.length;
+    const suffix = state.pending.length ? ` (${state.pending.length} unsaved)` : "";
     box.dataset.status = state.status;
-    const suffix = unsaved ? ` (${unsaved} unsaved)` : "";
-    let text;
     clearInterval(countdown);
-    if (state.status === SAVE.SAVED) text = "All changes saved";
-    else if (state.status === SAVE.SAVING) text = `Saving…${suffix}`;
-    else if (state.status === SAVE.FAILED) {
+    const texts = {
+      [SAVE.SAVED]: "All changes saved",
+      [SAVE.SAVING]: `Saving…${suffix}`,
+      [SAVE.CONFLICT]: `Conflict: this ledger changed elsewhere.${suffix}`,
+      [SAVE.INVALID]: `Not saved: ${state.message}`,
+      [SAVE.FROZEN]: "Frozen",
+    };
+    if (state.status === SAVE.FAILED) {
       const update = () => {
         const wait = autosave.retryAt ? Math.max(0, Math.ceil((autosave.retryAt - Date.now()) / 1000)) : null;
         box.textContent = `${state.message}${wait !== null ? ` Retrying in ${wait} s.` : ""}${suffix}`;
       };
       update();
       countdown = setInterval(update, 1000);
-    } else if (state.status === SAVE.CONFLICT) text = `Conflict: this ledger changed elsewhere.${suffix}`;
-    else if (state.status === SAVE.INVALID) text = `Not saved: ${state.message}`;
-    else if (state.status === SAVE.FROZEN) text = "Frozen";
-    if (text !== undefined) box.textContent = text;
+    } else if (state.status in texts) box.textContent = texts[state.status];
     $("#retry-save").hidden = state.status !== SAVE.FAILED;
     $("#resolve-conflict").hidden = state.status !== SAVE.CONFLICT;
-  }
+  };
 
-  function renderFrozen(state) {
+  ws.renderFrozen = (state) => {
     const frozen = state.frozen;
     $("#frozen-banner").hidden = !frozen;
     $("#freeze-open").hidden = frozen;
@@ -506,81 +559,88 @@ async function main() {
       form.setReadOnly(true);
     }
     document.body.classList.toggle("read-only", frozen);
-    showDraftTitle();
-  }
+    ws.showDraftTitle();
+  };
 
-  function renderRejected(state) {
+  // The server refused an event: put it back in the form with the error on its field.
+  ws.renderRejected = (state) => {
     const rejected = state.rejected;
     if (!rejected) return;
-    // The server refused an event: put it back in the form with the error on its field.
     if (rejected.kind === "add") {
       store.dispatch({ type: "select", key: null });
-      draftKey = null;
-      reAddKey = rejected.key;
+      ws.draftKey = null;
+      ws.reAddKey = rejected.key;
     } else {
-      draftKey = eventByKey(state, rejected.key) ? rejected.key : null;
-      if (draftKey === null) reAddKey = rejected.key;
-      store.dispatch({ type: "select", key: draftKey });
+      ws.draftKey = eventByKey(state, rejected.key) ? rejected.key : null;
+      if (ws.draftKey === null) ws.reAddKey = rejected.key;
+      store.dispatch({ type: "select", key: ws.draftKey });
     }
     form.setDraft(eventToDraft(schema, rejected.data));
     form.showErrors({ [rejected.field || "event"]: rejected.message });
-    showDraftTitle();
-    setNotice(`The server refused this event: ${rejected.message}. Fix the marked field and press Enter.`, "bad");
-  }
+    ws.showDraftTitle();
+    ws.setNotice(`The server refused this event: ${rejected.message}. Fix the marked field and press Enter.`, "bad");
+  };
+}
 
-  let frozenSeen = null;
+// ---- what a store change redraws, and the dialogs ------------------------------------------
+function mountRendering(ws) {
+  const { store, schema } = ws;
+  ws.frozenSeen = null;
   store.subscribe((state, previous) => {
-    if (renderTable(state)) {
-      renderTimeline(state);
-      shownEvents.changed = false;
+    if (ws.renderTable(state)) {
+      ws.renderTimeline(state);
+      ws.shown.changed = false;
     }
-    renderStatus(state);
-    if (state.frozen !== frozenSeen) {
-      frozenSeen = state.frozen;
-      renderFrozen(state);
+    ws.renderStatus(state);
+    if (state.frozen !== ws.frozenSeen) {
+      ws.frozenSeen = state.frozen;
+      ws.renderFrozen(state);
     }
     // Selecting re-dispatches: do it after this notification round.
-    if (state.rejected && state.rejected !== previous.rejected) queueMicrotask(() => renderRejected(store.getState()));
-    if (state.status === SAVE.CONFLICT && previous.status !== SAVE.CONFLICT) openConflict();
+    if (state.rejected && state.rejected !== previous.rejected) queueMicrotask(() => ws.renderRejected(store.getState()));
+    if (state.status === SAVE.CONFLICT && previous.status !== SAVE.CONFLICT) ws.openConflict();
   });
-
-  // ---- dialogs ----------------------------------------------------------------------
   const { openConflict } = mountConflictDialog({
     store,
     schema,
     loadLedger,
-    setNotice,
-    afterRebase: () => select(draftKey !== null && eventByKey(store.getState(), draftKey) ? draftKey : null, { seek: false }),
-    afterReset: () => newDraft(),
+    setNotice: ws.setNotice,
+    afterRebase: () => ws.select(ws.draftKey !== null && eventByKey(store.getState(), ws.draftKey) ? ws.draftKey : null, { seek: false }),
+    afterReset: () => ws.newDraft(),
   });
-  mountFreezeDialog({ store, ledgerUrl, afterReset: () => newDraft() });
+  ws.openConflict = openConflict;
+  mountFreezeDialog({ store, ledgerUrl, afterReset: () => ws.newDraft() });
+}
 
-  // ---- wiring -------------------------------------------------------------------------
+// ---- the form's events, the buttons, leaving the page ----------------------------------------
+function mountFormWiring(ws) {
+  const { store, schema, form, autosave } = ws;
   form.addEventListener("change", () => {
-    if (readOnly()) return;
-    if (draftKey !== null) {
+    if (ws.readOnly()) return;
+    if (ws.draftKey !== null) {
       const result = draftToEvent(schema, form.draft);
       if (result.errors) form.showErrors(result.errors);
-      else store.dispatch({ type: "update", key: draftKey, data: result.data });
+      else store.dispatch({ type: "update", key: ws.draftKey, data: result.data });
     }
-    keepDraft();
+    ws.keepDraft();
     const warnings = schema.family === "break_points" ? breakPointWarnings(form.draft) : [];
     $("#form-warnings").textContent = warnings.join(" · ");
   });
-  form.addEventListener("commit", commit);
-  timeline.addEventListener("seek", (e) => seek(player.seekToFrame(e.detail.frame)));
-  timeline.addEventListener("select", (e) => select(e.detail.key));
-  player.addEventListener("frame", (e) => timeline.setPlayhead(e.detail.frame));
+  form.addEventListener("commit", () => ws.commit());
   $("#retry-save").addEventListener("click", () => autosave.retryNow());
   $("#help-open").addEventListener("click", () => $("#help-dialog").showModal());
   shortcutSheet($("#help-dialog"), WORKSPACE_SHORTCUTS);
   window.addEventListener("beforeunload", (event) => {
-    if (hasUnsaved(store.getState()) || hasDraft()) {
+    if (hasUnsaved(store.getState()) || ws.hasDraft()) {
       event.preventDefault();
       event.returnValue = "";
     }
   });
+}
 
+// ---- the keys: command name -> what it does (the key table is in shortcuts.js) ----------------
+function mountKeys(ws) {
+  const { player, timeline, form, seek } = ws;
   const commands = {
     "step-1": () => seek(player.step(-1)),
     "step+1": () => seek(player.step(1)),
@@ -589,50 +649,45 @@ async function main() {
     "first-frame": () => seek(player.seekToFrame(0)),
     "last-frame": () => seek(player.seekToFrame(player.frameCount - 1)),
     play: () => player.togglePlay(),
-    "play-half": () => playHalf(),
-    "shuttle-back": () => shuttle(-1),
-    "shuttle-stop": () => shuttle(0),
-    "shuttle-forward": () => shuttle(1),
+    "play-half": () => ws.playHalf(),
+    "shuttle-back": () => ws.shuttle(-1),
+    "shuttle-stop": () => ws.shuttle(0),
+    "shuttle-forward": () => ws.shuttle(1),
     "step-second-back": () => seek(player.step(-secondStep(player.clock))),
     "step-second-forward": () => seek(player.step(secondStep(player.clock))),
-    "prev-boundary": () => jumpTo(boundaryTargetNow(-1)),
-    "next-boundary": () => jumpTo(boundaryTargetNow(1)),
-    "prev-keyframe": () => jumpTo(keyframeTargetNow(-1)),
-    "next-keyframe": () => jumpTo(keyframeTargetNow(1)),
-    "go-to-frame": () => goToBox(),
-    "set-start": () => setBoundary("start"),
-    "set-end": () => setBoundary("end"),
-    commit,
-    "edit-fields": () => !readOnly() && form.focusFirst(),
-    "prev-event": () => jump(-1),
-    "next-event": () => jump(1),
+    "prev-boundary": () => ws.jumpTo(ws.boundaryTargetNow(-1)),
+    "next-boundary": () => ws.jumpTo(ws.boundaryTargetNow(1)),
+    "prev-keyframe": () => ws.jumpTo(ws.keyframeTargetNow(-1)),
+    "next-keyframe": () => ws.jumpTo(ws.keyframeTargetNow(1)),
+    "go-to-frame": () => ws.goToBox(),
+    "set-start": () => ws.setBoundary("start"),
+    "set-end": () => ws.setBoundary("end"),
+    commit: () => ws.commit(),
+    "edit-fields": () => !ws.readOnly() && form.focusFirst(),
+    "prev-event": () => ws.jump(-1),
+    "next-event": () => ws.jump(1),
     "toggle-boundary": () => {
-      boundary = boundary === "start" ? "end" : "start";
-      showDraftTitle();
+      ws.boundary = ws.boundary === "start" ? "end" : "start";
+      ws.showDraftTitle();
     },
-    "nudge-1": () => nudge(-1),
-    "nudge+1": () => nudge(1),
-    "nudge-10": () => nudge(-10),
-    "nudge+10": () => nudge(10),
-    deselect: () => escape(),
-    delete: () => {
-      if (draftKey !== null && !readOnly()) {
-        store.dispatch({ type: "remove", key: draftKey });
-        newDraft();
-        setNotice("Event deleted (Ctrl+Z brings it back).");
-      }
-    },
-    undo: () => undoRedo("undo"),
-    redo: () => undoRedo("redo"),
+    "nudge-1": () => ws.nudge(-1),
+    "nudge+1": () => ws.nudge(1),
+    "nudge-10": () => ws.nudge(-10),
+    "nudge+10": () => ws.nudge(10),
+    deselect: () => ws.escape(),
+    delete: () => ws.deleteSelected(),
+    undo: () => ws.undoRedo("undo"),
+    redo: () => ws.undoRedo("redo"),
     "zoom-in": () => timeline.zoomIn(),
     "zoom-out": () => timeline.zoomOut(),
     "zoom-fit": () => timeline.fit(),
-    "save-now": () => autosave.retryNow(),
+    "save-now": () => ws.autosave.retryNow(),
     help: () => $("#help-dialog").showModal(),
   };
+  mountWorkspaceKeys({ commands, player, seek, focusHome: ws.focusHome, setNotice: ws.setNotice });
+}
 
-  mountWorkspaceKeys({ commands, player, seek, focusHome, setNotice });
-
+function mountPresence() {
   connectPacket(config.packetId, {
     onPresence(people) {
       renderPresence($("#presence"), people);
@@ -640,43 +695,45 @@ async function main() {
       $("#tabs-warning").hidden = !(me && me.tabs > 1);
     },
   });
+}
 
-  // Changes kept from a visit before this ledger was frozen: never dropped unseen.
-  if (store.getState().orphaned) {
-    const orphaned = store.getState().orphaned;
-    const box = $("#orphaned-banner");
-    box.hidden = false;
-    box.replaceChildren(
-      `${orphaned.length} change(s) made on an earlier visit were never saved, and this ledger has since been frozen, so they cannot be. Here they are, to copy:`,
-      el("pre", { class: "json", text: orphaned.map((op) => JSON.stringify({ [op.kind]: op.data })).join("\n") }),
-    );
-    const dismiss = el("button", { type: "button", id: "orphaned-dismiss", text: "I have copied them; forget them" });
-    dismiss.addEventListener("click", () => {
-      store.dispatch({ type: "dismissOrphaned" });
-      box.hidden = true;
-    });
-    box.append(dismiss);
-  }
+// Changes kept from a visit before this ledger was frozen: never dropped unseen.
+function mountOrphaned(ws) {
+  const orphaned = ws.store.getState().orphaned;
+  if (!orphaned) return;
+  const box = $("#orphaned-banner");
+  box.hidden = false;
+  box.replaceChildren(
+    `${orphaned.length} change(s) made on an earlier visit were never saved, and this ledger has since been frozen, so they cannot be. Here they are, to copy:`,
+    el("pre", { class: "json", text: orphaned.map((op) => JSON.stringify({ [op.kind]: op.data })).join("\n") }),
+  );
+  const dismiss = el("button", { type: "button", id: "orphaned-dismiss", text: "I have copied them; forget them" });
+  dismiss.addEventListener("click", () => {
+    ws.store.dispatch({ type: "dismissOrphaned" });
+    box.hidden = true;
+  });
+  box.append(dismiss);
+}
 
-  // First paint.
-  const state = store.getState();
-  renderTable(state);
-  renderTimeline(state);
-  shownEvents.changed = false;
-  renderStatus(state);
-  frozenSeen = state.frozen;
-  renderFrozen(state);
+function firstPaint(ws, ledger) {
+  const state = ws.store.getState();
+  ws.renderTable(state);
+  ws.renderTimeline(state);
+  ws.shown.changed = false;
+  ws.renderStatus(state);
+  ws.frozenSeen = state.frozen;
+  ws.renderFrozen(state);
   if (state.frozen && ledger.frozen_at) $("#frozen-at").textContent = when(ledger.frozen_at);
-  if (state.status === SAVE.CONFLICT) openConflict();
-  showDraftTitle();
-  const kept = state.frozen ? null : drafts.load();
+  if (state.status === SAVE.CONFLICT) ws.openConflict();
+  ws.showDraftTitle();
+  const kept = state.frozen ? null : ws.drafts.load();
   if (kept) {
-    form.setDraft(kept);
-    setNotice("The new event you had not added yet is back (Esc clears it, Ctrl+Z undoes that).");
+    ws.form.setDraft(kept);
+    ws.setNotice("The new event you had not added yet is back (Esc clears it, Ctrl+Z undoes that).");
   }
-  autosave.kick();
+  ws.autosave.kick();
   $("#workspace").dataset.state = "ready";
-  focusHome();
+  ws.focusHome();
   window.frameledger.ready = true;
 }
 
