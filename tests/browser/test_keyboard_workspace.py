@@ -303,3 +303,24 @@ def test_o_moves_on_to_the_verb_and_saving_leaves_the_playhead_where_a_contiguou
         {"verb": "take", "nouns": ["egg", "fridge"], "start_frame": 12, "end_frame": 40},  # a set, stored sorted
         {"verb": "crack", "nouns": ["egg"], "start_frame": 41, "end_frame": 60},
     ]
+
+
+def test_letters_typed_straight_after_o_land_in_the_verb_box_not_in_shortcuts(page_as, media_packet, annotator_a):
+    packet = media_packet(VIDEO)
+    page = open_workspace(page_as, annotator_a, packet)
+    page.keyboard.type("12i40otake")  # no wait for the seek behind "o" to settle
+    page.keyboard.press("Enter")
+    page.keyboard.type("egg")
+    page.keyboard.press("Enter")
+    wait_saved(page)
+    page.wait_for_function("document.querySelectorAll('#ledger-table tbody tr').length === 1")
+    assert server_events(packet) == [{"verb": "take", "nouns": ["egg"], "start_frame": 12, "end_frame": 40}]
+
+
+def test_an_end_before_the_start_gives_the_keys_back_to_the_page(page_as, media_packet, annotator_a):
+    packet = media_packet(VIDEO)
+    page = open_workspace(page_as, annotator_a, packet)
+    page.keyboard.type("40i12o")
+    page.wait_for_function("document.activeElement.id === 'workspace'")
+    page.keyboard.type("30i")  # a shortcut again: the start moves to 30
+    page.wait_for_function("document.querySelector('[data-field=start_frame] input').value === '30'")

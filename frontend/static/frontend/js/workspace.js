@@ -313,12 +313,20 @@ function mountUndo(ws) {
 function mountMarking(ws) {
   const { store, form, bounds, intervalField, player } = ws;
   ws.setBoundary = async (which) => {
+    // Marking the end of a new event moves on to its first empty label (the verb) at once,
+    // before the seek settles, so letters typed straight after "o" land in that box instead
+    // of being taken as shortcuts; if the end turns out to be before the start, the keys
+    // go back to the page (unless something was typed there already).
+    const early =
+      bounds && which === "end" && ws.draftKey === null && !ws.readOnly() && Number.isInteger(form.draft[bounds.start]) && form.focusFirstEmpty();
     const frame = await ws.frameNow();
     if (bounds) {
       ws.boundary = which;
       const data = ws.changeEvent((d) => ({ ...d, [bounds[which]]: frame }));
-      // A new event with both ends marked, in order: on to its first empty label (the verb).
-      if (which === "end" && ws.draftKey === null && data && Number.isInteger(data[bounds.start]) && data[bounds.start] <= frame) form.focusFirstEmpty();
+      const inOrder = which === "end" && ws.draftKey === null && data && Number.isInteger(data[bounds.start]) && data[bounds.start] <= frame;
+      if (inOrder && !early) form.focusFirstEmpty();
+      const typing = document.activeElement;
+      if (early && !inOrder && form.form.contains(typing) && !typing.value) ws.focusHome();
     } else if (intervalField) {
       ws.markInterval(which, ws.timeOfFrame(frame));
     }
