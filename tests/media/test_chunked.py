@@ -104,7 +104,7 @@ def test_a_failing_chunk_fails_the_video_cleanly(
         video.original.save(source.name, File(fh), save=True)
     job = Job.objects.create(kind="ingest", video=video, created_by=maintainer)
     with django_capture_on_commit_callbacks() as queued:
-        do_ingest_video(video, job, chunk_frames=48)
+        do_ingest_video(video, job, chunk_frames=48, remux_first=False)
     assert len(queued) == 1  # the chunk tasks, queued after commit
     os.unlink(video.original.path)  # the source disappears before any chunk runs
     queued[0]()
@@ -163,7 +163,7 @@ def test_a_redelivered_ingest_task_does_not_plan_the_chunks_again(
         video.original.save(source.name, File(fh), save=True)
     job = Job.objects.create(kind="ingest", video=video, created_by=maintainer)
     with django_capture_on_commit_callbacks() as queued:
-        do_ingest_video(video, job, chunk_frames=48)
+        do_ingest_video(video, job, chunk_frames=48, remux_first=False)
     job.refresh_from_db()
     plan = dict(job.result)
     with django_capture_on_commit_callbacks() as again:
