@@ -234,7 +234,7 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_DEFAULT_QUEUE = envstr("CELERY_QUEUE", "frameledger")
-# Ingest tasks (annotator.ingest_video, annotator.ingest_chunk, annotator.ingest_join) go
+# Ingest tasks (annotator.ingest_video, .ingest_proxy, .ingest_chunk, .ingest_join) go
 # to this queue when it is set (start workers with -Q <it>); unset, they share the
 # default queue, so one worker serves everything.
 FRAMELEDGER_INGEST_QUEUE = envstr("FRAMELEDGER_INGEST_QUEUE", "")

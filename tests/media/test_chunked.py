@@ -129,7 +129,8 @@ def _queues_with(env_value: str | None) -> dict:
         env["FRAMELEDGER_INGEST_QUEUE"] = env_value
     code = (
         "import django, json; django.setup(); from deploy.celery import app; import annotator.media.tasks; "
-        "names = ['annotator.ingest_video', 'annotator.ingest_chunk', 'annotator.ingest_join', "
+        "names = ['annotator.ingest_video', 'annotator.ingest_proxy', 'annotator.ingest_chunk', "
+        "'annotator.ingest_join', "
         "'annotator.score_batch']; "
         "print(json.dumps({n: app.amqp.router.route({}, n, (), {})['queue'].name for n in names}))"
     )
@@ -142,6 +143,7 @@ def test_ingest_tasks_can_be_given_their_own_queue():
     routed = _queues_with("ingest")
     assert routed == {
         "annotator.ingest_video": "ingest",
+        "annotator.ingest_proxy": "ingest",
         "annotator.ingest_chunk": "ingest",
         "annotator.ingest_join": "ingest",
         "annotator.score_batch": "everything",
