@@ -38,7 +38,7 @@ from annotator.media.frametable import FrameTable
 from annotator.media.probe import probe
 from annotator.media.proxy import PROXY_GOP, make_proxy
 from annotator.media.remux import make_remux, not_browser_playable
-from annotator.media.thumbs import make_thumbnails
+from annotator.media.thumbs import keyframe_thumbnail_indices, make_thumbnails
 from annotator.media.timeline import dropped_report
 from annotator.models import Job, Video
 
@@ -325,7 +325,9 @@ def _remux_stage(video, job, source, workdir, progress, sha, probed, chunk_frame
     files["thumbnails"] = workdir / "thumbs.jpg"
     files["frame_table"].write_text(table.dumps(), encoding="utf-8")
     progress(_P_PROBED, "Making timeline thumbnails.", force=True)
-    thumb_meta = make_thumbnails(files["remux"], table, files["thumbnails"])
+    # Tiles at the remux's keyframes (one decode each): seconds, not minutes, on long GOPs.
+    # The proxy's commit replaces them with the usual evenly spaced sprite.
+    thumb_meta = make_thumbnails(files["remux"], table, files["thumbnails"], indices=keyframe_thumbnail_indices(table))
     hashes = {"source_sha256": sha, "remux_sha256": file_sha256(files["remux"])}
     hashes["frame_table_sha256"] = file_sha256(files["frame_table"])
     placed = _place(files, video, f"{video.pk}-r{hashes['remux_sha256'][:16]}")

@@ -66,6 +66,8 @@ def test_a_playable_source_is_annotatable_before_its_proxy_exists(
     assert len(queued) == 1 and not tmp_entries()
     remux_table = FrameTable.load(video.frame_table.path)
     assert remux_table.frame_count == 300 and video.frame_count == 300
+    # The early sprite is made of the remux's keyframes (GOP 250: frames 0 and 250).
+    assert video.thumbnail_meta["frames"] == [0, 250] == [k for k in remux_table.keyframes if k < 300]
     assert AuditEntry.objects.filter(operation="video.remux", object_id=str(video.pk)).exists()
 
     # A packet can be made and its media served: the remux at its versioned URL, exact frames.
@@ -95,6 +97,7 @@ def test_a_playable_source_is_annotatable_before_its_proxy_exists(
     proxy_table = FrameTable.load(video.frame_table.path)
     assert same_timing(remux_table, proxy_table) and proxy_table.keyframes == tuple(range(0, 300, 12))
     assert [i for _, i in synthetic.iter_decoded_indices(video.proxy.path)] == list(range(300))
+    assert video.thumbnail_meta["count"] == 100 and video.thumbnail_meta["frames"][-1] == 299
     listing = client.get(f"{base}/renditions.json").json()
     assert listing["renditions"] == {"remux": remux_url, "proxy": f"{base}/proxy/{video.proxy_sha256[:16]}.mp4"}
     assert client.get(remux_url, HTTP_RANGE="bytes=0-99").status_code == 206  # a playing remux stays
