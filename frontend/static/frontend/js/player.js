@@ -217,7 +217,8 @@ export class FramePlayer extends EventTarget {
 
   // ["proxy"|"remux", url]: the proxy when it exists, else the remux.
   async _pickRendition() {
-    if (!this.urls.renditions) return ["proxy", this.urls.proxy];
+    // `renditions` is the URL of renditions.json (the API's `media.renditions_json`).
+    if (typeof this.urls.renditions !== "string") return ["proxy", this.urls.proxy];
     const found = await this._fetchRenditions();
     if (found.proxy) return ["proxy", found.proxy];
     if (found.remux) return ["remux", found.remux];
@@ -225,7 +226,7 @@ export class FramePlayer extends EventTarget {
   }
 
   _schedulePoll() {
-    if (this._destroyed || this.rendition === "proxy" || !this.urls.renditions) return;
+    if (this._destroyed || this.rendition === "proxy" || typeof this.urls.renditions !== "string") return;
     clearTimeout(this._pollTimer);
     this._pollTimer = setTimeout(() => {
       this.checkRenditions().catch(() => undefined).finally(() => this._schedulePoll());
