@@ -4,20 +4,19 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotator', '0006_media_ingest'),
+        ("annotator", "0006_media_ingest"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='video',
-            name='remux',
-            field=models.FileField(blank=True, upload_to='videos/remux/'),
+            model_name="video",
+            name="remux",
+            field=models.FileField(blank=True, upload_to="videos/remux/"),
         ),
         migrations.AddField(
-            model_name='video',
-            name='remux_sha256',
+            model_name="video",
+            name="remux_sha256",
             field=models.CharField(blank=True, max_length=64),
         ),
     ]
