@@ -3,6 +3,9 @@
 For each owner (``packet``: anyone on the packet; ``video``: maintainers):
 
 =====================================================  ==============================
+``/media/<owner>s/<id>/renditions.json``               ``media-<owner>-renditions``
+``/media/<owner>s/<id>/remux/<version>.mp4``           ``media-<owner>-remux-version``
+``/media/<owner>s/<id>/proxy/<version>.mp4``           ``media-<owner>-proxy-version``
 ``/media/<owner>s/<id>/proxy.mp4``                     ``media-<owner>-proxy``
 ``/media/<owner>s/<id>/frames.json``                   ``media-<owner>-frames``
 ``/media/<owner>s/<id>/frames/<n>.png``                ``media-<owner>-frame``
@@ -20,6 +23,19 @@ urlpatterns = []
 for owner, prefix in (("packet", "media/packets/<int:object_id>/"), ("video", "media/videos/<int:object_id>/")):
     extra = {"owner": owner}
     urlpatterns += [
+        path(prefix + "renditions.json", views.renditions, extra, name=f"media-{owner}-renditions"),
+        path(
+            prefix + "remux/<str:version>.mp4",
+            views.rendition,
+            {**extra, "kind": "remux"},
+            name=f"media-{owner}-remux-version",
+        ),
+        path(
+            prefix + "proxy/<str:version>.mp4",
+            views.rendition,
+            {**extra, "kind": "proxy"},
+            name=f"media-{owner}-proxy-version",
+        ),
         path(prefix + "proxy.mp4", views.proxy, extra, name=f"media-{owner}-proxy"),
         path(prefix + "frames.json", views.frames_json, extra, name=f"media-{owner}-frames"),
         path(prefix + "frames/<int:n>.png", views.frame, {**extra, "fmt": "png"}, name=f"media-{owner}-frame"),

@@ -154,6 +154,9 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = envint("DATA_UPLOAD_MAX_MEMORY_SIZE", FRAMELEDGER_
 # Proxy encodes longer than this many frames are split into chunks that Celery workers
 # encode in parallel (docs/media.md); 0 = always one pass.
 FRAMELEDGER_INGEST_CHUNK_FRAMES = envint("FRAMELEDGER_INGEST_CHUNK_FRAMES", 1800)
+# Annotate first: a browser-playable source is remuxed (seconds) and ready for annotation
+# before its proxy is encoded in the background (docs/media.md §2.4). 0 = proxy first.
+FRAMELEDGER_INGEST_REMUX_FIRST = bool(envint("FRAMELEDGER_INGEST_REMUX_FIRST", 1))
 FILE_UPLOAD_MAX_MEMORY_SIZE = envint("FILE_UPLOAD_MAX_MEMORY_SIZE", 5 * 1024**2)
 
 LOGIN_URL = "/login/"
@@ -231,7 +234,7 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_DEFAULT_QUEUE = envstr("CELERY_QUEUE", "frameledger")
-# Ingest tasks (annotator.ingest_video, annotator.ingest_chunk, annotator.ingest_join) go
+# Ingest tasks (annotator.ingest_video, .ingest_proxy, .ingest_chunk, .ingest_join) go
 # to this queue when it is set (start workers with -Q <it>); unset, they share the
 # default queue, so one worker serves everything.
 FRAMELEDGER_INGEST_QUEUE = envstr("FRAMELEDGER_INGEST_QUEUE", "")

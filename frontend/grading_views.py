@@ -33,6 +33,7 @@ def _media_urls(packet) -> dict:
     kwargs = {"object_id": packet.pk}
     return {
         "proxy": reverse("media-packet-proxy", kwargs=kwargs),
+        "renditions": reverse("media-packet-renditions", kwargs=kwargs),
         "frames": reverse("media-packet-frames", kwargs=kwargs),
         "framePng": reverse("media-packet-frame", kwargs={**kwargs, "n": 0}).removesuffix("0.png") + "{n}.png",
     }

@@ -30,7 +30,7 @@ def _packet_access(request, packet_id: int, check=access.access_packet) -> acces
 
 def _packet_context(packet_access: access.PacketAccess, request) -> dict:
     packet = packet_access.packet
-    media = media_urls_for("packet", packet.pk)
+    media = media_urls_for("packet", packet.pk, packet.video)
     return {
         "packet_id": packet.pk,
         "packet_title": packet.title,
@@ -41,6 +41,7 @@ def _packet_context(packet_access: access.PacketAccess, request) -> dict:
             "username": request.user.username,
             "media": {
                 "proxy": media["proxy"],
+                "renditions": media["renditions_json"],
                 "frames": media["frames"],
                 "framePng": media["frame_png"],
                 "thumbsMeta": media["thumbnails_meta"],

@@ -18,6 +18,7 @@ def packet_player(request, packet_id: int):
     kwargs = {"object_id": packet.pk}
     media_urls = {
         "proxy": reverse("media-packet-proxy", kwargs=kwargs),
+        "renditions": reverse("media-packet-renditions", kwargs=kwargs),
         "frames": reverse("media-packet-frames", kwargs=kwargs),
         "framePng": reverse("media-packet-frame", kwargs={**kwargs, "n": 0}).removesuffix("0.png") + "{n}.png",
     }

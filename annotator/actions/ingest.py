@@ -37,7 +37,9 @@ from annotator.media.errors import MediaError
 from annotator.media.frametable import FrameTable
 from annotator.media.probe import probe
 from annotator.media.proxy import PROXY_GOP, make_proxy
-from annotator.media.thumbs import make_thumbnails
+from annotator.media.remux import make_remux, not_browser_playable
+from annotator.media.thumbs import keyframe_thumbnail_indices, make_thumbnails
+from annotator.media.timeline import dropped_report
 from annotator.models import Job, Video
 
 logger = logging.getLogger(__name__)
@@ -181,11 +183,13 @@ def _finish_derived(workdir: Path, progress: _Progress, sha: str, probed, table:
 
 def _place(files: dict[str, Path], video: Video, stem: str) -> dict[str, str]:
     """Move finished files into MEDIA_ROOT; returns field -> storage name."""
-    targets = {
+    folders = {
+        "remux": f"videos/remux/{stem}.mp4",
         "proxy": f"videos/proxy/{stem}.mp4",
         "frame_table": f"videos/frames/{stem}.json",
         "thumbnails": f"videos/thumbs/{stem}.jpg",
     }
+    targets = {field: name for field, name in folders.items() if field in files}
     placed: dict[str, str] = {}
     root = Path(settings.MEDIA_ROOT)
     try:
@@ -208,34 +212,49 @@ def _remove(names) -> None:
 
 
 def _fail(video: Video, job: Job, message: str) -> None:
+    """Fail the job. The video fails too, unless its remux already made it annotatable:
+    then it stays ready on the remux (packets may use it), with the proxy's error."""
     with transaction.atomic():
-        Video.objects.filter(pk=video.pk).update(status=Video.Status.FAILED, error=message)
+        annotatable = Video.objects.filter(pk=video.pk, status=Video.Status.READY).exclude(remux="").exists()
+        status = Video.Status.READY if annotatable else Video.Status.FAILED
+        Video.objects.filter(pk=video.pk).update(status=status, error=message)
         Job.objects.filter(pk=job.pk).update(status=Job.Status.FAILED, message=message, updated_at=timezone.now())
-        record(job.created_by, "video.ingest_failed", video, details={"job": job.pk, "error": message})
-    video.status, video.error = Video.Status.FAILED, message
+        action = "video.proxy_failed" if annotatable else "video.ingest_failed"
+        record(job.created_by, action, video, details={"job": job.pk, "error": message})
+    video.status, video.error = status, message
     job.status, job.message = Job.Status.FAILED, message
 
 
-def do_ingest_video(video: Video, job: Job, *, chunk_frames: int | None = None) -> Video:
+def _new_workdir(video: Video) -> Path:
+    return Path(settings.MEDIA_ROOT) / "tmp" / f"ingest-{video.pk}-{uuid.uuid4().hex[:12]}"
+
+
+def do_ingest_video(
+    video: Video, job: Job, *, chunk_frames: int | None = None, remux_first: bool | None = None
+) -> Video:
     """Ingest ``video`` (its ``original`` file is stored), reporting on ``job``.
 
-    A source longer than ``chunk_frames`` (default: ``FRAMELEDGER_INGEST_CHUNK_FRAMES``)
-    is encoded in chunks by ``annotator.ingest_chunk`` tasks and finished by
-    ``annotator.ingest_join`` (see ``annotator.actions.ingest_chunks``); this call then
-    returns with the video still processing. Otherwise the whole ingest runs here.
+    Annotate first: when the source is browser-playable (``remux.not_browser_playable``)
+    and ``remux_first`` (default: ``FRAMELEDGER_INGEST_REMUX_FIRST``), a faststart remux
+    is made and committed with the frame table, so the video is ready for annotation at
+    once; the proxy is then encoded by the ``annotator.ingest_proxy`` task
+    (:func:`do_encode_proxy`) and the job stays running until it is done.
+
+    Otherwise the proxy comes first, here: a source longer than ``chunk_frames`` (default:
+    ``FRAMELEDGER_INGEST_CHUNK_FRAMES``) is encoded in chunks by ``annotator.ingest_chunk``
+    tasks and finished by ``annotator.ingest_join`` (see ``annotator.actions.ingest_chunks``);
+    this call then returns with the video still processing.
 
     Preconditions: called outside any transaction (a worker), once per job. Media
     errors end as a failed video and job with the reason; they are not raised. An
     unexpected exception is recorded the same way, then re-raised for the worker log.
     """
-    from annotator.actions.ingest_chunks import start_chunked
-
-    if chunk_frames is None:
-        chunk_frames = settings.FRAMELEDGER_INGEST_CHUNK_FRAMES
+    if remux_first is None:
+        remux_first = settings.FRAMELEDGER_INGEST_REMUX_FIRST
     Video.objects.filter(pk=video.pk).update(status=Video.Status.PROCESSING, error="")
     Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING, progress=0.0, updated_at=timezone.now())
     progress = _Progress(job)
-    workdir = Path(settings.MEDIA_ROOT) / "tmp" / f"ingest-{video.pk}-{uuid.uuid4().hex[:12]}"
+    workdir = _new_workdir(video)
     keep_workdir = False
     with _clean_failure(video, job) as placed:
         try:
@@ -244,16 +263,120 @@ def do_ingest_video(video: Video, job: Job, *, chunk_frames: int | None = None) 
             workdir.mkdir(parents=True)
             source = Path(video.original.path)
             sha, probed = _hash_and_probe(source, progress)
-            if chunk_frames > 0 and start_chunked(video, job, source, workdir, sha, probed, chunk_frames):
-                keep_workdir = True
+            if remux_first and _remux_stage(video, job, source, workdir, progress, sha, probed, chunk_frames):
                 return video
-            derived = _derive(source, workdir, progress, sha, probed)
-            placed.update(_place(derived["files"], video, f"{video.pk}-{derived['proxy_sha256'][:16]}"))
-            _commit(video, job, derived, placed)
+            keep_workdir = _proxy_stage(video, job, source, workdir, progress, sha, probed, chunk_frames, placed)
         finally:
             if not keep_workdir:
                 shutil.rmtree(workdir, ignore_errors=True)
     return video
+
+
+def do_encode_proxy(video: Video, job: Job, *, chunk_frames: int | None = None) -> Video:
+    """The proxy of a video already ready for annotation on its remux (the
+    ``annotator.ingest_proxy`` task). Same guarantees as :func:`do_ingest_video`,
+    except that a failure leaves the video ready on its remux (see ``_fail``)."""
+    progress = _Progress(job)
+    workdir = _new_workdir(video)
+    keep_workdir = False
+    with _clean_failure(video, job) as placed:
+        try:
+            workdir.mkdir(parents=True)
+            source = Path(video.original.path)
+            probed = probe(source)
+            if probed.frame_count != video.frame_count:
+                raise MediaError("the source changed after its remux was made")
+            progress(_P_PROBED, f"Encoding the proxy ({probed.frame_count} frames, {probed.codec}).", force=True)
+            sha = video.sha256
+            keep_workdir = _proxy_stage(video, job, source, workdir, progress, sha, probed, chunk_frames, placed)
+        finally:
+            if not keep_workdir:
+                shutil.rmtree(workdir, ignore_errors=True)
+    return video
+
+
+def _proxy_stage(video, job, source, workdir, progress, sha, probed, chunk_frames, placed) -> bool:
+    """Encode the proxy: queue its chunks (True: the workdir is theirs now) or make it here."""
+    from annotator.actions.ingest_chunks import start_chunked
+
+    if chunk_frames is None:
+        chunk_frames = settings.FRAMELEDGER_INGEST_CHUNK_FRAMES
+    if chunk_frames > 0 and start_chunked(video, job, source, workdir, sha, probed, chunk_frames):
+        return True
+    derived = _derive(source, workdir, progress, sha, probed)
+    placed.update(_place(derived["files"], video, f"{video.pk}-{derived['proxy_sha256'][:16]}"))
+    _commit(video, job, derived, placed)
+    return False
+
+
+def _remux_stage(video, job, source, workdir, progress, sha, probed, chunk_frames) -> bool:
+    """Make, check and commit the remux; queue the proxy task. False: proxy first instead."""
+    reason = not_browser_playable(source, probed)
+    if reason is None:
+        progress(_P_PROBED, "Remuxing the source for the browser.", force=True)
+        try:
+            table = make_remux(source, workdir / "remux.mp4", probed)
+        except MediaError as exc:  # the proxy path decides whether the source is usable
+            reason = f"the remux failed its checks ({exc})"
+    if reason is not None:
+        logger.info("video %s: proxy first, no remux: %s", video.pk, reason)
+        return False
+    files = {"remux": workdir / "remux.mp4", "frame_table": workdir / "frames.json"}
+    files["thumbnails"] = workdir / "thumbs.jpg"
+    files["frame_table"].write_text(table.dumps(), encoding="utf-8")
+    progress(_P_PROBED, "Making timeline thumbnails.", force=True)
+    # Tiles at the remux's keyframes (one decode each): seconds, not minutes, on long GOPs.
+    # The proxy's commit replaces them with the usual evenly spaced sprite.
+    thumb_meta = make_thumbnails(files["remux"], table, files["thumbnails"], indices=keyframe_thumbnail_indices(table))
+    hashes = {"source_sha256": sha, "remux_sha256": file_sha256(files["remux"])}
+    hashes["frame_table_sha256"] = file_sha256(files["frame_table"])
+    placed = _place(files, video, f"{video.pk}-r{hashes['remux_sha256'][:16]}")
+    try:
+        _commit_remux(video, job, probed, table, thumb_meta, hashes, placed, chunk_frames)
+    except BaseException:
+        _remove(placed.values())
+        raise
+    return True
+
+
+def _commit_remux(video, job, probed, table: FrameTable, thumb_meta, hashes, placed, chunk_frames) -> None:
+    """The video ready for annotation on its remux; the job runs on with the proxy task."""
+    from annotator.media.tasks import ingest_proxy
+
+    report = dropped_report(probed.table, [], probed.timestamps)
+    with transaction.atomic():
+        row = Video.objects.select_for_update().get(pk=video.pk)
+        _set_probe_fields(row, hashes["source_sha256"], probed, table)
+        row.remux.name, row.remux_sha256 = placed["remux"], hashes["remux_sha256"]
+        row.frame_table.name, row.thumbnails.name = placed["frame_table"], placed["thumbnails"]
+        row.thumbnail_meta, row.ingest_report = thumb_meta, report
+        row.status, row.error = Video.Status.READY, ""
+        row.save()
+        remux = {"sha256": row.remux_sha256, "annotatable_at": timezone.now().isoformat()}
+        Job.objects.filter(pk=job.pk).update(
+            progress=_P_PROBED,
+            message="Ready for annotation on the remux; encoding the proxy.",
+            result={"remux": remux},
+            updated_at=timezone.now(),
+        )
+        record(
+            job.created_by,
+            "video.remux",
+            row,
+            hashes=hashes,
+            details={"job": job.pk, "frame_count": table.frame_count, "codec": probed.codec},
+        )
+        transaction.on_commit(lambda: ingest_proxy.delay(video.pk, job.pk, chunk_frames))
+    job.result = {"remux": remux}
+
+
+def _set_probe_fields(row: Video, sha: str, probed, table: FrameTable) -> None:
+    row.sha256 = sha
+    row.codec = probed.codec
+    row.width, row.height, row.rotation = probed.width, probed.height, probed.rotation
+    row.frame_rate_num, row.frame_rate_den = probed.rate.numerator, probed.rate.denominator
+    row.frame_count = table.frame_count
+    row.duration = probed.duration
 
 
 class _clean_failure:
@@ -281,18 +404,22 @@ class _clean_failure:
         return False
 
 
+def same_timing(a: FrameTable, b: FrameTable) -> bool:
+    """Do two tables time every frame identically (exact rationals; keyframes aside)?"""
+    if a.frame_count != b.frame_count or a.end * a.time_base != b.end * b.time_base:
+        return False
+    return all(pa * a.time_base == pb * b.time_base for pa, pb in zip(a.pts, b.pts, strict=True))
+
+
 def _commit(video: Video, job: Job, derived: dict, placed: dict[str, str]) -> None:
     probed = derived["probed"]
     table: FrameTable = derived["table"]
     with transaction.atomic():
         row = Video.objects.select_for_update().get(pk=video.pk)
+        if row.remux and not same_timing(FrameTable.load(row.frame_table.path), table):
+            raise MediaError("the proxy's frame table differs from the remux's")
         previous = [row.proxy.name, row.frame_table.name, row.thumbnails.name]
-        row.sha256 = derived["sha256"]
-        row.codec = probed.codec
-        row.width, row.height, row.rotation = probed.width, probed.height, probed.rotation
-        row.frame_rate_num, row.frame_rate_den = probed.rate.numerator, probed.rate.denominator
-        row.frame_count = table.frame_count
-        row.duration = probed.duration
+        _set_probe_fields(row, derived["sha256"], probed, table)
         row.proxy.name = placed["proxy"]
         row.proxy_sha256 = derived["proxy_sha256"]
         row.frame_table.name = placed["frame_table"]
@@ -314,6 +441,8 @@ def _commit(video: Video, job: Job, derived: dict, placed: dict[str, str]) -> No
             "dropped_frames": [d["source_index"] for d in derived["report"].get("dropped", [])],
             "chunks": derived.get("chunks", 1),
         }
+        if "remux" in (job.result or {}):
+            result["remux"] = job.result["remux"]
         Job.objects.filter(pk=job.pk).update(
             status=Job.Status.DONE, progress=1.0, message="Ready.", result=result, updated_at=timezone.now()
         )

@@ -63,14 +63,15 @@ def start_chunked(video: Video, job: Job, source: Path, workdir: Path, sha: str,
         "done": [],
         "join_queued": False,
     }
+    result = {**(job.result or {}), "chunked": chunked}  # keeps the remux's entry, if any
     with transaction.atomic():
         Job.objects.filter(pk=job.pk).update(
-            result={"chunked": chunked},
+            result=result,
             message=f"Encoding the proxy in {count} chunks ({probed.frame_count} frames, {probed.codec}).",
             updated_at=timezone.now(),
         )
         transaction.on_commit(lambda: [ingest_chunk.delay(video.pk, job.pk, i) for i in range(count)])
-    job.result = {"chunked": chunked}
+    job.result = result
     return True
 
 

@@ -19,7 +19,7 @@ from annotator.actions.audit import record
 from annotator.errors import Conflict
 from annotator.models import Video
 
-FILE_FIELDS = ("original", "proxy", "frame_table", "thumbnails")
+FILE_FIELDS = ("original", "remux", "proxy", "frame_table", "thumbnails")
 
 
 def do_delete_video(*, actor, video: Video) -> dict:
@@ -32,7 +32,7 @@ def do_delete_video(*, actor, video: Video) -> dict:
         packets = list(row.packets.values_list("pk", flat=True))
         if packets:
             raise Conflict(f"video {row.pk} is used by packet(s) {', '.join(map(str, packets))}; it cannot be deleted")
-        if row.status == Video.Status.PROCESSING:
+        if row.status == Video.Status.PROCESSING or row.jobs.filter(status="running").exists():
             raise Conflict(f"video {row.pk} is being ingested; delete it once the ingest has finished or failed")
         files = [getattr(row, name).name for name in FILE_FIELDS if getattr(row, name).name]
         details = {

@@ -2,7 +2,8 @@
 
 - ``POST /api/videos/`` (multipart ``file``, ``title``) -> ``202`` with the video and its ingest job;
 - ``GET /api/videos/`` -> every video, newest first;
-- ``GET /api/videos/<id>/`` -> probe results, status, error, ingest report, media URLs once ready;
+- ``GET /api/videos/<id>/`` -> probe results, status, error, ingest report, media URLs once ready
+  (``ready_for_annotation``, ``proxy_ready``, ``media.renditions``: ``{remux, proxy}`` URLs);
 - ``DELETE /api/videos/<id>/`` -> ``204``: the video and its files removed (audited); ``409``
   while a packet uses it or its ingest runs;
 - ``GET /api/jobs/<id>/`` -> status, progress (0..1), message, result.
@@ -59,7 +60,10 @@ def video_view(video: Video) -> dict:
         "duration": video.duration,
         "proxy_sha256": video.proxy_sha256,
         "ingest_report": video.ingest_report,
-        "media": media_urls_for("video", video.pk) if ready else None,
+        "ready_for_annotation": ready,
+        "proxy_ready": ready and bool(video.proxy),
+        "remux_sha256": video.remux_sha256,
+        "media": media_urls_for("video", video.pk, video) if ready else None,
         "job": job_view(latest_job) if latest_job else None,
         "created_at": video.created_at.isoformat(),
     }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-__all__ = ["ingest_chunk", "ingest_join", "ingest_video"]
+__all__ = ["ingest_chunk", "ingest_join", "ingest_proxy", "ingest_video"]
 
 
 @shared_task(name="annotator.ingest_video")
@@ -19,9 +19,22 @@ def ingest_video(video_id: int, job_id: int) -> None:
         return
     if job.status == Job.Status.DONE:  # a redelivered message (acks_late) after success
         return
-    if job.status == Job.Status.RUNNING and "chunked" in job.result:
-        return  # redelivered after its chunk tasks were queued: they carry the ingest on
+    if job.status == Job.Status.RUNNING and ("chunked" in job.result or "remux" in job.result):
+        return  # redelivered after its remux or chunk tasks were queued: they carry it on
     do_ingest_video(video, job)
+
+
+@shared_task(name="annotator.ingest_proxy", acks_late=True, reject_on_worker_lost=True)
+def ingest_proxy(video_id: int, job_id: int, chunk_frames: int | None = None) -> None:
+    """Encode the proxy of a video already ready for annotation on its remux (chunked
+    like any proxy). A killed worker's message is redelivered and the encode redone."""
+    from annotator.actions.ingest import do_encode_proxy
+    from annotator.models import Job
+
+    job = Job.objects.filter(pk=job_id, video_id=video_id).select_related("video").first()
+    if job is None or job.status != Job.Status.RUNNING or "chunked" in job.result:
+        return  # deleted, finished, failed, or its chunk tasks carry it on
+    do_encode_proxy(job.video, job, chunk_frames=chunk_frames)
 
 
 @shared_task(name="annotator.ingest_chunk", acks_late=True, reject_on_worker_lost=True)

@@ -24,6 +24,15 @@ def thumbnail_indices(frame_count: int, count: int = THUMB_COUNT) -> list[int]:
     return sorted({round(i * (frame_count - 1) / (count - 1)) for i in range(count)})
 
 
+def keyframe_thumbnail_indices(table: FrameTable, count: int = THUMB_COUNT) -> list[int]:
+    """The keyframes at or before ``count`` evenly spaced frames (distinct, in order).
+
+    For a rendition with long GOPs (a remux of the source): each tile then costs one
+    decoded frame instead of up to a GOP of them, so the sprite takes a fraction of the time.
+    """
+    return sorted({table.keyframe_at_or_before(i) for i in thumbnail_indices(table.frame_count, count)})
+
+
 def make_thumbnails(
     proxy: str | Path,
     table: FrameTable,
@@ -32,6 +41,7 @@ def make_thumbnails(
     count: int = THUMB_COUNT,
     tile_width: int = THUMB_WIDTH,
     columns: int = THUMB_COLUMNS,
+    indices: list[int] | None = None,
 ) -> dict:
     """Write the sprite ``dest`` (JPEG) and return its meta.
 
@@ -39,7 +49,8 @@ def make_thumbnails(
     in sprite order (left to right, top to bottom), ``frames`` (index) and ``times``
     (pts in seconds), so a timeline can place tile *k* at ``times[k]``.
     """
-    indices = thumbnail_indices(table.frame_count, count)
+    if indices is None:
+        indices = thumbnail_indices(table.frame_count, count)
     tiles = []
     with FrameReader(proxy, table) as reader:
         for index in indices:

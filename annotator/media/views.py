@@ -7,6 +7,14 @@ Two families with the same files behind them:
 
 Whoever may not see the packet or video, signed in or not, gets the same 404 a
 missing one gets. A video that is not ready yet has no media: 404 as well.
+
+Renditions (docs/media.md §4): a video ready for annotation has a ``remux`` (browser-playable
+sources, made first) and/or a ``proxy`` (the seek-friendly encode, possibly still being
+made). Each is served at its own versioned URL (``…/remux/<version>.mp4``, version = the
+start of its SHA-256), which only ever answers that file's bytes, so a file a player is
+playing is never replaced under it. ``renditions.json`` says which exist now. The frame
+table, exact frames and thumbnails are of the best rendition (the proxy once it exists);
+every rendition has the same frame timing.
 """
 
 from __future__ import annotations
@@ -55,7 +63,7 @@ def media_view(func):
     @wraps(func)
     def view(request, owner: str, object_id: int, **kwargs):
         video = RESOLVERS[owner](request, object_id)
-        if video.status != Video.Status.READY or not video.proxy:
+        if video.status != Video.Status.READY or not (video.proxy or video.remux):
             raise Http404("Not found")
         return func(request, video, owner=owner, object_id=object_id, **kwargs)
 
@@ -72,10 +80,64 @@ def frame_table_of(video: Video) -> FrameTable:
     return _load_table(path, os.stat(path).st_mtime_ns)
 
 
+RENDITIONS = ("remux", "proxy")
+VERSION_LENGTH = 16
+
+
+def best_rendition(video: Video) -> tuple[str, str]:
+    """(path, sha256) of the file the frame table's keyframes and exact frames refer to."""
+    if video.proxy:
+        return video.proxy.path, video.proxy_sha256
+    return video.remux.path, video.remux_sha256
+
+
+def rendition_version(video: Video, kind: str) -> str | None:
+    """The version of rendition ``kind`` (start of its SHA-256), None when it does not exist."""
+    if not getattr(video, kind):
+        return None
+    return getattr(video, f"{kind}_sha256")[:VERSION_LENGTH] or "0"
+
+
 @media_view
 def proxy(request, video: Video, **_):
+    """The proxy at its unversioned URL (404 until the proxy exists)."""
+    if not video.proxy:
+        raise Http404("Not found")
     etag = f'"{video.proxy_sha256}"' if video.proxy_sha256 else None
     return ranged_file_response(request, video.proxy.path, "video/mp4", etag=etag)
+
+
+@media_view
+def rendition(request, video: Video, kind: str, version: str, **_):
+    """Rendition ``kind`` at its versioned URL: only ever this version's bytes."""
+    if kind not in RENDITIONS or rendition_version(video, kind) != version:
+        raise Http404("Not found")
+    sha = getattr(video, f"{kind}_sha256")
+    return ranged_file_response(
+        request,
+        getattr(video, kind).path,
+        "video/mp4",
+        etag=f'"{sha}"' if sha else None,
+        cache_control="private, max-age=31536000, immutable",
+    )
+
+
+@media_view
+def renditions(request, video: Video, owner: str, object_id: int, **_):
+    """Which renditions exist now, at their versioned URLs (the player polls this)."""
+    response = JsonResponse(renditions_of(video, owner, object_id))
+    response["Cache-Control"] = "private, no-store"
+    return response
+
+
+def renditions_of(video: Video, owner: str, object_id: int) -> dict:
+    urls = {}
+    for kind in RENDITIONS:
+        version = rendition_version(video, kind)
+        kwargs = {"object_id": object_id, "version": version}
+        urls[kind] = reverse(f"media-{owner}-{kind}-version", kwargs=kwargs) if version else None
+    ready = video.status == Video.Status.READY and any(urls.values())
+    return {"renditions": urls, "ready_for_annotation": ready, "proxy_ready": ready and bool(urls["proxy"])}
 
 
 @lru_cache(maxsize=16)
@@ -109,14 +171,15 @@ def frames_json(request, video: Video, **_):
 @media_view
 def frame(request, video: Video, n: int, fmt: str = "png", **_):
     """Frame ``n`` of the proxy, decoded exactly, as PNG (lossless) or JPEG."""
-    etag = f'"{video.proxy_sha256}-{n}-{fmt}"'
+    path, sha = best_rendition(video)
+    etag = f'"{sha}-{n}-{fmt}"'
     if etag in [tag.strip() for tag in request.headers.get("If-None-Match", "").split(",")]:
         response = HttpResponseNotModified()
         response["ETag"] = etag
         return response
     table = frame_table_of(video)
     try:
-        data = frame_image(video.proxy.path, table, n, fmt)
+        data = frame_image(path, table, n, fmt)
     except FrameOutOfRange:
         raise Http404("No such frame") from None
     except FrameMismatch as exc:
@@ -147,14 +210,23 @@ def thumbnails_meta(request, video: Video, owner: str, object_id: int, **_):
     return response
 
 
-def media_urls_for(owner: str, object_id: int) -> dict[str, str]:
-    """The media URLs of a packet or video, as the player and the API hand them out."""
+def media_urls_for(owner: str, object_id: int, video: Video | None = None) -> dict:
+    """The media URLs of a packet or video, as the player and the API hand them out.
+
+    ``renditions_json`` is where a player learns (and polls) which renditions exist; with
+    ``video`` given, ``renditions`` also lists them now (``{"remux": url|None, "proxy":
+    url|None}``, versioned URLs).
+    """
     kwargs = {"object_id": object_id}
     frame_zero = reverse(f"media-{owner}-frame", kwargs={**kwargs, "n": 0})
-    return {
+    urls = {
+        "renditions_json": reverse(f"media-{owner}-renditions", kwargs=kwargs),
         "proxy": reverse(f"media-{owner}-proxy", kwargs=kwargs),
         "frames": reverse(f"media-{owner}-frames", kwargs=kwargs),
         "frame_png": frame_zero.removesuffix("0.png") + "{n}.png",
         "thumbnails": reverse(f"media-{owner}-thumbs", kwargs=kwargs),
         "thumbnails_meta": reverse(f"media-{owner}-thumbs-meta", kwargs=kwargs),
     }
+    if video is not None:
+        urls["renditions"] = renditions_of(video, owner, object_id)["renditions"]
+    return urls

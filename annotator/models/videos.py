@@ -33,7 +33,11 @@ class Video(models.Model):
     frame_count = models.PositiveIntegerField(default=0)
     duration = models.FloatField(default=0.0)
 
-    # Derived media.
+    # Derived media. ``remux``: a faststart stream copy of a browser-playable source,
+    # made first so annotation can start while ``proxy`` (the seek-friendly encode) is
+    # made in the background; both share the frame table (docs/media.md §2.4).
+    remux = models.FileField(upload_to="videos/remux/", blank=True)
+    remux_sha256 = models.CharField(max_length=64, blank=True)
     proxy = models.FileField(upload_to="videos/proxy/", blank=True)
     proxy_sha256 = models.CharField(max_length=64, blank=True)
     frame_table = models.FileField(upload_to="videos/frames/", blank=True)

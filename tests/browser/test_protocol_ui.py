@@ -427,8 +427,8 @@ def test_a_maintainer_uploads_a_video_watches_the_ingest_and_assigns_three_diffe
 
     from annotator.media import tasks
 
-    real_task = tasks.ingest_video
-    shown = threading.Event()
+    real_task, real_proxy_task = tasks.ingest_video, tasks.ingest_proxy
+    shown, early_shown = threading.Event(), threading.Event()
 
     class Worker:
         """Stands in for the Celery worker process: the real ingest, in another thread."""
@@ -447,7 +447,23 @@ def test_a_maintainer_uploads_a_video_watches_the_ingest_and_assigns_three_diffe
 
             threading.Thread(target=work, daemon=True).start()
 
+    class ProxyWorker:
+        """The proxy task after the remux (annotate first), held until the page has shown
+        that the video is ready on its remux."""
+
+        @staticmethod
+        def delay(video_id, job_id, chunk_frames=None):
+            def work():
+                try:
+                    early_shown.wait(timeout=30)
+                    real_proxy_task(video_id, job_id, chunk_frames)
+                finally:
+                    connection.close()
+
+            threading.Thread(target=work, daemon=True).start()
+
     monkeypatch.setattr(tasks, "ingest_video", Worker)
+    monkeypatch.setattr(tasks, "ingest_proxy", ProxyWorker)
     page = page_as(maintainer, "/maintainer/packets/new/")
     wait_ready(page)
     page.fill("#video-title", "barcode 29.97")
@@ -456,6 +472,11 @@ def test_a_maintainer_uploads_a_video_watches_the_ingest_and_assigns_three_diffe
     page.wait_for_function("() => (window.frameledger.ingestStates || []).some((s) => s.progress === 0.42)")
     assert page.inner_text("#ingest-percent") == "42%"
     shown.set()
+    # Annotate first: the packet step opens while the proxy is still to be made.
+    page.wait_for_function("() => document.querySelector('#ingest-video').textContent.includes('on its remux')")
+    assert page.get_attribute("#step-packet", "aria-disabled") == "false"
+    assert page.get_attribute("#step-ingest", "data-status") == "running"
+    early_shown.set()
     page.wait_for_selector("#step-ingest[data-status=done]", timeout=60000)
     progress_seen = page.evaluate("window.frameledger.ingestStates.map((s) => s.progress)")
     assert 0.42 in progress_seen and progress_seen[-1] == 1 and page.inner_text("#ingest-percent") == "100%"

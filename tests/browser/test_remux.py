@@ -1,8 +1,8 @@
 """The faststart remux (stream copy, no encode) of browser-playable sources, in Chromium.
 
-The remux is not wired into ingest yet (docs/media.md §9); these tests establish that it
-is frame-exact by the player's own checks, B-frame sources (MP4 edit lists) included.
-Each remux is served as a packet's media, exactly as a proxy is.
+These tests establish that the remux is frame-exact by the player's own checks, B-frame
+sources (MP4 edit lists) included, and that a player on the remux switches to the proxy
+when ingest has made it (annotate first, docs/media.md §2.4), still exact.
 """
 
 from __future__ import annotations
@@ -15,12 +15,14 @@ import pytest
 from django.conf import settings
 
 from annotator.actions.ingest import file_sha256
+from annotator.media import synthetic, tasks
 from annotator.media.probe import probe
 from annotator.media.remux import make_remux, not_browser_playable
 from annotator.media.thumbs import make_thumbnails
-from annotator.models import Video
+from annotator.models import Job, Video
 from tests.browser.test_player import BOXES, SEEK_BATCH_JS, STEP_RUN_JS, failures
 from tests.factories import make_packet
+from tests.media.conftest import eager_celery  # noqa: F401 (a fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -87,3 +89,58 @@ def test_sources_the_browser_cannot_take_as_they_are_are_not_remuxed(synthetic_s
     assert "timestamps" in not_browser_playable(cut, probe(cut))
     vfr = synthetic_source("h264-vfr-bframes")
     assert "variable frame rate with reordered" in not_browser_playable(vfr, probe(vfr))
+
+
+SHOWN_JS = """
+(boxes) => {
+  const player = window.frameledger.player;
+  return { current: player.currentFrame, presented: player.presentedFrame, means: window.__flReadCells(boxes),
+           rendition: player.rendition, src: player.src, switches: player.stats.switches };
+}
+"""
+
+
+@pytest.mark.usefixtures("eager_celery")
+def test_the_player_starts_on_the_remux_and_switches_to_the_proxy_keeping_the_frame(
+    page_as, synthetic_source, maintainer, annotator_a, annotator_b, adjudicator, monkeypatch
+):
+    from django.core.files import File
+
+    from annotator.actions.ingest import do_ingest_video
+    from tests.media.conftest import FIXTURE_CHUNK_FRAMES
+
+    queued = []  # the broker: the proxy task is held here until the test runs it
+    monkeypatch.setattr(tasks.ingest_proxy, "delay", lambda *args: queued.append(args))
+    source = synthetic_source("h264-24-gop250")
+    video = Video.objects.create(title="annotate first", original_name=source.name, created_by=maintainer)
+    with open(source, "rb") as fh:
+        video.original.save(source.name, File(fh), save=True)
+    job = Job.objects.create(kind="ingest", video=video, created_by=maintainer)
+    do_ingest_video(video, job, chunk_frames=FIXTURE_CHUNK_FRAMES)
+    video.refresh_from_db()
+    assert video.status == Video.Status.READY and video.remux and not video.proxy and len(queued) == 1
+    packet = make_packet(maintainer, annotator_a, annotator_b, adjudicator, video=video, title="annotate first")
+
+    page = page_as(annotator_a, f"/packets/{packet.pk}/player/")
+    page.wait_for_function("window.frameledger && (window.frameledger.player || window.frameledger.loadError)")
+    assert page.evaluate("window.frameledger.loadError || null") is None
+    assert page.evaluate("window.frameledger.player.rendition") == "remux"
+    assert page.evaluate("window.frameledger.player.checkRenditions()") is False  # no proxy yet
+    count = video.frame_count
+    rng = random.Random("annotate-first")
+    targets = [0, count - 1] + [rng.randrange(count) for _ in range(40)] + [137]
+    assert failures(page.evaluate(SEEK_BATCH_JS, {"targets": targets, "boxes": BOXES})) == []
+
+    tasks.ingest_proxy(*queued[0])  # the worker makes the proxy (chunks and join, eager)
+    video.refresh_from_db()
+    assert video.proxy and Job.objects.get(pk=job.pk).status == Job.Status.DONE
+
+    assert page.evaluate("window.frameledger.player.checkRenditions()") is True
+    shown = page.evaluate(SHOWN_JS, BOXES)
+    assert shown["rendition"] == "proxy" and shown["switches"] == 1
+    assert shown["src"].endswith(f"/proxy/{video.proxy_sha256[:16]}.mp4")
+    assert synthetic.decode_cell_means(shown["means"]) == shown["current"] == shown["presented"] == 137
+    targets = [0, 1, count - 2, count - 1] + [rng.randrange(count) for _ in range(60)]
+    results = page.evaluate(SEEK_BATCH_JS, {"targets": targets, "boxes": BOXES})
+    results += page.evaluate(STEP_RUN_JS, {"start": count // 2, "steps": [1] * 15 + [-1] * 15, "boxes": BOXES})
+    assert failures(results) == []

@@ -104,7 +104,7 @@ def test_a_failing_chunk_fails_the_video_cleanly(
         video.original.save(source.name, File(fh), save=True)
     job = Job.objects.create(kind="ingest", video=video, created_by=maintainer)
     with django_capture_on_commit_callbacks() as queued:
-        do_ingest_video(video, job, chunk_frames=48)
+        do_ingest_video(video, job, chunk_frames=48, remux_first=False)
     assert len(queued) == 1  # the chunk tasks, queued after commit
     os.unlink(video.original.path)  # the source disappears before any chunk runs
     queued[0]()
@@ -129,7 +129,8 @@ def _queues_with(env_value: str | None) -> dict:
         env["FRAMELEDGER_INGEST_QUEUE"] = env_value
     code = (
         "import django, json; django.setup(); from deploy.celery import app; import annotator.media.tasks; "
-        "names = ['annotator.ingest_video', 'annotator.ingest_chunk', 'annotator.ingest_join', "
+        "names = ['annotator.ingest_video', 'annotator.ingest_proxy', 'annotator.ingest_chunk', "
+        "'annotator.ingest_join', "
         "'annotator.score_batch']; "
         "print(json.dumps({n: app.amqp.router.route({}, n, (), {})['queue'].name for n in names}))"
     )
@@ -142,6 +143,7 @@ def test_ingest_tasks_can_be_given_their_own_queue():
     routed = _queues_with("ingest")
     assert routed == {
         "annotator.ingest_video": "ingest",
+        "annotator.ingest_proxy": "ingest",
         "annotator.ingest_chunk": "ingest",
         "annotator.ingest_join": "ingest",
         "annotator.score_batch": "everything",
@@ -163,7 +165,7 @@ def test_a_redelivered_ingest_task_does_not_plan_the_chunks_again(
         video.original.save(source.name, File(fh), save=True)
     job = Job.objects.create(kind="ingest", video=video, created_by=maintainer)
     with django_capture_on_commit_callbacks() as queued:
-        do_ingest_video(video, job, chunk_frames=48)
+        do_ingest_video(video, job, chunk_frames=48, remux_first=False)
     job.refresh_from_db()
     plan = dict(job.result)
     with django_capture_on_commit_callbacks() as again:

@@ -31,7 +31,7 @@ def stored_video(maintainer, name: str, content: bytes) -> tuple[Video, Job]:
 def test_ingest_fills_the_video_and_finishes_the_job(synthetic_source, maintainer):
     source = synthetic_source("h264-offset-1.5s")
     video, job = stored_video(maintainer, "offset.mkv", source.read_bytes())
-    do_ingest_video(video, job)
+    do_ingest_video(video, job, remux_first=False)  # the proxy-first path
 
     video.refresh_from_db()
     job.refresh_from_db()
@@ -66,7 +66,7 @@ def test_ingest_reports_progress_on_the_job_row(synthetic_source, maintainer, mo
 
     monkeypatch.setattr(QuerySet, "update", spy)
     video, job = stored_video(maintainer, "a.mp4", synthetic_source("h264-2997-gop12").read_bytes())
-    do_ingest_video(video, job)
+    do_ingest_video(video, job, remux_first=False)  # the proxy-first path
     assert seen == sorted(seen) and seen[0] == 0.0 and seen[-1] == 1.0 and len(seen) >= 5
 
 

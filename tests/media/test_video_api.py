@@ -17,6 +17,7 @@ def enqueued(monkeypatch):
     """Records what would go to the broker; the test runs the task body itself."""
     calls = []
     monkeypatch.setattr(tasks.ingest_video, "delay", lambda *args: calls.append(args))
+    monkeypatch.setattr(tasks.ingest_proxy, "delay", lambda *args: calls.append(("proxy", *args)))
     return calls
 
 
@@ -39,12 +40,26 @@ def test_upload_answers_202_and_queues_ingest_after_commit(
     assert video.original_name == "match.mp4" and video.size_bytes > 0 and video.original.name.endswith(".mp4")
     assert AuditEntry.objects.filter(operation="video.upload", object_id=str(video_id)).exists()
 
-    tasks.ingest_video(video_id, job_id)  # what the worker runs
+    with django_capture_on_commit_callbacks(execute=True):
+        tasks.ingest_video(video_id, job_id)  # what the worker runs: the remux first
+    assert enqueued[-1] == ("proxy", video_id, job_id, None)  # the proxy task, queued
+
+    job = client.get(f"/api/jobs/{job_id}/").data
+    assert job["status"] == "running" and "remux" in job["result"]
+    detail = client.get(f"/api/videos/{video_id}/").data
+    assert detail["status"] == "ready" and detail["frame_count"] == 300 and detail["frame_rate"] == [24, 1]
+    assert (detail["ready_for_annotation"], detail["proxy_ready"]) == (True, False)
+    remux_url = f"/media/videos/{video_id}/remux/{detail['remux_sha256'][:16]}.mp4"
+    assert detail["media"]["renditions"] == {"remux": remux_url, "proxy": None}
+
+    tasks.ingest_proxy(video_id, job_id)  # what the worker runs next: the proxy
 
     job = client.get(f"/api/jobs/{job_id}/").data
     assert (job["status"], job["progress"], job["video"]) == ("done", 1.0, video_id)
     detail = client.get(f"/api/videos/{video_id}/").data
-    assert detail["status"] == "ready" and detail["frame_count"] == 300 and detail["frame_rate"] == [24, 1]
+    assert (detail["ready_for_annotation"], detail["proxy_ready"]) == (True, True)
+    proxy_url = f"/media/videos/{video_id}/proxy/{detail['proxy_sha256'][:16]}.mp4"
+    assert detail["media"]["renditions"] == {"remux": remux_url, "proxy": proxy_url}
     assert detail["media"]["proxy"] == f"/media/videos/{video_id}/proxy.mp4"
     assert detail["job"]["id"] == job_id
     assert [v["id"] for v in client.get("/api/videos/").data] == [video_id]

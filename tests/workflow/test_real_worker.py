@@ -39,3 +39,6 @@ def test_an_uploaded_video_is_ingested_by_a_real_worker(worker, maintainer, tmp_
     assert video.status == Video.Status.READY and video.frame_count == 48
     assert "annotator.ingest_video" in Path(log).read_text()
     assert Path(settings.MEDIA_ROOT, video.proxy.name).exists()
+    # Annotate first: the remux was made, then the worker ran the proxy task.
+    assert "annotator.ingest_proxy" in Path(log).read_text() and "remux" in job.result
+    assert Path(settings.MEDIA_ROOT, video.remux.name).exists()

@@ -98,7 +98,9 @@ class Command(BaseCommand):
         job.refresh_from_db()
         if video.status != Video.Status.READY:
             self.stdout.write("ingesting (proxy, frame table, thumbnails)…")
-            do_ingest_video(video, job, chunk_frames=0)  # one pass, here: no worker needed
+            # One pass, proxy first, here: no worker needed (the remux would leave the proxy
+            # to a worker).
+            do_ingest_video(video, job, chunk_frames=0, remux_first=False)
             video.refresh_from_db()
         self.stdout.write(f"video {video.pk}: {video.frame_count} frames at {video.frame_rate} fps")
         return video

@@ -100,13 +100,20 @@ export function auditPage() {
 // ---- new packet ------------------------------------------------------------------------
 
 // Follow an ingest job: the websocket relay when there is one, else polling the API.
-function followJob(jobId, onState) {
+// `onAnnotatable` is called once when the video is ready for annotation on its remux
+// while the job still encodes the proxy (docs/media.md §2.4).
+function followJob(jobId, onState, onAnnotatable = () => undefined) {
   return new Promise((resolve) => {
     let done = false;
+    let annotatable = false;
     let poller = null;
     const finish = (state) => {
       if (done) return;
       onState(state);
+      if (!annotatable && state.status !== "failed" && state.result && state.result.remux) {
+        annotatable = true;
+        onAnnotatable(state);
+      }
       if (state.status === "done" || state.status === "failed") {
         done = true;
         clearInterval(poller);
@@ -158,7 +165,8 @@ export function newPacketPage() {
 
   function videoReady(video) {
     videoId = video.id;
-    $("#ingest-video").textContent = `Video ${video.id} “${video.title}” is ready: ${video.frame_count} frames at ${video.frame_rate.join("/")} fps.`;
+    const proxyNote = video.proxy_ready === false ? " (on its remux; the seek-friendly proxy is being encoded, players switch to it when it is ready)" : "";
+    $("#ingest-video").textContent = `Video ${video.id} “${video.title}” is ready: ${video.frame_count} frames at ${video.frame_rate.join("/")} fps${proxyNote}.`;
     $("#ingest-report").textContent = ingestReportText(video.ingest_report || {});
     $("#step-packet").setAttribute("aria-disabled", "false");
     if (!$("#packet-title-input").value) $("#packet-title-input").value = video.title;
@@ -204,7 +212,16 @@ export function newPacketPage() {
       });
       answerVideo = answer.video;
       showIngest(answer.job);
-      const final = await followJob(answer.job.id, showIngest);
+      let early = false;
+      const final = await followJob(answer.job.id, showIngest, async () => {
+        early = true;
+        videoReady(await api.get(`/api/videos/${answer.video.id}/`));
+      });
+      if (final.status !== "done" && early) {
+        // The video stays ready on its remux (docs/media.md §2.4).
+        $("#upload-error").textContent = `The proxy could not be made (${final.message}); annotation works on the remux.`;
+        return;
+      }
       if (final.status !== "done") throw new Error(final.message || "the ingest failed");
       videoReady(await api.get(`/api/videos/${answer.video.id}/`));
     } catch (error) {

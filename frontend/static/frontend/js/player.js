@@ -16,6 +16,12 @@
 // Seeks are serialised, latest wins: while one runs, newer requests replace each other,
 // so held-down arrow keys (key repeats) and scrubbing coalesce into few real seeks.
 // After a pause (by the user or at the end), the player snaps to the displayed frame.
+//
+// Renditions: with `urls.renditions` (the server's renditions.json) the player plays the
+// proxy when it exists, else the remux, and while on the remux it polls every `pollMs`;
+// when the proxy appears it switches to it (checkRenditions() does one poll now): the
+// same frame stays on screen, confirmed by rVFC, on the same frame table (checked). It
+// never switches during playback: the switch waits for the next poll while paused.
 
 import { FrameClock } from "./frame_clock.js";
 import { api } from "./api.js";
@@ -23,15 +29,32 @@ import { el } from "./ui.js";
 
 export const RATES = [0.25, 0.5, 1, 1.5, 2];
 const SEEK_TIMEOUT_MS = 3000;
+const POLL_MS = 5000;
+
+function mediaUrls(base) {
+  return {
+    proxy: `${base}/proxy.mp4`,
+    renditions: `${base}/renditions.json`,
+    frames: `${base}/frames.json`,
+    framePng: `${base}/frames/{n}.png`,
+  };
+}
 
 export function packetMediaUrls(packetId) {
-  const base = `/media/packets/${encodeURIComponent(packetId)}`;
-  return { proxy: `${base}/proxy.mp4`, frames: `${base}/frames.json`, framePng: `${base}/frames/{n}.png` };
+  return mediaUrls(`/media/packets/${encodeURIComponent(packetId)}`);
 }
 
 export function videoMediaUrls(videoId) {
-  const base = `/media/videos/${encodeURIComponent(videoId)}`;
-  return { proxy: `${base}/proxy.mp4`, frames: `${base}/frames.json`, framePng: `${base}/frames/{n}.png` };
+  return mediaUrls(`/media/videos/${encodeURIComponent(videoId)}`);
+}
+
+// Do two frame tables (as FrameClock) time every frame identically?
+function sameTiming(a, b) {
+  if (a.frameCount !== b.frameCount) return false;
+  for (let i = 0; i < a.frameCount; i++) {
+    if (a.ptsOf(i) !== b.ptsOf(i) || a.durationOf(i) !== b.durationOf(i)) return false;
+  }
+  return true;
 }
 
 function once(target, type, timeoutMs) {
@@ -49,7 +72,7 @@ function once(target, type, timeoutMs) {
 }
 
 export class FramePlayer extends EventTarget {
-  constructor(root, { packetId = null, urls = null, keyboard = true, seekMode = "midpoint" } = {}) {
+  constructor(root, { packetId = null, urls = null, keyboard = true, seekMode = "midpoint", pollMs = POLL_MS } = {}) {
     super();
     if (!urls && packetId === null) throw new Error("FramePlayer needs a packetId or urls");
     this.root = root;
@@ -75,6 +98,13 @@ export class FramePlayer extends EventTarget {
     this._keepalive = null; // the always-pending rVFC handle (see _keepFramePending)
     this._destroyed = false;
     this.presentedFrame = null; // the frame rVFC last reported presented
+    // The rendition playing ("proxy" or "remux") and its URL; switches are counted.
+    this.rendition = null;
+    this.src = null;
+    this.pollMs = pollMs;
+    this._pollTimer = null;
+    this._switching = null;
+    this.stats.switches = 0;
     this._build(keyboard);
   }
 
@@ -158,12 +188,98 @@ export class FramePlayer extends EventTarget {
     this.fpsOut.textContent = `${this.clock.fpsLabel} fps`;
     this.scrub.max = String(this.clock.frameCount - 1);
     this.frameInput.max = String(this.clock.frameCount - 1);
+    const [rendition, src] = await this._pickRendition();
     const loaded = once(this.video, "loadeddata", 30000);
-    this.video.src = this.urls.proxy;
+    this.rendition = rendition;
+    this.src = src;
+    this.video.src = src;
     await loaded;
     this._keepFramePending();
     await this.seekToFrame(0);
+    if (rendition === "remux") this._schedulePoll();
     return this;
+  }
+
+  async _fetchRenditions() {
+    const response = await fetch(this.urls.renditions, { credentials: "same-origin", cache: "no-store" });
+    if (!response.ok) throw new Error(`renditions: HTTP ${response.status}`);
+    return (await response.json()).renditions;
+  }
+
+  // ["proxy"|"remux", url]: the proxy when it exists, else the remux.
+  async _pickRendition() {
+    // `renditions` is the URL of renditions.json (the API's `media.renditions_json`).
+    if (typeof this.urls.renditions !== "string") return ["proxy", this.urls.proxy];
+    const found = await this._fetchRenditions();
+    if (found.proxy) return ["proxy", found.proxy];
+    if (found.remux) return ["remux", found.remux];
+    throw new Error("the video has no playable rendition yet");
+  }
+
+  _schedulePoll() {
+    if (this._destroyed || this.rendition === "proxy" || typeof this.urls.renditions !== "string") return;
+    clearTimeout(this._pollTimer);
+    this._pollTimer = setTimeout(() => {
+      this.checkRenditions().catch(() => undefined).finally(() => this._schedulePoll());
+    }, this.pollMs);
+  }
+
+  // Poll once: if the proxy exists now, switch to it. Resolves true once on the proxy.
+  async checkRenditions() {
+    if (this.rendition === "proxy") return true;
+    if (this._switching) return this._switching;
+    // Never during playback: the switch waits for a pause (the next poll after it).
+    if (!this.video.paused) return false;
+    const found = await this._fetchRenditions();
+    if (!found.proxy || this.rendition === "proxy") return this.rendition === "proxy";
+    if (!this._switching) {
+      this._switching = this._switchTo("proxy", found.proxy).finally(() => {
+        this._switching = null;
+      });
+    }
+    return this._switching;
+  }
+
+  // Switch to another rendition of the same frames, keeping the current frame on screen.
+  async _switchTo(rendition, src) {
+    const response = await fetch(this.urls.frames, { credentials: "same-origin" });
+    if (!response.ok) throw new Error(`frame table: HTTP ${response.status}`);
+    if (!sameTiming(this.clock, FrameClock.fromTable(await response.json()))) {
+      this._showError(`The ${rendition} has a different frame table; staying on the ${this.rendition}.`);
+      return false;
+    }
+    while (this._inflight || this._queued || this._snapPromise) {
+      const busy = this._inflight || this._snapPromise || new Promise((resolve) => setTimeout(resolve, 20));
+      await Promise.resolve(busy).catch(() => undefined);
+    }
+    const frame = this._intended;
+    return new Promise((resolve) => {
+      this._run(frame, [() => resolve(true)], () => this._swapSource(rendition, src, frame));
+    });
+  }
+
+  async _swapSource(rendition, src, frame) {
+    if (!this.video.paused) {
+      this._snapping = true; // paused for the switch; the seek below confirms the frame
+      this.video.pause();
+      await this._settle();
+      this._playToken += 1;
+    }
+    const rate = this.video.playbackRate;
+    if (this._keepalive !== null) this.video.cancelVideoFrameCallback(this._keepalive);
+    this._keepalive = null;
+    const loaded = once(this.video, "loadeddata", 30000);
+    this.video.src = src;
+    await loaded;
+    this.video.playbackRate = rate;
+    this.rendition = rendition;
+    this.src = src;
+    this.stats.switches += 1;
+    this._shown = null;
+    this._shownAt = null;
+    this._keepFramePending();
+    this.dispatchEvent(new CustomEvent("rendition", { detail: { rendition, src } }));
+    return this._seekExact(frame);
   }
 
   // One requestVideoFrameCallback is always pending, for the player's whole life. Without
@@ -208,8 +324,8 @@ export class FramePlayer extends EventTarget {
     return this.seekToFrame(base + Math.trunc(Number(k)));
   }
 
-  async _run(target, waiters) {
-    this._inflight = this._seekExact(target);
+  async _run(target, waiters, operation = () => this._seekExact(target)) {
+    this._inflight = operation();
     let presented;
     try {
       presented = await this._inflight;
@@ -405,6 +521,7 @@ export class FramePlayer extends EventTarget {
 
   destroy() {
     this._destroyed = true;
+    clearTimeout(this._pollTimer);
     if (this._keepalive !== null) this.video.cancelVideoFrameCallback(this._keepalive);
     this._keepalive = null;
     this.video.pause();
