@@ -59,6 +59,8 @@ _scanner = None
 
 
 def _skip_whitespace(text: str, index: int) -> int:
+    if index == len(text) or text[index] not in _WHITESPACE:  # the usual case: nothing to skip
+        return index
     rest = text[index:] if index else text
     return len(text) - len(rest.lstrip(_WHITESPACE))
 
