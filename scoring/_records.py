@@ -17,8 +17,6 @@ Records shared with callers that inspect them with ``dataclasses`` (``UnionItem`
 ``Anchor``, ``Pair``) stay real dataclasses.
 """
 
-from __future__ import annotations
-
 _MISSING = object()
 
 

@@ -17,8 +17,6 @@ or the exception that becomes the reason (see docs/scoring.md, "Reading a submis
   (``submission must be a regular file``), at most 10,000,000 bytes.
 """
 
-from __future__ import annotations
-
 import errno
 import os
 import stat

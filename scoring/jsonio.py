@@ -21,8 +21,6 @@ Only the standard library is used, and nothing heavier than ``_json`` is importe
 until an error message has to be built.
 """
 
-from __future__ import annotations
-
 import sys
 from _thread import allocate_lock
 from itertools import accumulate

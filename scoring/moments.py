@@ -10,8 +10,6 @@ IoU is computed exactly (``fractions.Fraction`` of the float endpoints), so the
 thresholds 0.5 / 0.7 / 0.9 are never missed by a rounding error.
 """
 
-from __future__ import annotations
-
 import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence

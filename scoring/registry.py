@@ -9,8 +9,6 @@ module; a scorer's module is imported the first time that scorer runs, so
 ``python -m scoring score`` loads only the scorer it runs.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 

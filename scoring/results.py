@@ -5,8 +5,6 @@
 inspect them with ``dataclasses``) and load on first use.
 """
 
-from __future__ import annotations
-
 from ._records import dataclass, field
 
 

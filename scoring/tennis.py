@@ -9,8 +9,6 @@ pairing token 0 with token 0 earns nothing and each side's shot denominator is
 2 * len(tokens) - 1 for a non-empty list.
 """
 
-from __future__ import annotations
-
 from _operator import eq
 from bisect import bisect_left
 from collections.abc import Mapping, Sequence
