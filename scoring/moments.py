@@ -512,8 +512,10 @@ def score(
         **summary,
         "reason": reason,
         "excluded_query_ids": [r["query_id"] for r in records if r["status"] == "excluded_zero_normaliser"],
-        "per_query": [{key: value for key, value in record.items() if key != "hits"} for record in records],
+        "per_query": records,
     }
+    for record in records:  # the hits were for the summary only (the records are ours)
+        record.pop("hits", None)
     return with_details_encoded_on_read(
         lambda: dumps_indented(details, newline=True),
         reward=summary["reward"],
