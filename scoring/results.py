@@ -15,7 +15,8 @@ class ScoreResult:
     ``reward_json``, ``reward_txt`` and ``details_json`` are the exact bytes the command
     line writes (``None`` where the scorer has no such file). ``details`` is the parsed
     content of the details document (for the tennis scorers: the ``details`` object of
-    ``reward.json``).
+    ``reward.json``); treat it as read-only: a result whose ``details_json`` is encoded
+    on first read (:func:`with_details_encoded_on_read`) encodes ``details`` as it is then.
     """
 
     reward: float
