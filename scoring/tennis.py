@@ -213,7 +213,10 @@ def shot_atoms(predicted: Sequence[Token], reference: Sequence[Token], version: 
     if tuple(longer[: len(shorter)]) == tuple(shorter):
         # Each token pairs at most once and earns at most its present fields, so no
         # alignment earns more than ``present``; aligning the common prefix position
-        # by position earns all of it, except in v2 the stroke of token 0.
+        # by position earns all of it, except in v2 the stroke of token 0 (when it has
+        # one). Then ``present`` is reached only by pairing every token with fields to
+        # a token equal on them, token 0 past token 0 (the greedy test below); when
+        # none does, the position-by-position alignment's ``present - 1`` is optimal.
         present = sum((stroke is not None) + (direction is not None) for stroke, direction in shorter)
         if version == "v1" or shorter[0][0] is None or _embeds_past_token_0(shorter, longer):
             return present

@@ -1,5 +1,5 @@
-"""The shortcuts of ``tennis.shot_atoms`` (a v1 prefix, identical v2 token lists)
-give what the full order-preserving DP gives."""
+"""The shortcut of ``tennis.shot_atoms`` (one token list a prefix of the other, v1 and v2)
+gives what the full order-preserving DP gives."""
 
 from __future__ import annotations
 
