@@ -241,17 +241,29 @@ def cli_side_by_side(
     with tempfile.TemporaryDirectory() as folder:
         args = _cli_files(Path(folder), scorer_id)
         pycache = str(Path(folder) / "pycache") if cached_bytecode else None
+        # Without a cache, each repo's package runs from a copy without the __pycache__
+        # folders a test run may have left in the checkout (Python would read them).
+        sources = {repo: repo if cached_bytecode else _bare_copy(repo, Path(folder)) for repo in repos}
         for repo in repos:  # one call to fill the bytecode cache
-            _run([sys.executable, "-m", "scoring", *args], repo, pycache)
+            _run([sys.executable, "-m", "scoring", *args], sources[repo], pycache)
         samples: dict[str, list[tuple[float, float]]] = {"bare": [], **{repo: [] for repo in repos}}
         for _ in range(calls):
             samples["bare"].append(_run([sys.executable, "-c", "pass"], repos[0], pycache))
             for repo in repos:
-                samples[repo].append(_run([sys.executable, "-m", "scoring", *args], repo, pycache))
+                samples[repo].append(_run([sys.executable, "-m", "scoring", *args], sources[repo], pycache))
     return {
         name: (statistics.median(v[0] for v in values), statistics.median(v[1] for v in values))
         for name, values in samples.items()
     }
+
+
+def _bare_copy(repo: str, folder: Path) -> str:
+    """A folder holding a copy of ``repo``'s ``scoring`` package without bytecode."""
+    import shutil
+
+    target = folder / f"source-{len(list(folder.glob('source-*')))}"
+    shutil.copytree(Path(repo) / "scoring", target / "scoring", ignore=shutil.ignore_patterns("__pycache__"))
+    return str(target)
 
 
 if __name__ == "__main__" and sys.argv[1:2] == ["--in-process-child"]:

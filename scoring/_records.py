@@ -17,8 +17,6 @@ Records shared with callers that inspect them with ``dataclasses`` (``UnionItem`
 ``Anchor``, ``Pair``) stay real dataclasses.
 """
 
-from __future__ import annotations
-
 _MISSING = object()
 
 
@@ -59,7 +57,7 @@ def _fields(cls) -> list[Field]:
 
 
 def _init(cls, fields: list[Field], frozen: bool):
-    namespace: dict = {"_MISSING": _MISSING, "_set": object.__setattr__}
+    namespace: dict = {"_MISSING": _MISSING}
     arguments, lines = [], []
     for index, spec in enumerate(fields):
         if spec.default is not _MISSING:
@@ -73,7 +71,10 @@ def _init(cls, fields: list[Field], frozen: bool):
         else:
             arguments.append(spec.name)
             value = spec.name
-        lines.append(f"_set(self, {spec.name!r}, {value})" if frozen else f"self.{spec.name} = {value}")
+        # frozen: straight into the instance dict (its __setattr__ refuses)
+        lines.append(f"_state[{spec.name!r}] = {value}" if frozen else f"self.{spec.name} = {value}")
+    if frozen and lines:
+        lines.insert(0, "_state = self.__dict__")
     source = f"def __init__(self, {', '.join(arguments)}):\n    " + ("\n    ".join(lines) or "pass")
     exec(source, namespace)  # the same technique dataclasses uses
     function = namespace["__init__"]

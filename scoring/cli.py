@@ -7,8 +7,6 @@ written, including for a malformed submission; 2 for a usage, ground-truth or
 parameter error (nothing written).
 """
 
-from __future__ import annotations
-
 import os
 import sys
 

@@ -9,8 +9,6 @@ is the F1 of exact (verb, noun set, both boundaries within ``tolerance``) matche
   ground truth in chronological order.
 """
 
-from __future__ import annotations
-
 from bisect import bisect_left, bisect_right
 from collections import namedtuple
 from collections.abc import Callable, Iterable, Mapping, Sequence

@@ -5,8 +5,6 @@ a bad ground truth with one clause. A malformed *submission* never raises: it sc
 0 with a reason. These errors are for the inputs the caller controls.
 """
 
-from __future__ import annotations
-
 
 class ScoringError(ValueError):
     """Base class of every error the scoring library raises on purpose."""

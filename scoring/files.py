@@ -17,8 +17,6 @@ or the exception that becomes the reason (see docs/scoring.md, "Reading a submis
   (``submission must be a regular file``), at most 10,000,000 bytes.
 """
 
-from __future__ import annotations
-
 import errno
 import os
 import stat
@@ -27,6 +25,16 @@ from .constants import EGOCENTRIC_MAX_BYTES, MOMENTS_MAX_BYTES, TENNIS_MAX_BYTES
 from .errors import SolutionRejected
 
 _CHUNK = 1024 * 1024
+
+# The byte cap of each kind's file layer, and the word its over-cap reason starts with.
+SOLUTION_CAPS = {"actions": EGOCENTRIC_MAX_BYTES, "break_points": TENNIS_MAX_BYTES, "moments": MOMENTS_MAX_BYTES}
+_CAP_NOUNS = {"actions": "solution", "break_points": "solution", "moments": "submission"}
+
+
+def over_cap_reason(kind: str) -> str:
+    """The file layer's reason for a file over the cap of ``kind`` (the same text the
+    scorer gives for bytes handed to it over that cap)."""
+    return f"{_CAP_NOUNS[kind]} exceeds {SOLUTION_CAPS[kind]} bytes"
 
 
 def _read_bounded(descriptor: int, cap: int) -> bytes:
@@ -61,14 +69,14 @@ def read_egocentric_solution(path: str | os.PathLike) -> bytes | BaseException:
         if not stat.S_ISREG(metadata.st_mode):
             return SolutionRejected("solution must be a regular file")
         if metadata.st_size > EGOCENTRIC_MAX_BYTES:
-            return SolutionRejected(f"solution exceeds {EGOCENTRIC_MAX_BYTES} bytes")
+            return SolutionRejected(over_cap_reason("actions"))
         data = _read_bounded(descriptor, EGOCENTRIC_MAX_BYTES)
     except OSError as error:
         return error
     finally:
         os.close(descriptor)
     if len(data) > EGOCENTRIC_MAX_BYTES:  # grew after fstat
-        return SolutionRejected(f"solution exceeds {EGOCENTRIC_MAX_BYTES} bytes")
+        return SolutionRejected(over_cap_reason("actions"))
     return data
 
 
@@ -92,7 +100,7 @@ def read_tennis_solution(path: str | os.PathLike) -> bytes | BaseException:
     finally:
         os.close(descriptor)
     if len(data) > TENNIS_MAX_BYTES:
-        return SolutionRejected(f"solution exceeds {TENNIS_MAX_BYTES} bytes")
+        return SolutionRejected(over_cap_reason("break_points"))
     return data
 
 
@@ -111,7 +119,7 @@ def read_moment_submission(path: str | os.PathLike) -> bytes | BaseException:
     finally:
         os.close(descriptor)
     if len(data) > MOMENTS_MAX_BYTES:
-        return SolutionRejected(f"submission exceeds {MOMENTS_MAX_BYTES} bytes")
+        return SolutionRejected(over_cap_reason("moments"))
     return data
 
 

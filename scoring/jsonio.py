@@ -21,8 +21,6 @@ Only the standard library is used, and nothing heavier than ``_json`` is importe
 until an error message has to be built.
 """
 
-from __future__ import annotations
-
 import sys
 from _thread import allocate_lock
 from itertools import accumulate
@@ -59,6 +57,8 @@ _scanner = None
 
 
 def _skip_whitespace(text: str, index: int) -> int:
+    if index == len(text) or text[index] not in _WHITESPACE:  # the usual case: nothing to skip
+        return index
     rest = text[index:] if index else text
     return len(text) - len(rest.lstrip(_WHITESPACE))
 

@@ -7,8 +7,6 @@ pairs sorted by left index. Work is proportional to the number of candidate edge
 ``len(left) * len(right)``.
 """
 
-from __future__ import annotations
-
 from bisect import bisect_left
 from collections import deque
 from collections.abc import Sequence

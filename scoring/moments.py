@@ -10,8 +10,6 @@ IoU is computed exactly (``fractions.Fraction`` of the float endpoints), so the
 thresholds 0.5 / 0.7 / 0.9 are never missed by a rounding error.
 """
 
-from __future__ import annotations
-
 import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
@@ -20,7 +18,7 @@ from ._records import dataclass
 from .constants import MOMENTS_DEFAULT_A, MOMENTS_DEFAULT_B, MOMENTS_DEPTH_LIMIT, MOMENTS_MAX_BYTES
 from .errors import GroundTruthError, ParameterError
 from .jsonio import dumps_indented, loads, loads_like_verifier
-from .results import ScoreResult
+from .results import ScoreResult, with_details_encoded_on_read
 
 DEFAULT_A = MOMENTS_DEFAULT_A
 DEFAULT_B = MOMENTS_DEFAULT_B
@@ -38,6 +36,8 @@ DEFAULT_SOURCE = "default"
 
 def is_finite_number(value: object) -> bool:
     """A JSON number (not a boolean) that converts to a finite float."""
+    if type(value) is float:  # the common case: inf - inf and nan - nan are nan
+        return value - value == 0.0
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return False
     try:
@@ -134,7 +134,10 @@ def _iou_terms(start: float, end: float, a: float, b: float) -> tuple[int, int]:
     Every float is a dyadic rational, so scaling to the largest denominator makes all
     four endpoints integers without rounding (the same value ``Fraction`` would give,
     without building one per comparison)."""
-    (s, ds), (e, de), (x, dx), (y, dy) = (v.as_integer_ratio() for v in (start, end, a, b))
+    s, ds = start.as_integer_ratio()
+    e, de = end.as_integer_ratio()
+    x, dx = a.as_integer_ratio()
+    y, dy = b.as_integer_ratio()
     scale = max(ds, de, dx, dy)
     s, e, x, y = s * (scale // ds), e * (scale // de), x * (scale // dx), y * (scale // dy)
     intersection = (e if e < y else y) - (s if s > x else x)
@@ -182,7 +185,8 @@ def _hits(numerator: int, denominator: int) -> list[bool]:
 
 def _utility_terms(numerator: int, denominator: int) -> float:
     # float(Fraction(n, d)) is n / d: int / int is correctly rounded
-    return 0.7 * (sum(_hits(numerator, denominator)) / 3) + 0.3 * (numerator / denominator)
+    hits = (2 * numerator >= denominator) + (10 * numerator >= 7 * denominator) + (10 * numerator >= 9 * denominator)
+    return 0.7 * (hits / 3) + 0.3 * (numerator / denominator)
 
 
 def utility(x) -> float:
@@ -270,7 +274,7 @@ def ground_truth_queries(ground_truth: object) -> list[Query]:
             raise GroundTruthError(f"ground-truth query {number} is not an object")
         query_id, video_id = item.get("query_id"), item.get("video_id")
         source = item.get("source", DEFAULT_SOURCE)
-        if not all(isinstance(value, str) for value in (query_id, video_id, source)):
+        if not (isinstance(query_id, str) and isinstance(video_id, str) and isinstance(source, str)):
             raise GroundTruthError(f"ground-truth query {number} needs string ids and source")
         if query_id in seen:
             raise GroundTruthError(f"ground-truth query id {query_id!r} repeats")
@@ -283,7 +287,7 @@ def ground_truth_queries(ground_truth: object) -> list[Query]:
             if (
                 not isinstance(interval, (list, tuple))
                 or len(interval) != 2
-                or not all(is_finite_number(t) for t in interval)
+                or not (is_finite_number(interval[0]) and is_finite_number(interval[1]))
                 or not interval[0] < interval[1]
             ):
                 raise GroundTruthError(f"ground-truth query {query_id!r} has a bad interval")
@@ -398,33 +402,43 @@ def _row_interval(row: dict, grid: Sequence[float]) -> tuple[float, float] | str
 
 
 def _query_record(query: Query, grid: Sequence[float] | None, rows: list | None) -> dict:
-    record = {"query_id": query.query_id, "source": query.source}
+    """The per-query record (key order as published); ``hits`` only for a scored row."""
     star_n, star_d, _ = _best_grid_terms(grid or [], query.intervals)
     u_star = _utility_terms(star_n, star_d)
-    record["normaliser_iou"] = star_n / star_d
-    record["normaliser"] = u_star
     if u_star <= 0:
-        record["status"] = "excluded_zero_normaliser"
-        return record
-    if not rows:
-        record.update(status="missing", iou=0.0, score=0.0)
-        return record
-    if len(rows) > 1:
-        record.update(status="invalid: duplicated query id", iou=0.0, score=0.0)
-        return record
-    interval = _row_interval(rows[0], grid)
-    if isinstance(interval, str):
-        record.update(status=f"invalid: {interval}", iou=0.0, score=0.0)
-        return record
-    x_n, x_d = _best_terms(interval[0], interval[1], query.intervals)
-    record.update(
-        status="ok",
-        start=interval[0],
-        end=interval[1],
-        iou=x_n / x_d,
-        hits=_hits(x_n, x_d),
-        score=_utility_terms(x_n, x_d) / u_star,
-    )
+        status = "excluded_zero_normaliser"
+    elif not rows:
+        status = "missing"
+    elif len(rows) > 1:
+        status = "invalid: duplicated query id"
+    else:
+        interval = _row_interval(rows[0], grid)
+        if isinstance(interval, str):
+            status = f"invalid: {interval}"
+        else:
+            x_n, x_d = _best_terms(interval[0], interval[1], query.intervals)
+            return {
+                "query_id": query.query_id,
+                "source": query.source,
+                "normaliser_iou": star_n / star_d,
+                "normaliser": u_star,
+                "status": "ok",
+                "start": interval[0],
+                "end": interval[1],
+                "iou": x_n / x_d,
+                "hits": _hits(x_n, x_d),
+                "score": _utility_terms(x_n, x_d) / u_star,
+            }
+    record = {
+        "query_id": query.query_id,
+        "source": query.source,
+        "normaliser_iou": star_n / star_d,
+        "normaliser": u_star,
+        "status": status,
+    }
+    if u_star > 0:
+        record["iou"] = 0.0
+        record["score"] = 0.0
     return record
 
 
@@ -498,13 +512,15 @@ def score(
         **summary,
         "reason": reason,
         "excluded_query_ids": [r["query_id"] for r in records if r["status"] == "excluded_zero_normaliser"],
-        "per_query": [{key: value for key, value in record.items() if key != "hits"} for record in records],
+        "per_query": records,
     }
-    return ScoreResult(
+    for record in records:  # the hits were for the summary only (the records are ours)
+        record.pop("hits", None)
+    return with_details_encoded_on_read(
+        lambda: dumps_indented(details, newline=True),
         reward=summary["reward"],
         reward_json=dumps_indented(summary, newline=True),
         reward_txt=f"{summary['reward']}\n".encode(),
-        details_json=dumps_indented(details, newline=True),
         details=details,
         reason=reason,
         scorer_id="moment-utility-v1",

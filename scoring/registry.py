@@ -9,8 +9,6 @@ module; a scorer's module is imported the first time that scorer runs, so
 ``python -m scoring score`` loads only the scorer it runs.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
@@ -68,6 +66,21 @@ class Scorer:
 
     def score(self, ground_truth: object, solution: bytes | BaseException, **params) -> ScoreResult:
         return self._score(ground_truth, solution, **self.check_params(params))
+
+    @property
+    def max_solution_bytes(self) -> int:
+        """The byte cap of this scorer's file layer (``python -m scoring score``)."""
+        from .files import SOLUTION_CAPS
+
+        return SOLUTION_CAPS[self.kind]
+
+    @property
+    def over_cap_reason(self) -> str:
+        """The file layer's reason for a file over :attr:`max_solution_bytes`, e.g.
+        ``solution exceeds 2000000 bytes``: uploads record the same text."""
+        from .files import over_cap_reason
+
+        return over_cap_reason(self.kind)
 
 
 _EGOCENTRIC_PARAMETERS = (

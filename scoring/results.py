@@ -5,8 +5,6 @@
 inspect them with ``dataclasses``) and load on first use.
 """
 
-from __future__ import annotations
-
 from ._records import dataclass, field
 
 
@@ -17,7 +15,8 @@ class ScoreResult:
     ``reward_json``, ``reward_txt`` and ``details_json`` are the exact bytes the command
     line writes (``None`` where the scorer has no such file). ``details`` is the parsed
     content of the details document (for the tennis scorers: the ``details`` object of
-    ``reward.json``).
+    ``reward.json``); treat it as read-only: a result whose ``details_json`` is encoded
+    on first read (:func:`with_details_encoded_on_read`) encodes ``details`` as it is then.
     """
 
     reward: float
@@ -27,6 +26,29 @@ class ScoreResult:
     details: dict = field(repr=False)
     reason: str
     scorer_id: str = ""
+
+    def __getattr__(self, name: str) -> object:
+        # Only called for an attribute the instance does not hold: ``details_json`` of
+        # a result from :func:`with_details_encoded_on_read`, encoded once, then kept.
+        encode = self.__dict__.get("_encode_details") if name == "details_json" else None
+        if encode is None:
+            raise AttributeError(f"'ScoreResult' object has no attribute {name!r}")
+        value = encode()
+        self.__dict__["details_json"] = value
+        return value
+
+    def __getstate__(self) -> dict:
+        return {name: getattr(self, name) for name in self.__record_fields__}
+
+
+def with_details_encoded_on_read(encode_details, **fields) -> ScoreResult:
+    """A :class:`ScoreResult` whose ``details_json`` is ``encode_details()``, called when
+    it is first read (the command line writes that file only when asked for it)."""
+    result = ScoreResult(details_json=None, **fields)
+    state = result.__dict__
+    del state["details_json"]
+    state["_encode_details"] = encode_details
+    return result
 
 
 def __getattr__(name: str) -> object:

@@ -9,10 +9,10 @@ pairing token 0 with token 0 earns nothing and each side's shot denominator is
 2 * len(tokens) - 1 for a non-empty list.
 """
 
-from __future__ import annotations
-
+from _operator import eq
 from bisect import bisect_left
 from collections.abc import Mapping, Sequence
+from itertools import chain, compress
 from math import gcd, lcm
 
 from ._records import dataclass
@@ -149,7 +149,10 @@ class EventView:
 
 
 _SUMMARY_FIELD_SET = frozenset(SUMMARY_FIELDS)
-_SUMMARY_TYPES = tuple((field, FIELD_TYPES[field]) for field in SUMMARY_FIELDS)
+
+
+_IDENTITY_KINDS = tuple(FIELD_TYPES[field] for field in IDENTITY_FIELDS)
+_SUMMARY_KINDS = tuple(FIELD_TYPES[field] for field in SUMMARY_FIELDS)
 
 
 def view(event: object) -> EventView:
@@ -158,10 +161,16 @@ def view(event: object) -> EventView:
     if not isinstance(event, dict):
         return EventView(None, (_MISSING,) * len(SUMMARY_FIELDS), ())
     get = event.get
-    summary = tuple(
-        value if type(value := get(field, _MISSING)) is kind else _MISSING for field, kind in _SUMMARY_TYPES
-    )
-    return EventView(identity_key(event), summary, tuple(shot_tokens(event)))
+    # A missing field reads as None, whose type is none of the field types.
+    key = tuple(map(get, IDENTITY_FIELDS))
+    if tuple(map(type, key)) != _IDENTITY_KINDS:
+        key = None
+    summary = tuple(map(get, SUMMARY_FIELDS))
+    if tuple(map(type, summary)) != _SUMMARY_KINDS:  # some value missing or mistyped
+        summary = tuple(
+            [value if type(value) is kind else _MISSING for value, kind in zip(summary, _SUMMARY_KINDS, strict=True)]
+        )
+    return EventView(key, summary, tuple(shot_tokens(event)))
 
 
 def shot_side_denominator(length: int, version: str) -> int:
@@ -200,19 +209,18 @@ def shot_atoms(predicted: Sequence[Token], reference: Sequence[Token], version: 
     :func:`shot_atom_table`, one row at a time)."""
     if not predicted or not reference:
         return 0
-    if version == "v1":
-        shorter, longer = (predicted, reference) if len(predicted) <= len(reference) else (reference, predicted)
-        if tuple(longer[: len(shorter)]) == tuple(shorter):
-            # Each token pairs at most once and earns at most its present fields, so
-            # aligning the common prefix position by position is optimal.
-            return sum((stroke is not None) + (direction is not None) for stroke, direction in shorter)
-    elif len(predicted) == len(reference) and tuple(predicted) == tuple(reference):
-        present = [(stroke is not None) + (direction is not None) for stroke, direction in predicted]
-        if all(present):
-            # Earning every present field needs every token paired (each earns >= 1),
-            # i.e. the identity alignment, whose token 0 stroke earns nothing in v2; the
-            # identity alignment earns exactly the rest.
-            return sum(present) - (predicted[0][0] is not None)
+    shorter, longer = (predicted, reference) if len(predicted) <= len(reference) else (reference, predicted)
+    if tuple(longer[: len(shorter)]) == tuple(shorter):
+        # Each token pairs at most once and earns at most its present fields, so no
+        # alignment earns more than ``present``; aligning the common prefix position
+        # by position earns all of it, except in v2 the stroke of token 0 (when it has
+        # one). Then ``present`` is reached only by pairing every token with fields to
+        # a token equal on them, token 0 past token 0 (the greedy test below); when
+        # none does, the position-by-position alignment's ``present - 1`` is optimal.
+        present = sum((stroke is not None) + (direction is not None) for stroke, direction in shorter)
+        if version == "v1" or shorter[0][0] is None or _embeds_past_token_0(shorter, longer):
+            return present
+        return present - 1
     strokes = [r[0] for r in reference]
     directions = [r[1] for r in reference]
     previous = [0] * (len(reference) + 1)
@@ -233,6 +241,26 @@ def shot_atoms(predicted: Sequence[Token], reference: Sequence[Token], version: 
             current.append(left)
         previous = current
     return previous[-1]
+
+
+def _embeds_past_token_0(shorter: Sequence[Token], longer: Sequence[Token]) -> bool:
+    """Whether an order-preserving alignment pairs every token of ``shorter`` that has
+    a field with a token of ``longer`` equal on each of its fields, token 0 with a
+    token after token 0: the v2 alignments earning every present field of ``shorter``
+    (tokens without fields earn nothing and may stay unpaired). Greedy leftmost
+    placement finds one whenever one exists."""
+    position = 1  # token 0 (which has a stroke here) must pair past longer's token 0
+    for stroke, direction in shorter:
+        if stroke is None and direction is None:
+            continue
+        while position < len(longer):
+            other = longer[position]
+            position += 1
+            if (stroke is None or stroke == other[0]) and (direction is None or direction == other[1]):
+                break
+        else:
+            return False
+    return True
 
 
 def shot_alignment(predicted: Sequence[Token], reference: Sequence[Token], version: str) -> list[tuple[int, int, int]]:
@@ -280,19 +308,17 @@ class PairQuality:
 
     @property
     def shot_denominator(self) -> int:
-        return max(self.predicted_denominator, self.reference_denominator)
+        predicted, referenced = self.predicted_denominator, self.reference_denominator
+        return predicted if predicted > referenced else referenced
 
 
 def pair_quality(prediction: EventView, reference: EventView, version: str) -> PairQuality:
-    fields = tuple(
-        field
-        for field, p, r in zip(SUMMARY_FIELDS, prediction.summary, reference.summary, strict=True)
-        if p is not _MISSING and p == r
-    )
+    # the fields whose values are present and equal (_MISSING equals nothing, itself included)
+    fields = tuple(compress(SUMMARY_FIELDS, map(eq, prediction.summary, reference.summary)))
     atoms = shot_atoms(prediction.tokens, reference.tokens, version)
     predicted = shot_side_denominator(len(prediction.tokens), version)
     referenced = shot_side_denominator(len(reference.tokens), version)
-    denominator = max(predicted, referenced)
+    denominator = predicted if predicted > referenced else referenced
     # credit = min(summary / 9, atoms / denominator), exactly, in lowest terms
     if denominator and atoms * len(SUMMARY_FIELDS) < len(fields) * denominator:
         numerator, credit_denominator = atoms, denominator
@@ -311,12 +337,26 @@ def exact_tokens(tokens: Sequence[Token], version: str) -> tuple:
     return tuple(tokens)
 
 
+def same_exact_tokens(predicted: tuple, reference: tuple, version: str) -> bool:
+    """``exact_tokens(predicted, version) == exact_tokens(reference, version)`` for
+    tuples of tokens, without building either."""
+    if predicted == reference:
+        return True
+    return (
+        version == "v2"
+        and len(predicted) == len(reference)
+        and len(predicted) > 0
+        and predicted[0][1] == reference[0][1]
+        and predicted[1:] == reference[1:]
+    )
+
+
 def exact_event(prediction: EventView, reference: EventView, version: str) -> bool:
     return (
         prediction.key is not None
         and prediction.key == reference.key
         and all(p is not _MISSING and p == r for p, r in zip(prediction.summary, reference.summary, strict=True))
-        and exact_tokens(prediction.tokens, version) == exact_tokens(reference.tokens, version)
+        and same_exact_tokens(tuple(prediction.tokens), tuple(reference.tokens), version)
     )
 
 
@@ -481,12 +521,17 @@ def _identity_counts(prediction_keys: list, reference_keys: list) -> dict:
     return {"unordered": unordered, "duplicates": duplicates, "false": false}
 
 
-def _shot_schema_counts(predictions: list) -> tuple[int, int]:
+def _shot_schema_counts(predictions: list, views: Sequence[EventView]) -> tuple[int, int]:
     schema_issues = invalid = 0
-    for event in predictions:
+    for event, seen in zip(predictions, views, strict=True):
         if not isinstance(event, dict) or not isinstance(event.get("shots"), list):
             continue
-        for shot in event["shots"]:
+        shots = event["shots"]
+        # One token per shot, with None for a field that is not a string (a shot that
+        # is not an object has two): none, and two keys per shot, is a clean list.
+        if None not in chain.from_iterable(seen.tokens) and sum(map(len, shots)) == 2 * len(shots):
+            continue
+        for shot in shots:
             bad_values = (
                 not isinstance(shot, dict)
                 or type(shot.get("stroke")) is not str
@@ -542,7 +587,7 @@ def _pair_totals(
     references: Sequence[EventView],
     pairs: Sequence[tuple[int, int]],
     qualities: dict,
-    version: str,
+    exact: set,
     scale: int,
 ) -> _PairTotals:
     totals = _PairTotals()
@@ -558,9 +603,7 @@ def _pair_totals(
         totals.atoms += quality.atoms
         totals.credit += quality.credit_numerator * (scale // quality.credit_denominator)
         totals.denominators += quality.shot_denominator
-        totals.fully_correct += quality.summary_correct == len(SUMMARY_FIELDS) and exact_tokens(
-            p.tokens, version
-        ) == exact_tokens(r.tokens, version)
+        totals.fully_correct += (i, j) in exact
         totals.details.append(_pair_detail(i, j, quality, p, r))
     return totals
 
@@ -584,13 +627,18 @@ def _score_events(predictions: list, references: Sequence[EventView], version: s
     reference_keys = [r.key for r in references]
     # equal identities can only pair where the alignment computed a quality
     identity_ordered = ordered_pairs(qualities)
-    exact_ordered = ordered_pairs(
-        pair for pair in qualities if exact_event(views[pair[0]], references[pair[1]], version)
-    )
+    # exact_event for the pairs of equal identities: every summary field and the tokens
+    exact = {
+        (i, j)
+        for (i, j), quality in qualities.items()
+        if len(quality.correct_fields) == len(SUMMARY_FIELDS)
+        and same_exact_tokens(views[i].tokens, references[j].tokens, version)
+    }
+    exact_ordered = ordered_pairs(exact)
     identity_precision = _ratio(identity_ordered, n_predicted)
     identity_recall = _ratio(identity_ordered, n_reference)
 
-    totals = _pair_totals(predictions, views, references, pairs, qualities, version, scale)
+    totals = _pair_totals(predictions, views, references, pairs, qualities, exact, scale)
     summary_correct, present, atoms = totals.summary_correct, totals.present, totals.atoms
     predicted_shots, reference_shots = totals.predicted_shots, totals.reference_shots
     pair_denominators, credit = totals.denominators, totals.credit  # credit: units of 1 / scale
@@ -606,7 +654,8 @@ def _score_events(predictions: list, references: Sequence[EventView], version: s
     detail_denominator = summary_total + pair_denominators
     reward_denominator = n_predicted + n_reference
     identity = _identity_counts(prediction_keys, reference_keys)
-    shot_schema_issues, invalid_shots = _shot_schema_counts(predictions)
+    shot_schema_issues, invalid_shots = _shot_schema_counts(predictions, views)
+    events = [event for event in predictions if isinstance(event, dict)]
 
     return {
         "reward": _rounded(2 * credit, scale * reward_denominator),
@@ -621,7 +670,7 @@ def _score_events(predictions: list, references: Sequence[EventView], version: s
         "false_identity_events": identity["false"],
         "duplicate_identity_events": identity["duplicates"],
         "out_of_order_identity_matches": max(0, identity["unordered"] - identity_ordered),
-        "schema_issue_events": sum(not isinstance(event, dict) or set(event) != EVENT_FIELDS for event in predictions),
+        "schema_issue_events": n_predicted - len(events) + sum(map(EVENT_FIELDS.__ne__, map(set, events))),
         "malformed_shot_sequences": sum(
             isinstance(event, dict) and "shots" in event and not isinstance(event["shots"], list)
             for event in predictions

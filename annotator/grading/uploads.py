@@ -1,10 +1,11 @@
 """Turning uploads (one file, several files, a zip) into labelled submission files.
 
-Size limits come from the scorer's own caps: a file over the cap is still recorded
-(name, size, SHA-256 of everything uploaded) but its bytes are not kept, and it is
-scored with the reason the scorer's file layer gives for it (``python -m scoring``
-reads such a file the same way). Scorers without a byte cap (the break-point ledger)
-get the site-wide ``FRAMELEDGER_MAX_SUBMISSION_BYTES`` ceiling.
+Size limits are the scorer's own caps (``Scorer.max_solution_bytes`` and
+``Scorer.over_cap_reason``, the values ``python -m scoring score`` reads with): a file
+over the cap is still recorded (name, size, SHA-256 of everything uploaded) but its
+bytes are not kept, and it is scored with the reason the scorer's file layer gives for
+it. The site-wide ``FRAMELEDGER_MAX_SUBMISSION_BYTES`` ceiling applies only where it is
+lower than a scorer's cap, with a reason naming it as FrameLedger's limit.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from scoring import egocentric, get_scorer, moments
+from scoring import get_scorer
 
 DEFAULT_MAX_SUBMISSION_BYTES = 16 * 1024 * 1024
 MAX_BATCH_FILES = 5000
@@ -70,15 +71,14 @@ class SubmissionFile:
 
 
 def byte_cap(scorer_id: str, site_limit: int = DEFAULT_MAX_SUBMISSION_BYTES) -> ByteCap:
-    """The byte cap of a scorer's file layer and the reason it gives beyond it."""
-    kind = get_scorer(scorer_id).kind
-    if kind == "actions":
-        limit = egocentric.MAX_SOLUTION_BYTES
-        return ByteCap(limit, f"solution exceeds {limit} bytes")
-    if kind == "moments":
-        limit = moments.MAX_SOLUTION_BYTES
-        return ByteCap(limit, f"submission exceeds {limit} bytes")
-    return ByteCap(site_limit, f"solution exceeds {site_limit} bytes (FrameLedger upload limit)")
+    """The byte cap of the scorer's file layer and the reason it gives beyond it, taken
+    from the scorer itself, so that an upload and ``python -m scoring score`` reject
+    the same files with the same text. A site ceiling below the scorer's cap wins, with
+    a reason that says it is the site's limit (the command line has no such limit)."""
+    scorer = get_scorer(scorer_id)
+    if site_limit < scorer.max_solution_bytes:
+        return ByteCap(site_limit, f"solution exceeds {site_limit} bytes (FrameLedger upload limit)")
+    return ByteCap(scorer.max_solution_bytes, scorer.over_cap_reason)
 
 
 def read_capped(chunks: Iterable[bytes], cap: ByteCap) -> tuple[bytes | None, str, int]:

@@ -156,3 +156,20 @@ def test_the_corpus_must_cover_every_video_and_the_map_constants_must_be_sane():
         score(b"", b=1.5)
     with pytest.raises(ParameterError):
         score_submission("moment-utility-v1", GT, b"")
+
+
+def test_the_details_document_encoded_on_first_read_is_the_details_and_travels_with_the_result():
+    import copy
+    import pickle
+
+    result = score(rows({"query_id": "q1", "start": 2, "end": 6}, {"query_id": "q2", "start": 0, "end": 2}))
+    assert "details_json" not in vars(result)  # not encoded until asked for
+    assert "hits" not in json.dumps(result.details)  # a summary-only value, not published
+    for other in (pickle.loads(pickle.dumps(result)), copy.copy(result), copy.deepcopy(result)):
+        assert other.details_json == result.details_json
+        assert other == result
+    document = json.loads(result.details_json)
+    assert document == result.details
+    assert list(document)[: len(json.loads(result.reward_json))] == list(json.loads(result.reward_json))
+    assert result.details_json.endswith(b"}\n")
+    assert vars(result)["details_json"] is result.details_json  # encoded once, then kept
