@@ -312,19 +312,25 @@ function mountUndo(ws) {
 // i / o, nudges, [ / ].
 function mountMarking(ws) {
   const { store, form, bounds, intervalField, player } = ws;
+  // At the keydown of "o" (before the queued marks run): a new event whose start is marked,
+  // or about to be, moves on to its first empty label (the verb) at once, so letters typed
+  // straight after "o" land there instead of being taken as shortcuts.
+  ws.labelsEarly = false;
+  ws.endKeyPressed = (startQueued) => {
+    ws.labelsEarly =
+      Boolean(bounds) && ws.draftKey === null && !ws.readOnly() && (startQueued || Number.isInteger(form.draft[bounds.start])) && form.focusFirstEmpty();
+  };
   ws.setBoundary = async (which) => {
-    // Marking the end of a new event moves on to its first empty label (the verb) at once,
-    // before the seek settles, so letters typed straight after "o" land in that box instead
-    // of being taken as shortcuts; if the end turns out to be before the start, the keys
-    // go back to the page (unless something was typed there already).
-    const early =
-      bounds && which === "end" && ws.draftKey === null && !ws.readOnly() && Number.isInteger(form.draft[bounds.start]) && form.focusFirstEmpty();
+    const early = which === "end" && ws.labelsEarly;
+    if (which === "end") ws.labelsEarly = false;
     const frame = await ws.frameNow();
     if (bounds) {
       ws.boundary = which;
       const data = ws.changeEvent((d) => ({ ...d, [bounds[which]]: frame }));
+      // A new event with both ends marked, in order: on to its first empty label (the verb).
       const inOrder = which === "end" && ws.draftKey === null && data && Number.isInteger(data[bounds.start]) && data[bounds.start] <= frame;
       if (inOrder && !early) form.focusFirstEmpty();
+      // The end is before the start: the keys go back to the page, unless something was typed.
       const typing = document.activeElement;
       if (early && !inOrder && form.form.contains(typing) && !typing.value) ws.focusHome();
     } else if (intervalField) {
@@ -692,7 +698,7 @@ function mountKeys(ws) {
     "save-now": () => ws.autosave.retryNow(),
     help: () => $("#help-dialog").showModal(),
   };
-  mountWorkspaceKeys({ commands, player, seek, focusHome: ws.focusHome, setNotice: ws.setNotice });
+  mountWorkspaceKeys({ commands, player, seek, focusHome: ws.focusHome, setNotice: ws.setNotice, onEndKey: ws.endKeyPressed });
 }
 
 function mountPresence() {

@@ -2,7 +2,11 @@
 // (shortcuts.js), keeps the commands that read the frame in key order, takes a typed frame
 // prefix ("1290o"), the player's Go-to box, and Space after a click.
 //
-//   mountWorkspaceKeys({ commands, player, seek, focusHome, setNotice });
+//   mountWorkspaceKeys({ commands, player, seek, focusHome, setNotice, onEndKey });
+//
+// onEndKey(startQueued) runs at the keydown of "o" itself, before the queued command: the
+// page moves the focus on to the labels at once, so letters typed straight after it are
+// never taken as shortcuts while the seeks settle.
 
 import { FramePrefix } from "./navigation.js";
 import { WORKSPACE_SHORTCUTS, commandFor, keymap } from "./shortcuts.js";
@@ -10,7 +14,7 @@ import { anyDialogOpen, isField } from "./ui.js";
 
 const KEYS = keymap(WORKSPACE_SHORTCUTS);
 
-export function mountWorkspaceKeys({ commands, player, seek, focusHome, setNotice }) {
+export function mountWorkspaceKeys({ commands, player, seek, focusHome, setNotice, onEndKey = () => {} }) {
   // Commands that read the frame or the selection run one after another, in key order
   // (each waits for the seeks before it); moving and focusing run at once, so held keys
   // coalesce and typing after "e" lands in the field.
@@ -19,8 +23,19 @@ export function mountWorkspaceKeys({ commands, player, seek, focusHome, setNotic
     "nudge-1", "nudge+1", "nudge-10", "nudge+10", "delete", "undo", "redo",
     "prev-boundary", "next-boundary", "prev-keyframe", "next-keyframe",
   ]);
+  let startsQueued = 0;
+  const queue = (step) => {
+    chain = chain.then(step).catch((error) => setNotice(String(error), "bad"));
+  };
+  const queueMark = (command, seekFirst) => {
+    if (command === "set-end") onEndKey(startsQueued > 0);
+    if (command !== "set-start") return queue(() => seekFirst().then(() => commands[command]()));
+    startsQueued += 1;
+    queue(() => seekFirst().then(() => commands[command]()).finally(() => (startsQueued -= 1)));
+  };
   const run = (command) => {
-    if (ORDERED.has(command)) chain = chain.then(() => commands[command]()).catch((error) => setNotice(String(error), "bad"));
+    if (command === "set-start" || command === "set-end") queueMark(command, () => Promise.resolve());
+    else if (ORDERED.has(command)) queue(() => commands[command]());
     else commands[command]();
   };
   // Digits typed on the page are a frame number for the next key: Enter or g goes
@@ -47,8 +62,7 @@ export function mountWorkspaceKeys({ commands, player, seek, focusHome, setNotic
     }
     if (event.key === "i" || event.key === "o") {
       // In key order: "150i170o" marks 150 then 170, whatever the seeks' timing.
-      const command = event.key === "i" ? "set-start" : "set-end";
-      chain = chain.then(() => seek(player.seekToFrame(frame))).then(() => commands[command]()).catch((error) => setNotice(String(error), "bad"));
+      queueMark(event.key === "i" ? "set-start" : "set-end", () => seek(player.seekToFrame(frame)));
       return true;
     }
     return false;
