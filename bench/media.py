@@ -219,9 +219,9 @@ def ingest_with_workers(source: Path, workers: int, chunk_frames: int, maintaine
 
     from django.db import connections
 
+    from annotator import queue
     from annotator.actions.ingest import do_ingest_video
     from annotator.actions.ingest_chunks import _workdir, do_join_chunks
-    from annotator.media import tasks
     from annotator.models import Job, Video
 
     video = Video.objects.create(title=f"broadcast x{workers}", original_name=source.name, created_by=maintainer)
@@ -234,13 +234,13 @@ def ingest_with_workers(source: Path, workers: int, chunk_frames: int, maintaine
     video.save()
     job = Job.objects.create(kind="ingest", video=video, created_by=maintainer)
     queued: list[int] = []
-    real_delay = tasks.ingest_chunk.delay
-    tasks.ingest_chunk.delay = lambda video_id, job_id, index: queued.append(index)
+    real_send = queue.send
+    queue.send = lambda name, args: queued.append(args[2]) if name == queue.INGEST_CHUNK else real_send(name, args)
     started = time.perf_counter()
     try:
         do_ingest_video(video, job, chunk_frames=chunk_frames)
     finally:
-        tasks.ingest_chunk.delay = real_delay
+        queue.send = real_send
     planned = time.perf_counter() - started
     job.refresh_from_db()
     if job.status != Job.Status.RUNNING:

@@ -29,6 +29,7 @@ from annotator.errors import InvalidInput
 from annotator.grading import sandbox
 from annotator.grading.moment_corpus import moment_corpus
 from annotator.models import BundleRun, GroundTruthVersion, Submission, SubmissionScore
+from annotator.queue import RUN_BUNDLE, send
 from scoring.moments import MAX_SOLUTION_BYTES
 
 logger = logging.getLogger(__name__)
@@ -99,14 +100,8 @@ def do_submit_bundle(
         details={"label": label, "queue": queue, "limits": run.limits, "reference": reference},
     )
     if dispatch:
-        transaction.on_commit(lambda: _send(run.pk, queue))
+        transaction.on_commit(lambda: send(RUN_BUNDLE, (run.pk,), queue=queue))
     return run
-
-
-def _send(run_id: int, queue: str) -> None:
-    from annotator.bundle_tasks import run_bundle
-
-    run_bundle.apply_async((run_id,), queue=queue)
 
 
 # -------------------------------------------------------------------------- the worker

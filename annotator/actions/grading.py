@@ -57,6 +57,7 @@ from annotator.models import (
     VersionCalibration,
     VersionReadiness,
 )
+from annotator.queue import SCORE_BATCH, enqueue_group_on_commit
 from scoring import SolutionRejected, agreement, anchors, get_scorer, score_submission
 from scoring.errors import ScoringError
 
@@ -199,16 +200,8 @@ def do_start_scoring_run(
     )
     if dispatch:
         chunks = chunked([r.pk for r in results], chunk_size)
-        transaction.on_commit(lambda: _send_batches(run.pk, chunks))
+        enqueue_group_on_commit(SCORE_BATCH, [(run.pk, chunk) for chunk in chunks])
     return run
-
-
-def _send_batches(run_id: int, chunks: list[list[int]]) -> None:
-    from celery import group
-
-    from annotator.grading_tasks import score_batch
-
-    group(score_batch.si(run_id, chunk) for chunk in chunks).apply_async()
 
 
 def run_chunks(run: ScoringRun, chunk_size: int | None = None) -> list[list[int]]:

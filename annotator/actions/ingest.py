@@ -39,6 +39,7 @@ from annotator.media.probe import probe
 from annotator.media.proxy import PROXY_GOP, make_proxy
 from annotator.media.thumbs import make_thumbnails
 from annotator.models import Job, Video
+from annotator.queue import INGEST_VIDEO, enqueue_on_commit
 
 logger = logging.getLogger(__name__)
 
@@ -71,8 +72,6 @@ def do_register_upload(*, actor, uploaded_file: UploadedFile, title: str) -> tup
             f"the file is {uploaded_file.size} bytes; the limit is {settings.FRAMELEDGER_MAX_VIDEO_BYTES}",
             field="file",
         )
-    from annotator.media.tasks import ingest_video
-
     stored_name = None
     try:
         with transaction.atomic():
@@ -92,7 +91,7 @@ def do_register_upload(*, actor, uploaded_file: UploadedFile, title: str) -> tup
                 video,
                 details={"original_name": video.original_name, "size_bytes": video.size_bytes, "job": job.pk},
             )
-            transaction.on_commit(lambda: ingest_video.delay(video.pk, job.pk))
+            enqueue_on_commit(INGEST_VIDEO, video.pk, job.pk)
     except BaseException:
         if stored_name:
             Video.original.field.storage.delete(stored_name)
