@@ -15,8 +15,8 @@ import json
 import zipfile
 from fractions import Fraction
 
-from annotator.actions.versions import version_submission
 from annotator.canonical import sha256_hex
+from annotator.documents import version_submission
 from annotator.filenames import safe_filename
 from annotator.models import GroundTruthVersion
 

@@ -31,7 +31,7 @@ from django.db.models import Count
 from django.utils import timezone
 
 from annotator.actions.audit import record
-from annotator.actions.ledgers import ledger_submission
+from annotator.documents import ledger_submission
 from annotator.errors import Conflict, InvalidInput
 from annotator.grading import calibration as calibration_rules
 from annotator.grading import leaderboard as board

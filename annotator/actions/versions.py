@@ -9,21 +9,10 @@ from django.db.models import Max
 
 from annotator.actions.audit import record
 from annotator.canonical import canonical_sha256
+from annotator.documents import version_document, version_events
 from annotator.errors import Conflict, InvalidInput
-from annotator.integrity import frozen_events
 from annotator.models import Decision, GroundTruthVersion, Packet, Union, UnionItem
-from annotator.taskkinds import EventInvalid, export_event, sort_events, validate_event
-
-
-def version_document(packet: Packet, events: list[dict]) -> dict:
-    """What a version's SHA-256 covers: the events in export order, full fields."""
-    schema = packet.task_kind.schema
-    return {"task_kind": packet.task_kind.slug, "events": sort_events(schema, events)}
-
-
-def version_events(version: GroundTruthVersion) -> list[dict]:
-    """The version's events, verified against its SHA-256 (``TamperedData`` otherwise)."""
-    return frozen_events(version)
+from annotator.taskkinds import EventInvalid, validate_event
 
 
 def changelog(schema: dict, previous: GroundTruthVersion | None, events: list[dict]) -> dict:
@@ -225,9 +214,3 @@ def do_import_provisional_version(
         source=source,
         manifest_extra={"source": source, "source_sha256": source_sha256},
     )
-
-
-def version_submission(version: GroundTruthVersion) -> dict:
-    """The version's events in the scorer's ground-truth shape (``{"actions": [...]}``)."""
-    schema = version.packet.task_kind.schema
-    return {schema["root_key"]: [export_event(schema, e) for e in version_events(version)]}
