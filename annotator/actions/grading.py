@@ -36,9 +36,9 @@ from annotator.errors import Conflict, InvalidInput
 from annotator.grading import calibration as calibration_rules
 from annotator.grading import leaderboard as board
 from annotator.grading.diagnostics import diagnostics
-from annotator.grading.task import (
+from annotator.grading.inputs import (
     ScoringInputs,
-    check_scorer,
+    check_scorer_id,
     scorer_code_sha256,
     scoring_inputs,
     task_parameters,
@@ -133,13 +133,6 @@ def resolve_version(packet: Packet, *, version_id=None, tier: str | None = None)
     return version
 
 
-def checked_scorer(version: GroundTruthVersion, scorer_id: str | None) -> str:
-    try:
-        return check_scorer(version, scorer_id)
-    except ValueError as error:
-        raise InvalidInput(str(error), field="scorer_id") from None
-
-
 def chunked(ids: Sequence[int], size: int | None = None) -> list[list[int]]:
     size = size or max(1, min(MAX_CHUNK, math.ceil(len(ids) / 8)))
     return [list(ids[k : k + size]) for k in range(0, len(ids), size)]
@@ -160,7 +153,7 @@ def do_start_scoring_run(
     With ``dispatch`` the batch goes to Celery after commit as a group of
     ``score_batch`` tasks; without, the caller runs ``do_score_batch`` itself.
     """
-    scorer_id = checked_scorer(version, scorer_id)
+    scorer_id = check_scorer_id(version, scorer_id)
     submissions = list(submissions)
     if not submissions:
         raise InvalidInput("there are no submissions to score", field="submissions")
@@ -489,7 +482,7 @@ def do_compute_calibration(version: GroundTruthVersion, *, scorer_id: str | None
     """Compute (or recompute) the calibration anchors of a version under a scorer
     (default: the task kind's). A ground truth the scorer cannot read is recorded
     as a blocking problem, not raised."""
-    scorer_id = checked_scorer(version, scorer_id)
+    scorer_id = check_scorer_id(version, scorer_id)
     params: dict = {}
     try:
         inputs = scoring_inputs(version, scorer_id)

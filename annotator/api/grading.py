@@ -23,6 +23,7 @@ from annotator.actions import grading
 from annotator.errors import InvalidInput
 from annotator.filenames import attachment
 from annotator.grading import uploads
+from annotator.grading.inputs import check_scorer_id
 from annotator.grading.leaderboard import rows_csv
 from annotator.models import ScoringRun, Submission, SubmissionScore, VersionCalibration, VersionReadiness
 
@@ -284,7 +285,7 @@ class LeaderboardView(APIView):
 
     def get(self, request, version_id, export=None):
         version = access.access_grading_version(request.user, version_id)
-        scorer_id = grading.checked_scorer(version, request.query_params.get("scorer") or None)
+        scorer_id = check_scorer_id(version, request.query_params.get("scorer") or None)
         table = grading.leaderboard(version, scorer_id, sort=request.query_params.get("sort"))
         if export is None:
             return Response(table)

@@ -21,6 +21,7 @@ from django.core.management.base import CommandError
 from annotator.actions import grading
 from annotator.errors import WorkflowError
 from annotator.grading import uploads
+from annotator.grading.inputs import check_scorer_id
 from annotator.management.base import VersionOptionCommand
 from annotator.models import GroundTruthVersion, Job
 
@@ -74,7 +75,7 @@ class Command(VersionOptionCommand):
             raise CommandError(f"no ground-truth version {version}")
         user = self._user(actor)
         try:
-            scorer_id = grading.checked_scorer(version_row, scorer)
+            scorer_id = check_scorer_id(version_row, scorer)
             files = self._files(paths, scorer_id, label, include)
             submissions = grading.do_upload_submissions(version_row.packet, files, actor=user)
             run = grading.do_start_scoring_run(

@@ -16,6 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import scoring
+from annotator.errors import InvalidInput
 from annotator.export import export_files
 from annotator.models import GroundTruthVersion, Packet
 from scoring import get_scorer
@@ -33,14 +34,23 @@ class ScorerMismatch(ValueError):
     """The scorer grades another family of task than the version's task kind."""
 
 
-def check_scorer(version: GroundTruthVersion, scorer_id: str | None) -> str:
-    """The scorer id to use (default: the task kind's); its family must match."""
+def resolve_scorer(version: GroundTruthVersion, scorer_id: str | None) -> str:
+    """The scorer id to use (default: the task kind's); its family must match
+    (``ScorerMismatch`` / ``UnknownScorer`` otherwise, both ValueErrors)."""
     scorer_id = scorer_id or version.packet.task_kind.scorer_id
     scorer = get_scorer(scorer_id)  # UnknownScorer is a ValueError
     family = version.packet.task_kind.schema["family"]
     if scorer.kind != family:
         raise ScorerMismatch(f"{scorer_id} scores {scorer.kind} ledgers; this packet's task kind is {family}")
     return scorer_id
+
+
+def check_scorer_id(version: GroundTruthVersion, scorer_id: str | None) -> str:
+    """``resolve_scorer`` for untrusted input: a bad id is ``InvalidInput`` on ``scorer_id``."""
+    try:
+        return resolve_scorer(version, scorer_id)
+    except ValueError as error:
+        raise InvalidInput(str(error), field="scorer_id") from None
 
 
 def task_parameters(packet: Packet, scorer_id: str) -> dict:
