@@ -28,7 +28,7 @@ def _dumps(obj, *, newline: bool = True) -> bytes:
 def _moment_oracle(packet, queries: list[dict]) -> bytes:
     """One row per query: the best interval on the packet's grid (the scorer's witness;
     the first acceptable interval itself when it is on the grid), so the file scores 1.0."""
-    from annotator.grading.task import task_parameters  # task imports this module
+    from annotator.grading.inputs import task_parameters  # task imports this module
     from scoring.moments import best_grid_interval, corpus_grids
 
     grid = next(iter(corpus_grids(task_parameters(packet, packet.task_kind.scorer_id)["corpus"]).values()))

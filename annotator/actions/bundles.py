@@ -24,9 +24,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotator.actions.audit import record
-from annotator.actions.grading import checked_scorer, do_score_batch, do_start_scoring_run, run_chunks
+from annotator.actions.grading import do_score_batch, do_start_scoring_run, run_chunks
 from annotator.errors import InvalidInput
 from annotator.grading import sandbox
+from annotator.grading.inputs import check_scorer_id
 from annotator.grading.moment_corpus import moment_corpus
 from annotator.models import BundleRun, GroundTruthVersion, Submission, SubmissionScore
 from annotator.queue import RUN_BUNDLE, send
@@ -71,7 +72,7 @@ def do_submit_bundle(
 ) -> BundleRun:
     if version.packet.task_kind.schema.get("family") != "moments":
         raise InvalidInput("executable bundles grade moment-query versions only", field="version")
-    checked_scorer(version, None)
+    check_scorer_id(version, None)
     if device not in ("cpu", "cuda"):
         raise InvalidInput("device must be cpu or cuda", field="device")
     label = (label or "").strip()[:200]
@@ -222,22 +223,6 @@ def _score(run: BundleRun, stages: list, rows: bytes, enforcement: sandbox.Enfor
         details={"reward": score.reward, "outcome": outcome, "seconds": {s.name: s.seconds for s in stages}},
     )
     return run
-
-
-def bundle_summaries(submission_ids) -> dict[int, dict]:
-    """Stage timings and outcome of the bundle runs behind submissions (leaderboard)."""
-    runs = BundleRun.objects.filter(submission_id__in=list(submission_ids)).only(
-        "pk", "submission_id", "stages", "outcome", "reference"
-    )
-    return {
-        r.submission_id: {
-            "bundle_run": r.pk,
-            "reference": r.reference,
-            "stage_seconds": {s["name"]: s["seconds"] for s in r.stages},
-            "outcome": r.outcome,
-        }
-        for r in runs
-    }
 
 
 def zip_folder(folder: Path) -> bytes:

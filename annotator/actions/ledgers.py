@@ -15,6 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotator.actions.audit import record
+from annotator.actions.grading import store_agreement_report
 from annotator.canonical import canonical_sha256
 from annotator.documents import ledger_document
 from annotator.errors import Conflict, InvalidInput, StaleVersion
@@ -110,4 +111,5 @@ def do_freeze_ledger(ledger: Ledger, *, actor, attestation: str, expected_versio
     record(
         actor, "freeze_ledger", ledger, packet=ledger.packet, hashes={"ledger": digest}, details={"side": ledger.side}
     )
+    store_agreement_report(ledger.packet)  # once both are frozen, so that reading it never writes
     return ledger

@@ -8,6 +8,7 @@ from django.db import transaction
 from django.db.models import Max
 
 from annotator.actions.audit import record
+from annotator.actions.grading import compute_calibration_on_publish, store_agreement_report
 from annotator.canonical import canonical_sha256
 from annotator.documents import version_document, version_events
 from annotator.errors import Conflict, InvalidInput
@@ -146,8 +147,6 @@ def _create_version(packet, *, actor, tier, events, manifest_extra, source) -> G
         hashes={"version": digest, "manifest": manifest_sha},
         details={"number": number},
     )
-    from annotator.actions.grading import compute_calibration_on_publish  # grading imports this module
-
     compute_calibration_on_publish(version)
     version.created = True
     return version
@@ -172,7 +171,7 @@ def do_publish_adjudicated_version(packet: Packet, *, actor) -> GroundTruthVersi
     events = [entry["final_value"] for entry in log if entry["final_value"] is not None]
     unresolved = [entry for entry in log if entry["action"] == Decision.Action.UNKNOWN]
     _, log_sha = canonical_sha256(log)
-    return _create_version(
+    version = _create_version(
         packet,
         actor=actor,
         tier=GroundTruthVersion.Tier.ADJUDICATED,
@@ -186,6 +185,8 @@ def do_publish_adjudicated_version(packet: Packet, *, actor) -> GroundTruthVersi
             "unresolved": unresolved,
         },
     )
+    store_agreement_report(packet)  # against the new version, so that reading it never writes
+    return version
 
 
 @transaction.atomic

@@ -22,7 +22,7 @@ from annotator import access
 from annotator.actions import grading
 from annotator.errors import InvalidInput
 from annotator.filenames import attachment
-from annotator.grading import uploads
+from annotator.grading import reads, uploads
 from annotator.grading.inputs import check_scorer_id
 from annotator.grading.leaderboard import rows_csv
 from annotator.models import ScoringRun, Submission, SubmissionScore, VersionCalibration, VersionReadiness
@@ -59,7 +59,7 @@ def run_view(run: ScoringRun, *, include_scores: bool = False) -> dict:
         "ground_truth_sha256": run.ground_truth_sha256,
         "scorer_code_sha256": run.scorer_code_sha256,
         "total": run.total,
-        "counts": grading.run_counts(run),
+        "counts": reads.run_counts(run),
         "created_at": run.created_at.isoformat(),
         "finished_at": run.finished_at.isoformat() if run.finished_at else None,
         "job": {"id": job.pk, "status": job.status, "progress": job.progress, "message": job.message},
@@ -221,7 +221,7 @@ class ScoringRunListView(APIView):
         body = _body(request)
         with transaction.atomic():
             packet = access.access_grading_packet(request.user, packet_id, for_update=True)
-            version = grading.resolve_version(packet, version_id=_int_or_none(body.get("version"), "version"),
+            version = reads.resolve_version(packet, version_id=_int_or_none(body.get("version"), "version"),
                                               tier=body.get("tier"))  # fmt: skip
             chosen = Submission.objects.filter(packet=packet).defer("content").order_by("id")
             ids = body.get("submissions")
@@ -273,7 +273,7 @@ class ScoreFileView(APIView):
 
 class ScoreDiagnosticsView(APIView):
     def get(self, request, score_id):
-        return Response(grading.score_diagnostics(access.access_score(request.user, score_id)))
+        return Response(reads.score_diagnostics(access.access_score(request.user, score_id)))
 
 
 # ------------------------------------------------------------------------ leaderboard
@@ -286,7 +286,7 @@ class LeaderboardView(APIView):
     def get(self, request, version_id, export=None):
         version = access.access_grading_version(request.user, version_id)
         scorer_id = check_scorer_id(version, request.query_params.get("scorer") or None)
-        table = grading.leaderboard(version, scorer_id, sort=request.query_params.get("sort"))
+        table = reads.leaderboard(version, scorer_id, sort=request.query_params.get("sort"))
         if export is None:
             return Response(table)
         name = f"leaderboard-{version.packet.task_kind.slug}-{version.tier}-v{version.number}-{scorer_id}.{export}"
@@ -339,12 +339,14 @@ class ReadyView(APIView):
 class AgreementView(APIView):
     def get(self, request, packet_id):
         packet_access = access.access_agreement(request.user, packet_id)
-        report = grading.do_agreement_report(packet_access.packet, actor=request.user)
+        # A read: the report stored at the second freeze (or the latest adjudicated
+        # publication), else one computed now and not stored (id and created_at null).
+        report = reads.agreement_report(packet_access.packet)
         return Response(
             {
                 "id": report.pk,
                 "packet": report.packet_id,
-                "created_at": report.created_at.isoformat(),
+                "created_at": report.created_at.isoformat() if report.created_at else None,
                 **report.report,
             }
         )
