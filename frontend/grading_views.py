@@ -13,7 +13,7 @@ from django.shortcuts import render
 from django.urls import reverse
 
 from annotator import access
-from scoring import SCORERS
+from scoring.registry import scorers_of
 
 
 def _or_404(check, request, object_id):
@@ -24,8 +24,7 @@ def _or_404(check, request, object_id):
 
 
 def _scorers(packet) -> list[str]:
-    family = packet.task_kind.schema["family"]
-    ids = [s for s, scorer in SCORERS.items() if scorer.kind == family]
+    ids = [scorer.scorer_id for scorer in scorers_of(packet.task_kind.schema["family"])]
     return sorted(ids, key=lambda s: (s != packet.task_kind.scorer_id, s))
 
 

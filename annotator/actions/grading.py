@@ -30,6 +30,7 @@ from django.utils import timezone
 
 from annotator.actions.audit import record
 from annotator.errors import Conflict, InvalidInput
+from annotator.families import adapter_for_scorer
 from annotator.grading import calibration as calibration_rules
 from annotator.grading import reads
 from annotator.grading.inputs import (
@@ -38,6 +39,7 @@ from annotator.grading.inputs import (
     scorer_code_sha256,
     scoring_inputs,
 )
+from annotator.grading.moment_corpus import reference_calibration_rows
 from annotator.grading.uploads import SubmissionFile
 from annotator.integrity import TamperedData
 from annotator.models import (
@@ -52,7 +54,7 @@ from annotator.models import (
     VersionReadiness,
 )
 from annotator.queue import SCORE_BATCH, enqueue_group_on_commit
-from scoring import SolutionRejected, anchors, get_scorer, score_submission
+from scoring import SolutionRejected, anchors, score_submission
 from scoring.errors import ScoringError
 
 logger = logging.getLogger(__name__)
@@ -302,9 +304,7 @@ def do_compute_calibration(version: GroundTruthVersion, *, scorer_id: str | None
         inputs = scoring_inputs(version, scorer_id)
         params = inputs.params
         rows = calibration_rules.anchor_rows(anchors(scorer_id, inputs.ground_truth, **params))
-        if get_scorer(scorer_id).kind == "moments":  # reference rows: prior and retrieval (docs/grading.md)
-            from annotator.grading.moment_corpus import reference_calibration_rows
-
+        if adapter_for_scorer(scorer_id).reference_calibration:  # prior and retrieval rows (docs/grading.md)
             rows += reference_calibration_rows(version, inputs)
         problems = calibration_rules.problems(rows)
     except ScoringError as error:

@@ -291,9 +291,8 @@ class LeaderboardView(APIView):
             return Response(table)
         name = f"leaderboard-{version.packet.task_kind.slug}-{version.tier}-v{version.number}-{scorer_id}.{export}"
         if export == "csv":
-            family = version.packet.task_kind.schema["family"]
             rows = table["rows"] + table.get("references", [])  # reference rows after the ranked ones
-            response = HttpResponse(rows_csv(rows, family), content_type="text/csv")
+            response = HttpResponse(rows_csv(rows, scorer_id), content_type="text/csv")
         else:
             data = json.dumps(table, indent=2) + "\n"
             response = HttpResponse(data, content_type="application/json")

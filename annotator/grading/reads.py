@@ -23,8 +23,8 @@ from django.db.models import Count
 from annotator.canonical import canonical_sha256
 from annotator.documents import ledger_submission
 from annotator.errors import Conflict, InvalidInput
+from annotator.families import adapter_for
 from annotator.grading import leaderboard as board
-from annotator.grading.diagnostics import diagnostics
 from annotator.grading.inputs import scorer_code_sha256, scoring_inputs, task_parameters
 from annotator.integrity import frozen_events
 from annotator.models import (
@@ -92,10 +92,9 @@ def latest_scores(version: GroundTruthVersion, scorer_id: str) -> list[Submissio
 
 
 def leaderboard(version: GroundTruthVersion, scorer_id: str, *, sort: str | None = None) -> dict:
-    family = get_scorer(scorer_id).kind
     rows = [
         board.make_row(
-            family,
+            scorer_id,
             kind="agent",
             label=s.submission.label,
             reward=s.reward,
@@ -113,15 +112,15 @@ def leaderboard(version: GroundTruthVersion, scorer_id: str, *, sort: str | None
     rows += human_rows(version, scorer_id)
     board.rank(rows)
     try:
-        rows = board.sort_rows(rows, sort, family)
+        rows = board.sort_rows(rows, sort, scorer_id)
     except board.BadSort as error:
         raise InvalidInput(str(error), field="sort") from None
     return {
         "version": {"id": version.pk, "tier": version.tier, "number": version.number, "sha256": version.sha256},
         "scorer_id": scorer_id,
-        "columns": list(board.columns(family)),
+        "columns": list(board.columns(scorer_id)),
         "rows": rows,
-        "references": board.reference_rows(family, _anchors(version, scorer_id)),
+        "references": board.reference_rows(scorer_id, _anchors(version, scorer_id)),
     }
 
 
@@ -165,18 +164,8 @@ def frozen_ledgers(packet: Packet) -> dict[str, Ledger] | None:
 def ledger_as_submission(packet: Packet, ledger: Ledger) -> tuple[dict, bytes]:
     """A frozen ledger in the scorer's ledger shape and as submission bytes."""
     schema = packet.task_kind.schema
-    events = frozen_events(ledger)
-    document = ledger_submission(events, schema)
-    if schema["family"] == "moments":
-        video_id = packet.params.get("video_id") or f"video-{packet.video_id}"
-        source = packet.params.get("source", "frameledger")
-        queries = [{**q, "video_id": video_id, "source": source} for q in document["queries"]]
-        rows = "".join(
-            json.dumps({"query_id": q["query_id"], "start": q["intervals"][0][0], "end": q["intervals"][0][1]}) + "\n"
-            for q in queries
-        )
-        return {"queries": queries}, rows.encode("utf-8")
-    return document, json.dumps(document).encode("utf-8")
+    document = ledger_submission(frozen_events(ledger), schema)
+    return adapter_for(schema["family"]).ledger_as_submission(packet, document)
 
 
 def human_rows(version: GroundTruthVersion, scorer_id: str) -> list[dict]:
@@ -185,13 +174,12 @@ def human_rows(version: GroundTruthVersion, scorer_id: str) -> list[dict]:
     ledgers = frozen_ledgers(packet)
     if ledgers is None:
         return []
-    family = get_scorer(scorer_id).kind
     rows = []
     for side, ledger in sorted(ledgers.items()):
         outcome = human_score(version, scorer_id, ledger)
         rows.append(
             board.make_row(
-                family,
+                scorer_id,
                 kind="human",
                 label=f"annotator {side} ({ledger.annotator.username})",
                 sha256=ledger.sha256,
@@ -253,8 +241,7 @@ def score_diagnostics(score: SubmissionScore) -> dict:
     else:
         solution = SolutionRejected(submission.rejected_reason)
     inputs = scoring_inputs(version, score.scorer_id)
-    body = diagnostics(
-        score.scorer_id,
+    body = get_scorer(score.scorer_id).diagnose(
         inputs.ground_truth,
         solution,
         run.params,

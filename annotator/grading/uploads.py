@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from scoring import egocentric, get_scorer, moments
+from scoring import get_scorer
 
 DEFAULT_MAX_SUBMISSION_BYTES = 16 * 1024 * 1024
 MAX_BATCH_FILES = 5000
@@ -70,14 +70,11 @@ class SubmissionFile:
 
 
 def byte_cap(scorer_id: str, site_limit: int = DEFAULT_MAX_SUBMISSION_BYTES) -> ByteCap:
-    """The byte cap of a scorer's file layer and the reason it gives beyond it."""
-    kind = get_scorer(scorer_id).kind
-    if kind == "actions":
-        limit = egocentric.MAX_SOLUTION_BYTES
-        return ByteCap(limit, f"solution exceeds {limit} bytes")
-    if kind == "moments":
-        limit = moments.MAX_SOLUTION_BYTES
-        return ByteCap(limit, f"submission exceeds {limit} bytes")
+    """The byte cap of a scorer's file layer and the reason it gives beyond it
+    (``Scorer.max_solution_bytes`` / ``cap_reason``), else the site-wide ceiling."""
+    scorer = get_scorer(scorer_id)
+    if scorer.max_solution_bytes is not None:
+        return ByteCap(scorer.max_solution_bytes, scorer.cap_reason)
     return ByteCap(site_limit, f"solution exceeds {site_limit} bytes (FrameLedger upload limit)")
 
 

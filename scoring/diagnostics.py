@@ -13,6 +13,9 @@ never disagree with the reward. What the scorer does not pair is explained:
   token alignment; an unpaired prediction says why its identity found no partner;
 * moment queries: each query's row, its IoU and why a row was not legal.
 
+A scorer registered from outside the library brings its own ``diagnose`` function
+(``Scorer.diagnose``); this module is reached through ``get_scorer(id).diagnose``.
+
 Frames: deltas are prediction minus reference. Items carry ``start_frame`` /
 ``end_frame`` when the event has them (break points take their reference's frames
 when paired); the page seeks the player there.
@@ -25,9 +28,11 @@ import re
 from collections.abc import Sequence
 from fractions import Fraction
 
-from scoring import align_break_points, egocentric, get_scorer, tennis, union_actions
-from scoring.agreement import distribution
-from scoring.jsonio import decode_json_document
+from . import egocentric, tennis
+from .agreement import distribution
+from .align import align_break_points, union_actions
+from .jsonio import decode_json_document
+from .registry import get_scorer
 
 ENTRY_MESSAGE = re.compile(r"^action (\d+) (.*)$")
 NEAR_TIERS = {
@@ -67,6 +72,11 @@ def diagnostics(
     """Timeline diagnostics of one scored submission (``details``: the scorer's details)."""
     scorer = get_scorer(scorer_id)
     base = {"scorer_id": scorer_id, "family": scorer.kind, "reason": details.get("reason", "")}
+    if scorer.diagnose_fn is not None:
+        body = scorer.diagnose_fn(
+            ground_truth, solution, params, details, reference_frames=reference_frames, frame_rate=frame_rate
+        )
+        return {**base, **body}
     if scorer.kind == "actions":
         return {**base, **_actions(scorer.version, ground_truth, solution, params, details)}
     if scorer.kind == "break_points":
