@@ -6,7 +6,7 @@ Every write is one ``do_*`` function; REST views, the Celery tasks and the
 * ``do_upload_submissions`` stores files byte for byte with their SHA-256.
 * ``do_start_scoring_run`` pins a run to one ground-truth version and one scorer id,
   creates a pending score per submission and (after commit) sends the batch to
-  Celery as a group of ``score_batch`` tasks.
+  Celery as a group of ``annotator.score_batch`` tasks, by name (``annotator.queue``).
 * ``do_score_batch`` / ``do_score_submission`` run in the worker (or in-process for
   the command line): the scorer's output bytes are stored exactly as the verifier
   CLI writes them. A bad file scores 0 with the scorer's reason; a scorer failure is
@@ -14,7 +14,12 @@ Every write is one ``do_*`` function; REST views, the Celery tasks and the
 * ``do_compute_calibration`` runs the anchors of ``python -m scoring anchors``; it is
   called whenever a version is published. ``do_mark_version_ready`` refuses a
   version whose oracle is not 1.0 or whose empty anchor is not 0.0, and says why.
-* ``do_agreement_report`` compares the two frozen ledgers (and each with a version).
+* ``do_agreement_report`` stores the comparison of the two frozen ledgers (and each
+  with the latest adjudicated version); ``store_agreement_report`` calls it at the
+  second freeze and at each adjudicated publication, so reading it never writes.
+
+The reads (leaderboard, diagnostics, the agreement report as read) are in
+``annotator.grading.reads``.
 """
 
 from __future__ import annotations
