@@ -26,7 +26,7 @@ from annotator.errors import Conflict, InvalidInput
 from annotator.families import adapter_for
 from annotator.grading import leaderboard as board
 from annotator.grading.inputs import scorer_code_sha256, scoring_inputs, task_parameters
-from annotator.integrity import frozen_events
+from annotator.integrity import frozen_document, frozen_events
 from annotator.models import (
     AgreementReport,
     BundleRun,
@@ -193,6 +193,8 @@ def human_score(version: GroundTruthVersion, scorer_id: str, ledger: Ledger) -> 
     """``reward``, ``reason`` and ``details`` of one frozen ledger scored against a
     version, from the cache when the same inputs were scored before."""
     packet = version.packet
+    frozen_document(ledger)  # a cached score is served only while the ledger and version verify
+    frozen_events(version)
     _, digest = canonical_sha256(
         {
             "scorer_id": scorer_id,
@@ -282,8 +284,12 @@ def agreement_report(packet: Packet) -> AgreementReport:
     ledgers = frozen_ledgers(packet)
     if ledgers is None:
         raise Conflict("the agreement report needs both ledgers frozen")
+    for ledger in ledgers.values():  # a stored report is served only while its ledgers verify
+        frozen_document(ledger)
     existing = stored_agreement(packet, ledgers)
     if existing is not None:
+        if existing.version is not None:
+            frozen_events(existing.version)
         return existing
     version = latest_adjudicated(packet)
     return AgreementReport(
