@@ -26,6 +26,7 @@ from django.utils import timezone
 from annotator.actions.audit import record
 from annotator.actions.grading import do_score_batch, do_start_scoring_run, run_chunks
 from annotator.errors import InvalidInput
+from annotator.families import adapter_for, family_names
 from annotator.grading import sandbox
 from annotator.grading.inputs import check_scorer_id
 from annotator.grading.moment_corpus import moment_corpus
@@ -70,7 +71,8 @@ def do_submit_bundle(
     reference: bool = False,
     dispatch: bool = True,
 ) -> BundleRun:
-    if version.packet.task_kind.schema.get("family") != "moments":
+    family = version.packet.task_kind.schema.get("family")
+    if family not in family_names() or not adapter_for(family).executable_bundles:
         raise InvalidInput("executable bundles grade moment-query versions only", field="version")
     check_scorer_id(version, None)
     if device not in ("cpu", "cuda"):

@@ -35,6 +35,8 @@ class FamilyAdapter:
     # Whether calibration adds reference rows (a no-media prior and the retrieval ranker,
     # ``annotator.grading.moment_corpus``) to the scorer's anchors.
     reference_calibration: bool = False
+    # Whether maintainers may submit executable bundles (``annotator.actions.bundles``).
+    executable_bundles: bool = False
 
     def task_parameters(self, packet) -> dict:
         """The scorer's task parameters for ``packet`` (the same for all its versions)."""

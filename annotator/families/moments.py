@@ -26,6 +26,7 @@ def _rows(queries: list[dict]) -> bytes:
 class MomentsAdapter(FamilyAdapter):
     family = "moments"
     reference_calibration = True
+    executable_bundles = True
 
     def task_parameters(self, packet) -> dict:
         steps = [f.get("grid_step") for f in packet.task_kind.schema["fields"] if f.get("type") == "interval_list"]

@@ -19,6 +19,8 @@ LAYERS: list[tuple[str, int]] = [
     ("annotator.sockets", 1),
     ("annotator.login_guard", 1),
     ("annotator.compression", 1),
+    ("annotator.moment_sources", 1),
+    ("annotator.bundles", 1),
     ("annotator.gtea", 1),
     ("annotator.builtin_kinds", 1),
     ("annotator.families", 1),
