@@ -23,3 +23,4 @@ bench:
 	.venv/bin/python bench/zip_bomb.py
 	DJANGO_SETTINGS_MODULE=deploy.test_settings .venv/bin/python bench/body_limits.py
 	.venv/bin/python bench/integrity.py
+	.venv/bin/python bench/leaderboard.py

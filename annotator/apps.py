@@ -6,4 +6,8 @@ class AnnotatorConfig(AppConfig):
     verbose_name = "FrameLedger workflow"
 
     def ready(self) -> None:
-        from annotator import checks, security_checks  # noqa: F401  (registers the system checks)
+        from annotator import (  # noqa: F401  (registers the system checks)
+            checks,
+            security_checks,
+            tasks,  # noqa: F401  (registers the Celery tasks, which actions enqueue by name)
+        )

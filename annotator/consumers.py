@@ -9,8 +9,8 @@ import asyncio
 from channels.db import database_sync_to_async
 
 from annotator import access
-from annotator.api.videos import job_view
 from annotator.models import Job
+from annotator.present import job_view
 from annotator.sockets import GuardedJsonConsumer
 
 POLL_SECONDS = 0.5

@@ -181,8 +181,8 @@ def broadcast_union_item(packet_id: int, position: int) -> None:
     A failure here is logged, never raised: the decision it reports is already saved,
     and every page reloads the union from the API anyway.
     """
-    from annotator.api.present import union_item_view
     from annotator.models import UnionItem
+    from annotator.present import union_item_view
 
     try:
         item = UnionItem.objects.select_related("decision", "decision__decided_by").get(

@@ -28,8 +28,9 @@ import json
 import math
 from typing import Any
 
+from annotator.families import family_names
+
 FIELD_TYPES = {"enum", "enum_set", "int", "bool", "string", "token_list", "interval_list"}
-FAMILIES = {"actions", "break_points", "moments"}
 
 
 class SchemaError(ValueError):
@@ -49,8 +50,8 @@ def check_schema(schema: Any) -> dict:
     """Validate a schema written by a maintainer; return it unchanged or raise SchemaError."""
     if not isinstance(schema, dict):
         raise SchemaError("schema must be an object")
-    if schema.get("family") not in FAMILIES:
-        raise SchemaError(f"family must be one of {sorted(FAMILIES)}")
+    if schema.get("family") not in family_names():
+        raise SchemaError(f"family must be one of {family_names()}")
     if not isinstance(schema.get("root_key"), str) or not schema["root_key"]:
         raise SchemaError("root_key must be a non-empty string")
     fields = schema.get("fields")

@@ -1,5 +1,97 @@
-"""Celery tasks: thin wrappers that load rows and call the ``do_*`` operations."""
+"""Every Celery task of FrameLedger, one thin wrapper each that loads rows and calls a
+``do_*`` operation.
 
-from annotator.bundle_tasks import *  # noqa: F401,F403
-from annotator.grading_tasks import *  # noqa: F401,F403
-from annotator.media.tasks import *  # noqa: F401,F403
+Write operations never import this module: they enqueue a task by its name through
+``annotator.queue`` after their transaction commits, so the write layer and the task
+layer do not import each other.
+
+* ``annotator.ingest_video``: ingest one uploaded video; progress and outcome are written
+  to the ``Job`` row. A long source is encoded in chunks by ``annotator.ingest_chunk``
+  tasks and finished by one ``annotator.ingest_join`` (``annotator.actions.ingest_chunks``).
+* ``annotator.score_batch``: a scoring run is sent as a Celery group of these (one per chunk
+  of submissions). Each task scores its chunk and writes the run's progress to the ``Job``
+  row, so any web process can relay it whatever the channel layer; the task that sees
+  nothing pending finishes the run. A redelivered task (acks_late) skips the scores
+  already final.
+* ``annotator.run_bundle``: run one executable moment-search bundle in the sandbox, on
+  the bundle queue.
+"""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from annotator.queue import INGEST_CHUNK, INGEST_JOIN, INGEST_PROXY, INGEST_VIDEO, RUN_BUNDLE, SCORE_BATCH
+
+__all__ = ["ingest_chunk", "ingest_join", "ingest_proxy", "ingest_video", "run_bundle", "score_batch"]
+
+
+@shared_task(name=INGEST_VIDEO)
+def ingest_video(video_id: int, job_id: int) -> None:
+    """Ingest one uploaded video; progress and outcome are written to the Job row."""
+    from annotator.actions.ingest import do_ingest_video
+    from annotator.models import Job, Video
+
+    video = Video.objects.filter(pk=video_id).first()
+    job = Job.objects.filter(pk=job_id, video=video).first() if video else None
+    if job is None:  # the video was deleted while its ingest was queued
+        return
+    if job.status == Job.Status.DONE:  # a redelivered message (acks_late) after success
+        return
+    if job.status == Job.Status.RUNNING and ("chunked" in job.result or "remux" in job.result):
+        return  # redelivered after its remux or chunk tasks were queued: they carry it on
+    do_ingest_video(video, job)
+
+
+@shared_task(name=INGEST_PROXY, acks_late=True, reject_on_worker_lost=True)
+def ingest_proxy(video_id: int, job_id: int, chunk_frames: int | None = None) -> None:
+    """Encode the proxy of a video already ready for annotation on its remux (chunked
+    like any proxy). A killed worker's message is redelivered and the encode redone."""
+    from annotator.actions.ingest import do_encode_proxy
+    from annotator.models import Job
+
+    job = Job.objects.filter(pk=job_id, video_id=video_id).select_related("video").first()
+    if job is None or job.status != Job.Status.RUNNING or "chunked" in job.result:
+        return  # deleted, finished, failed, or its chunk tasks carry it on
+    do_encode_proxy(job.video, job, chunk_frames=chunk_frames)
+
+
+@shared_task(name=INGEST_CHUNK, acks_late=True, reject_on_worker_lost=True)
+def ingest_chunk(video_id: int, job_id: int, index: int) -> None:
+    """Encode one proxy chunk. A killed worker's message is redelivered (acks late,
+    rejected on worker loss) and the chunk encoded again: its output is idempotent."""
+    from annotator.actions.ingest_chunks import do_encode_chunk
+    from annotator.models import Job
+
+    job = Job.objects.filter(pk=job_id, video_id=video_id).select_related("video").first()
+    if job is not None:
+        do_encode_chunk(job.video, job, index)
+
+
+@shared_task(name=INGEST_JOIN, acks_late=True, reject_on_worker_lost=True)
+def ingest_join(video_id: int, job_id: int) -> None:
+    """Join the encoded chunks into the proxy and finish the ingest."""
+    from annotator.actions.ingest_chunks import do_join_chunks
+    from annotator.models import Job
+
+    job = Job.objects.filter(pk=job_id, video_id=video_id).select_related("video").first()
+    if job is not None:
+        do_join_chunks(job.video, job)
+
+
+@shared_task(name=SCORE_BATCH)
+def score_batch(run_id: int, result_ids: list[int]) -> int:
+    from annotator.actions.grading import do_score_batch
+
+    return do_score_batch(run_id, result_ids)
+
+
+@shared_task(name=RUN_BUNDLE)
+def run_bundle(run_id: int) -> str:
+    """Run one executable bundle in the sandbox (``annotator.actions.bundles``). Queued on
+    ``FRAMELEDGER_BUNDLE_QUEUE`` (``FRAMELEDGER_BUNDLE_GPU_QUEUE`` for CUDA): start workers
+    for it with ``celery -A deploy worker -Q frameledger-bundles`` (``-Q gpu`` on a CUDA
+    machine), as root so that the sandbox can switch user and namespaces."""
+    from annotator.actions.bundles import do_run_bundle
+
+    return do_run_bundle(run_id).status

@@ -117,7 +117,7 @@ def main() -> None:
     from annotator.actions import grading
     from annotator.actions.packets import do_create_packet
     from annotator.actions.versions import do_import_provisional_version
-    from annotator.grading.task import scoring_inputs
+    from annotator.grading.inputs import scoring_inputs
     from annotator.grading.uploads import byte_cap, make_file
     from annotator.gtea import parse_gtea_labels
     from annotator.models import Job, SubmissionScore, TaskKind, Video

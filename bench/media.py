@@ -221,9 +221,9 @@ def ingest_with_workers(source: Path, workers: int, chunk_frames: int, maintaine
 
     from django.db import connections
 
+    from annotator import queue
     from annotator.actions.ingest import do_encode_proxy, do_ingest_video
     from annotator.actions.ingest_chunks import _workdir, do_join_chunks
-    from annotator.media import tasks
     from annotator.models import Job, Video
 
     video = Video.objects.create(title=f"broadcast x{workers}", original_name=source.name, created_by=maintainer)
@@ -236,11 +236,18 @@ def ingest_with_workers(source: Path, workers: int, chunk_frames: int, maintaine
     video.save()
     job = Job.objects.create(kind="ingest", video=video, created_by=maintainer)
     queued: list[int] = []
-    real_delay = tasks.ingest_chunk.delay
-    real_proxy_delay = tasks.ingest_proxy.delay
+    real_send = queue.send
     proxy_queued: list[int] = []
-    tasks.ingest_chunk.delay = lambda video_id, job_id, index: queued.append(index)
-    tasks.ingest_proxy.delay = lambda video_id, job_id, chunks: proxy_queued.append(job_id)
+
+    def send(name, args, **options):
+        if name == queue.INGEST_CHUNK:
+            queued.append(args[2])
+        elif name == queue.INGEST_PROXY:
+            proxy_queued.append(args[1])
+        else:
+            real_send(name, args, **options)
+
+    queue.send = send
     started = time.perf_counter()
     annotatable = None
     try:
@@ -251,8 +258,7 @@ def ingest_with_workers(source: Path, workers: int, chunk_frames: int, maintaine
             job.refresh_from_db()
             do_encode_proxy(video, job, chunk_frames=chunk_frames)
     finally:
-        tasks.ingest_chunk.delay = real_delay
-        tasks.ingest_proxy.delay = real_proxy_delay
+        queue.send = real_send
     planned = time.perf_counter() - started
     job.refresh_from_db()
     if job.status != Job.Status.RUNNING:

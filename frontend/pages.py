@@ -1,13 +1,16 @@
-"""The annotation, adjudication, version and maintainer pages (server-rendered shells).
+"""Every page of FrameLedger (server-rendered shells; the data comes from the REST API
+through ``api.js``).
 
-Every page checks access the way the API does (``annotator.access``) and answers 404
-to anyone who may not see it, so a page's existence says no more than the API would.
-The data itself comes from the REST API in the browser; the shells carry only ids and
-the URLs the scripts need.
+Every page checks access the way the API does, with the same ``annotator.access``
+function, and answers 404 to anyone who may not see it, so a page's existence says no
+more than the API would; ``_or_404`` is the one place that turns a refusal into that 404.
+The shells carry only ids and the URLs the scripts need.
 
 ``/packets/<id>/`` routes by role: an annotator gets their workspace (and only ever
 their own ledger), the adjudicator the adjudication view (which waits until both
-ledgers are frozen), a maintainer the packet's progress.
+ledgers are frozen), a maintainer the packet's progress. The grading pages are for the
+packet's maintainers, except the agreement report, which the packet's adjudicator may
+read too once both ledgers are frozen.
 """
 
 from __future__ import annotations
@@ -19,13 +22,25 @@ from django.shortcuts import render
 from annotator import access
 from annotator.media.views import media_urls_for
 from annotator.verify import version_problems
+from scoring.registry import scorers_of
 
 
-def _packet_access(request, packet_id: int, check=access.access_packet) -> access.PacketAccess:
+def _or_404(check, request, *args, **kwargs):
+    """``check(request.user, *args)`` (an ``annotator.access`` function), or 404."""
     try:
-        return check(request.user, packet_id)
+        return check(request.user, *args, **kwargs)
     except access.NotFound:
         raise Http404("Not found") from None
+
+
+def _player_urls(packet_id: int) -> dict:
+    media = media_urls_for("packet", packet_id)
+    return {
+        "proxy": media["proxy"],
+        "renditions": media["renditions_json"],
+        "frames": media["frames"],
+        "framePng": media["frame_png"],
+    }
 
 
 def _packet_context(packet_access: access.PacketAccess, request) -> dict:
@@ -39,20 +54,22 @@ def _packet_context(packet_access: access.PacketAccess, request) -> dict:
             "packetId": packet.pk,
             "role": packet_access.role,
             "username": request.user.username,
-            "media": {
-                "proxy": media["proxy"],
-                "renditions": media["renditions_json"],
-                "frames": media["frames"],
-                "framePng": media["frame_png"],
-                "thumbsMeta": media["thumbnails_meta"],
-            },
+            "media": {**_player_urls(packet.pk), "thumbsMeta": media["thumbnails_meta"]},
         },
     }
 
 
+# ---------------------------------------------------------------------- the protocol
+
+
+@login_required
+def home(request):
+    return render(request, "frontend/home.html", {"is_maintainer": access.is_maintainer(request.user)})
+
+
 @login_required
 def packet_home(request, packet_id: int):
-    packet_access = _packet_access(request, packet_id)
+    packet_access = _or_404(access.access_packet, request, packet_id)
     context = _packet_context(packet_access, request)
     if packet_access.is_annotator:
         return render(request, "frontend/workspace.html", context)
@@ -62,24 +79,30 @@ def packet_home(request, packet_id: int):
 
 
 @login_required
+def packet_player(request, packet_id: int):
+    """The player alone, for anyone on the packet."""
+    packet_access = _or_404(access.access_packet, request, packet_id)
+    packet = packet_access.packet
+    context = {"packet_id": packet.pk, "role": packet_access.role, "media_urls": _player_urls(packet.pk)}
+    return render(request, "frontend/player.html", context)
+
+
+@login_required
 def adjudication(request, packet_id: int):
     """The adjudication view; maintainers may follow it read-only."""
-    packet_access = _packet_access(request, packet_id, access.access_adjudication_view)
+    packet_access = _or_404(access.access_adjudication_view, request, packet_id)
     return render(request, "frontend/adjudicate.html", _packet_context(packet_access, request))
 
 
 @login_required
 def audit_log(request, packet_id: int):
-    packet_access = _packet_access(request, packet_id, access.access_audit_log)
+    packet_access = _or_404(access.access_audit_log, request, packet_id)
     return render(request, "frontend/maintainer_audit.html", _packet_context(packet_access, request))
 
 
 @login_required
 def version_page(request, version_id: int):
-    try:
-        packet_access, version = access.access_version(request.user, version_id)
-    except access.NotFound:
-        raise Http404("Not found") from None
+    packet_access, version = _or_404(access.access_version, request, version_id)
     context = {
         "integrity_problems": [p.message for p in version_problems(version)],
         "version_id": version.pk,
@@ -92,8 +115,43 @@ def version_page(request, version_id: int):
 
 @login_required
 def new_packet(request):
-    try:
-        access.require_maintainer(request.user)
-    except access.NotFound:
-        raise Http404("Not found") from None
+    _or_404(access.require_maintainer, request)
     return render(request, "frontend/maintainer_new.html", {"page_config": {"username": request.user.username}})
+
+
+# -------------------------------------------------------------------------- grading
+
+
+def _scorers(packet) -> list[str]:
+    ids = [scorer.scorer_id for scorer in scorers_of(packet.task_kind.schema["family"])]
+    return sorted(ids, key=lambda s: (s != packet.task_kind.scorer_id, s))
+
+
+@login_required
+def packet_grading(request, packet_id: int):
+    packet = _or_404(access.access_grading_packet, request, packet_id)
+    config = {"packetId": packet.pk, "scorers": _scorers(packet)}
+    return render(request, "frontend/grading/packet.html", {"packet": packet, "config": config})
+
+
+@login_required
+def version_grading(request, version_id: int):
+    version = _or_404(access.access_grading_version, request, version_id)
+    scorer_id = request.GET.get("scorer") or version.packet.task_kind.scorer_id
+    if scorer_id not in _scorers(version.packet):
+        raise Http404("Not found")
+    config = {"versionId": version.pk, "scorerId": scorer_id, "scorers": _scorers(version.packet)}
+    return render(request, "frontend/grading/version.html", {"version": version, "config": config})
+
+
+@login_required
+def score_diagnostics(request, score_id: int):
+    score = _or_404(access.access_score, request, score_id)
+    config = {"scoreId": score.pk, "urls": _player_urls(score.version.packet_id)}
+    return render(request, "frontend/grading/diagnostics.html", {"score": score, "config": config})
+
+
+@login_required
+def agreement(request, packet_id: int):
+    packet = _or_404(access.access_agreement, request, packet_id, report=False).packet
+    return render(request, "frontend/grading/agreement.html", {"packet": packet, "config": {"packetId": packet.pk}})

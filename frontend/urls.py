@@ -1,8 +1,10 @@
+"""Every page's URL (``frontend.pages``), included at the root."""
+
 from django.contrib.auth import views as auth_views
-from django.urls import include, path
+from django.urls import path
 
 from annotator.login_guard import refuse_when_locked
-from frontend import pages, views
+from frontend import pages
 
 urlpatterns = [
     path(
@@ -11,12 +13,17 @@ urlpatterns = [
         name="login",
     ),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
-    path("", views.home, name="home"),
-    path("", include("frontend.player_urls")),
-    path("", include("frontend.grading_urls")),
+    path("", pages.home, name="home"),
+    # the protocol
     path("packets/<int:packet_id>/", pages.packet_home, name="packet"),
+    path("packets/<int:packet_id>/player/", pages.packet_player, name="packet-player"),
     path("packets/<int:packet_id>/adjudicate/", pages.adjudication, name="packet-adjudicate"),
     path("packets/<int:packet_id>/audit/", pages.audit_log, name="packet-audit"),
     path("versions/<int:version_id>/", pages.version_page, name="version"),
     path("maintainer/packets/new/", pages.new_packet, name="maintainer-new-packet"),
+    # grading
+    path("grading/packets/<int:packet_id>/", pages.packet_grading, name="grading-packet"),
+    path("grading/packets/<int:packet_id>/agreement/", pages.agreement, name="grading-agreement"),
+    path("grading/versions/<int:version_id>/", pages.version_grading, name="grading-version"),
+    path("grading/scores/<int:score_id>/", pages.score_diagnostics, name="grading-score"),
 ]

@@ -96,6 +96,8 @@ def agreement(scorer_id: str, ledger_a: object, ledger_b: object, **params) -> d
     """
     scorer = get_scorer(scorer_id)
     scorer.check_params(params)
+    if scorer.agreement_fn is not None:  # a family registered from outside the library
+        return scorer.agreement_fn(ledger_a, ledger_b, dict(params))
     if scorer.kind == "actions":
         return _action_agreement(scorer_id, ledger_a, ledger_b, dict(params))
     if scorer.kind == "break_points":

@@ -28,6 +28,8 @@ def anchors(scorer_id: str, ground_truth: object, **params) -> list[Anchor]:
     def run(solution: bytes) -> float:
         return scorer.score(ground_truth, solution, **params).reward
 
+    if scorer.anchors_fn is not None:  # a family registered from outside the library
+        return scorer.anchors_fn(run, ground_truth, params)
     if scorer.kind == "actions":
         return _action_anchors(run, ground_truth, params)
     if scorer.kind == "break_points":

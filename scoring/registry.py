@@ -40,7 +40,18 @@ class Parameter:
 
 @dataclass(frozen=True)
 class Scorer:
-    """A versioned scorer: ``kind`` is ``actions``, ``break_points`` or ``moments``."""
+    """A versioned scorer: ``kind`` (its family) is ``actions``, ``break_points`` or
+    ``moments`` for the built-in scorers, or a family registered with
+    :func:`register_scorer`.
+
+    Facts the application needs about a scorer live here too: ``max_solution_bytes``
+    and ``over_cap_reason`` (the file layer's cap and the reason a file over it scores 0
+    with; for a family registered from outside, its ``solution_cap`` and
+    ``solution_cap_reason``, None: no cap of its own), and ``key_metrics`` (the ``details`` keys a
+    leaderboard shows as columns). A family registered from outside the library also
+    brings ``anchors_fn``, ``agreement_fn`` and ``diagnose_fn`` (the built-in
+    families have theirs in ``anchors``, ``agreement`` and ``diagnostics``).
+    """
 
     scorer_id: str
     kind: str
@@ -49,6 +60,16 @@ class Scorer:
     parameters: tuple[Parameter, ...]
     published: bool
     _score: Callable = field(default=None, repr=False, compare=False)  # type: ignore[assignment]
+    solution_cap: int | None = None
+    solution_cap_reason: str = ""
+    key_metrics: tuple[str, ...] = ()
+    anchors_fn: Callable | None = field(default=None, repr=False, compare=False)
+    agreement_fn: Callable | None = field(default=None, repr=False, compare=False)
+    diagnose_fn: Callable | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def family(self) -> str:
+        return self.kind
 
     def check_params(self, params: Mapping) -> dict:
         """The parameters with defaults filled in; unknown or missing ones raise."""
@@ -68,19 +89,43 @@ class Scorer:
         return self._score(ground_truth, solution, **self.check_params(params))
 
     @property
-    def max_solution_bytes(self) -> int:
+    def max_solution_bytes(self) -> int | None:
         """The byte cap of this scorer's file layer (``python -m scoring score``)."""
         from .files import SOLUTION_CAPS
 
-        return SOLUTION_CAPS[self.kind]
+        return SOLUTION_CAPS.get(self.kind, self.solution_cap)
 
     @property
     def over_cap_reason(self) -> str:
         """The file layer's reason for a file over :attr:`max_solution_bytes`, e.g.
         ``solution exceeds 2000000 bytes``: uploads record the same text."""
-        from .files import over_cap_reason
+        from .files import SOLUTION_CAPS, over_cap_reason
 
-        return over_cap_reason(self.kind)
+        return over_cap_reason(self.kind) if self.kind in SOLUTION_CAPS else self.solution_cap_reason
+
+    def diagnose(
+        self,
+        ground_truth: object,
+        solution: bytes | BaseException,
+        params: Mapping,
+        details: Mapping,
+        *,
+        reference_frames=(),
+        frame_rate: tuple[int, int] = (24, 1),
+    ) -> dict:
+        """Timeline diagnostics of one scored submission (``details``: the scorer's
+        details), computed with the scorer's own rules (``scoring.diagnostics``)."""
+        from .diagnostics import diagnostics  # loaded on first use: the registry stays cheap to import
+
+        return diagnostics(
+            self.scorer_id,
+            ground_truth,
+            solution,
+            dict(params),
+            dict(details),
+            reference_frames=reference_frames,
+            frame_rate=frame_rate,
+        )
 
 
 _EGOCENTRIC_PARAMETERS = (
@@ -112,6 +157,24 @@ _MOMENT_PARAMETERS = (
     Parameter("a", MOMENTS_DEFAULT_A, "reward-map score anchor on the 0-100 scale (15)"),
     Parameter("b", MOMENTS_DEFAULT_B, "reward-map reference quality (0.14696558206208937)"),
 )
+
+
+_EGOCENTRIC_FACTS = {
+    "key_metrics": (
+        "precision", "recall", "true_positives", "false_positives", "false_negatives", "predicted_actions",
+        "invalid_predicted_actions", "verb_and_boundary_matches", "boundary_only_matches",
+    ),
+}  # fmt: skip
+_TENNIS_FACTS = {
+    "key_metrics": (
+        "n_predicted", "identity_matches_in_quality_alignment", "false_identity_events", "duplicate_identity_events",
+        "exact_event_matches_ordered", "summary_accuracy", "shot_accuracy", "hierarchical_precision",
+        "hierarchical_recall",
+    ),
+}  # fmt: skip
+_MOMENT_FACTS = {
+    "key_metrics": ("raw_quality", "r1_at_0.5", "r1_at_0.7", "r1_at_0.9", "mean_iou", "missing", "invalid"),
+}
 
 
 def _egocentric(version: str) -> Callable:
@@ -147,6 +210,7 @@ _ALL = (
         _EGOCENTRIC_PARAMETERS,
         True,
         _egocentric("v2"),
+        **_EGOCENTRIC_FACTS,
     ),
     Scorer(
         "egocentric-f1-v1",
@@ -156,6 +220,7 @@ _ALL = (
         _EGOCENTRIC_PARAMETERS,
         True,
         _egocentric("v1"),
+        **_EGOCENTRIC_FACTS,
     ),
     Scorer(
         "hierarchical-bottleneck-v1",
@@ -165,6 +230,7 @@ _ALL = (
         (),
         True,
         _tennis("v1"),
+        **_TENNIS_FACTS,
     ),
     Scorer(
         "hierarchical-bottleneck-v2",
@@ -174,6 +240,7 @@ _ALL = (
         (),
         False,
         _tennis("v2"),
+        **_TENNIS_FACTS,
     ),
     Scorer(
         "moment-utility-v1",
@@ -183,10 +250,36 @@ _ALL = (
         _MOMENT_PARAMETERS,
         False,
         _moments,
+        **_MOMENT_FACTS,
     ),
 )
 
-SCORERS: Mapping[str, Scorer] = MappingProxyType({scorer.scorer_id: scorer for scorer in _ALL})
+_REGISTERED: dict[str, Scorer] = {scorer.scorer_id: scorer for scorer in _ALL}
+SCORERS: Mapping[str, Scorer] = MappingProxyType(_REGISTERED)
+BUILTIN_FAMILIES = ("actions", "break_points", "moments")
+
+
+def register_scorer(scorer: Scorer) -> Scorer:
+    """Add a scorer (of a built-in or a new family) to ``SCORERS``. A new family must
+    bring ``anchors_fn``, ``agreement_fn`` and ``diagnose_fn``; an id is registered once."""
+    if scorer.scorer_id in _REGISTERED:
+        raise ParameterError(f"a scorer {scorer.scorer_id!r} is registered already")
+    if scorer.kind not in BUILTIN_FAMILIES and None in (scorer.anchors_fn, scorer.agreement_fn, scorer.diagnose_fn):
+        raise ParameterError(f"{scorer.scorer_id}: a new family needs anchors_fn, agreement_fn and diagnose_fn")
+    _REGISTERED[scorer.scorer_id] = scorer
+    return scorer
+
+
+def unregister_scorer(scorer_id: str) -> None:
+    """Remove a scorer added with :func:`register_scorer` (built-in scorers stay)."""
+    if scorer_id in {scorer.scorer_id for scorer in _ALL}:
+        raise ParameterError(f"{scorer_id} is a built-in scorer")
+    _REGISTERED.pop(scorer_id, None)
+
+
+def scorers_of(family: str) -> list[Scorer]:
+    """The registered scorers of one family, in registration order."""
+    return [scorer for scorer in SCORERS.values() if scorer.kind == family]
 
 
 def get_scorer(scorer_id: str) -> Scorer:

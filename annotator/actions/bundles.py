@@ -24,11 +24,14 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotator.actions.audit import record
-from annotator.actions.grading import checked_scorer, do_score_batch, do_start_scoring_run, run_chunks
+from annotator.actions.grading import do_score_batch, do_start_scoring_run, run_chunks
 from annotator.errors import InvalidInput
+from annotator.families import adapter_for, family_names
 from annotator.grading import sandbox
+from annotator.grading.inputs import check_scorer_id
 from annotator.grading.moment_corpus import moment_corpus
 from annotator.models import BundleRun, GroundTruthVersion, Submission, SubmissionScore
+from annotator.queue import RUN_BUNDLE, send
 from scoring.moments import MAX_SOLUTION_BYTES
 
 logger = logging.getLogger(__name__)
@@ -68,9 +71,10 @@ def do_submit_bundle(
     reference: bool = False,
     dispatch: bool = True,
 ) -> BundleRun:
-    if version.packet.task_kind.schema.get("family") != "moments":
+    family = version.packet.task_kind.schema.get("family")
+    if family not in family_names() or not adapter_for(family).executable_bundles:
         raise InvalidInput("executable bundles grade moment-query versions only", field="version")
-    checked_scorer(version, None)
+    check_scorer_id(version, None)
     if device not in ("cpu", "cuda"):
         raise InvalidInput("device must be cpu or cuda", field="device")
     label = (label or "").strip()[:200]
@@ -99,14 +103,8 @@ def do_submit_bundle(
         details={"label": label, "queue": queue, "limits": run.limits, "reference": reference},
     )
     if dispatch:
-        transaction.on_commit(lambda: _send(run.pk, queue))
+        transaction.on_commit(lambda: send(RUN_BUNDLE, (run.pk,), queue=queue))
     return run
-
-
-def _send(run_id: int, queue: str) -> None:
-    from annotator.bundle_tasks import run_bundle
-
-    run_bundle.apply_async((run_id,), queue=queue)
 
 
 # -------------------------------------------------------------------------- the worker
@@ -227,22 +225,6 @@ def _score(run: BundleRun, stages: list, rows: bytes, enforcement: sandbox.Enfor
         details={"reward": score.reward, "outcome": outcome, "seconds": {s.name: s.seconds for s in stages}},
     )
     return run
-
-
-def bundle_summaries(submission_ids) -> dict[int, dict]:
-    """Stage timings and outcome of the bundle runs behind submissions (leaderboard)."""
-    runs = BundleRun.objects.filter(submission_id__in=list(submission_ids)).only(
-        "pk", "submission_id", "stages", "outcome", "reference"
-    )
-    return {
-        r.submission_id: {
-            "bundle_run": r.pk,
-            "reference": r.reference,
-            "stage_seconds": {s["name"]: s["seconds"] for s in r.stages},
-            "outcome": r.outcome,
-        }
-        for r in runs
-    }
 
 
 def zip_folder(folder: Path) -> bytes:

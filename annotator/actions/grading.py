@@ -6,7 +6,7 @@ Every write is one ``do_*`` function; REST views, the Celery tasks and the
 * ``do_upload_submissions`` stores files byte for byte with their SHA-256.
 * ``do_start_scoring_run`` pins a run to one ground-truth version and one scorer id,
   creates a pending score per submission and (after commit) sends the batch to
-  Celery as a group of ``score_batch`` tasks.
+  Celery as a group of ``annotator.score_batch`` tasks, by name (``annotator.queue``).
 * ``do_score_batch`` / ``do_score_submission`` run in the worker (or in-process for
   the command line): the scorer's output bytes are stored exactly as the verifier
   CLI writes them. A bad file scores 0 with the scorer's reason; a scorer failure is
@@ -14,12 +14,16 @@ Every write is one ``do_*`` function; REST views, the Celery tasks and the
 * ``do_compute_calibration`` runs the anchors of ``python -m scoring anchors``; it is
   called whenever a version is published. ``do_mark_version_ready`` refuses a
   version whose oracle is not 1.0 or whose empty anchor is not 0.0, and says why.
-* ``do_agreement_report`` compares the two frozen ledgers (and each with a version).
+* ``do_agreement_report`` stores the comparison of the two frozen ledgers (and each
+  with the latest adjudicated version); ``store_agreement_report`` calls it at the
+  second freeze and at each adjudicated publication, so reading it never writes.
+
+The reads (leaderboard, diagnostics, the agreement report as read) are in
+``annotator.grading.reads``.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import time
@@ -27,29 +31,26 @@ import uuid
 from collections.abc import Callable, Sequence
 
 from django.db import transaction
-from django.db.models import Count
 from django.utils import timezone
 
 from annotator.actions.audit import record
-from annotator.actions.ledgers import ledger_submission
 from annotator.errors import Conflict, InvalidInput
+from annotator.families import adapter_for_scorer
 from annotator.grading import calibration as calibration_rules
-from annotator.grading import leaderboard as board
-from annotator.grading.diagnostics import diagnostics
-from annotator.grading.task import (
+from annotator.grading import reads
+from annotator.grading.inputs import (
     ScoringInputs,
-    check_scorer,
+    check_scorer_id,
     scorer_code_sha256,
     scoring_inputs,
-    task_parameters,
 )
+from annotator.grading.moment_corpus import reference_calibration_rows
 from annotator.grading.uploads import SubmissionFile
-from annotator.integrity import TamperedData, frozen_events
+from annotator.integrity import TamperedData
 from annotator.models import (
     AgreementReport,
     GroundTruthVersion,
     Job,
-    Ledger,
     Packet,
     ScoringRun,
     Submission,
@@ -57,7 +58,8 @@ from annotator.models import (
     VersionCalibration,
     VersionReadiness,
 )
-from scoring import SolutionRejected, agreement, anchors, get_scorer, score_submission
+from annotator.queue import SCORE_BATCH, enqueue_group_on_commit
+from scoring import SolutionRejected, anchors, score_submission
 from scoring.errors import ScoringError
 
 logger = logging.getLogger(__name__)
@@ -114,31 +116,6 @@ def do_upload_submissions(packet: Packet, files: Sequence[SubmissionFile], *, ac
 # ----------------------------------------------------------------------- scoring runs
 
 
-def resolve_version(packet: Packet, *, version_id=None, tier: str | None = None) -> GroundTruthVersion:
-    """The version a run is pinned to: the one named, else the latest of ``tier``
-    (default: the latest adjudicated version)."""
-    versions = GroundTruthVersion.objects.filter(packet=packet).select_related("packet__task_kind", "packet__video")
-    if version_id is not None:
-        version = versions.filter(pk=version_id).first()
-        if version is None:
-            raise InvalidInput(f"packet {packet.pk} has no version {version_id}", field="version")
-        return version
-    tier = tier or GroundTruthVersion.Tier.ADJUDICATED
-    if tier not in GroundTruthVersion.Tier.values:
-        raise InvalidInput(f"tier must be one of {', '.join(GroundTruthVersion.Tier.values)}", field="tier")
-    version = versions.filter(tier=tier).order_by("-number").first()
-    if version is None:
-        raise Conflict(f"packet {packet.pk} has no {tier} version yet")
-    return version
-
-
-def checked_scorer(version: GroundTruthVersion, scorer_id: str | None) -> str:
-    try:
-        return check_scorer(version, scorer_id)
-    except ValueError as error:
-        raise InvalidInput(str(error), field="scorer_id") from None
-
-
 def chunked(ids: Sequence[int], size: int | None = None) -> list[list[int]]:
     size = size or max(1, min(MAX_CHUNK, math.ceil(len(ids) / 8)))
     return [list(ids[k : k + size]) for k in range(0, len(ids), size)]
@@ -159,7 +136,7 @@ def do_start_scoring_run(
     With ``dispatch`` the batch goes to Celery after commit as a group of
     ``score_batch`` tasks; without, the caller runs ``do_score_batch`` itself.
     """
-    scorer_id = checked_scorer(version, scorer_id)
+    scorer_id = check_scorer_id(version, scorer_id)
     submissions = list(submissions)
     if not submissions:
         raise InvalidInput("there are no submissions to score", field="submissions")
@@ -199,16 +176,8 @@ def do_start_scoring_run(
     )
     if dispatch:
         chunks = chunked([r.pk for r in results], chunk_size)
-        transaction.on_commit(lambda: _send_batches(run.pk, chunks))
+        enqueue_group_on_commit(SCORE_BATCH, [(run.pk, chunk) for chunk in chunks])
     return run
-
-
-def _send_batches(run_id: int, chunks: list[list[int]]) -> None:
-    from celery import group
-
-    from annotator.grading_tasks import score_batch
-
-    group(score_batch.si(run_id, chunk) for chunk in chunks).apply_async()
 
 
 def run_chunks(run: ScoringRun, chunk_size: int | None = None) -> list[list[int]]:
@@ -297,15 +266,10 @@ def _fail(result: SubmissionScore, message: str) -> None:
     )
 
 
-def run_counts(run: ScoringRun) -> dict:
-    counts = dict(run.results.values_list("status").annotate(n=Count("id")).values_list("status", "n"))
-    return {status: counts.get(status, 0) for status in SubmissionScore.Status.values}
-
-
 def update_progress(run: ScoringRun) -> None:
     """Write the run's progress to its Job; the first caller to see it complete
     finishes it. Progress never moves backwards (batches finish in any order)."""
-    counts = run_counts(run)
+    counts = reads.run_counts(run)
     finished = counts["scored"] + counts["error"]
     now = timezone.now()
     fraction = finished / run.total if run.total else 1.0
@@ -332,163 +296,6 @@ def update_progress(run: ScoringRun) -> None:
 # ------------------------------------------------------------------------ leaderboard
 
 
-def latest_scores(version: GroundTruthVersion, scorer_id: str) -> list[SubmissionScore]:
-    """The newest final score of every submission against (version, scorer)."""
-    scores = (
-        SubmissionScore.objects.filter(version=version, scorer_id=scorer_id)
-        .exclude(status=SubmissionScore.Status.PENDING)
-        .select_related("submission")
-        .defer("reward_json", "reward_txt", "details_json", "submission__content")
-        .order_by("submission_id", "-run_id", "-id")
-    )
-    latest: dict[int, SubmissionScore] = {}
-    for score in scores:
-        latest.setdefault(score.submission_id, score)
-    return list(latest.values())
-
-
-def leaderboard(version: GroundTruthVersion, scorer_id: str, *, sort: str | None = None) -> dict:
-    family = get_scorer(scorer_id).kind
-    rows = [
-        board.make_row(
-            family,
-            kind="agent",
-            label=s.submission.label,
-            reward=s.reward,
-            reason=s.reason if s.status == SubmissionScore.Status.SCORED else f"scorer error: {s.error}",
-            details=s.details,
-            submission=s.submission_id,
-            sha256=s.submission.sha256,
-            result=s.pk,
-            run=s.run_id,
-            scored_at=s.scored_at.isoformat() if s.scored_at else None,
-        )
-        for s in latest_scores(version, scorer_id)
-    ]
-    _add_bundle_runs(rows)
-    rows += human_rows(version, scorer_id)
-    board.rank(rows)
-    try:
-        rows = board.sort_rows(rows, sort, family)
-    except board.BadSort as error:
-        raise InvalidInput(str(error), field="sort") from None
-    return {
-        "version": {"id": version.pk, "tier": version.tier, "number": version.number, "sha256": version.sha256},
-        "scorer_id": scorer_id,
-        "columns": list(board.columns(family)),
-        "rows": rows,
-        "references": board.reference_rows(family, _anchors(version, scorer_id)),
-    }
-
-
-def _anchors(version: GroundTruthVersion, scorer_id: str) -> list[dict]:
-    calibration = VersionCalibration.objects.filter(version=version, scorer_id=scorer_id).first()
-    return calibration.anchors if calibration is not None else []
-
-
-def _add_bundle_runs(rows: list[dict]) -> None:
-    """Rows of executable bundles get the run's id, stage timings and outcome."""
-    from annotator.actions.bundles import bundle_summaries
-
-    runs = bundle_summaries(r["submission"] for r in rows)
-    for row in rows:
-        if row["submission"] in runs:
-            row.update(kind="bundle", **runs[row["submission"]])
-
-
-def _frozen_ledgers(packet: Packet) -> dict[str, Ledger] | None:
-    ledgers = {ledger.side: ledger for ledger in Ledger.objects.filter(packet=packet).select_related("annotator")}
-    if len(ledgers) != 2 or not all(ledger.is_frozen for ledger in ledgers.values()):
-        return None
-    return ledgers
-
-
-def ledger_as_submission(packet: Packet, ledger: Ledger) -> tuple[dict, bytes]:
-    """A frozen ledger in the scorer's ledger shape and as submission bytes."""
-    schema = packet.task_kind.schema
-    events = frozen_events(ledger)
-    document = ledger_submission(events, schema)
-    if schema["family"] == "moments":
-        video_id = packet.params.get("video_id") or f"video-{packet.video_id}"
-        source = packet.params.get("source", "frameledger")
-        queries = [{**q, "video_id": video_id, "source": source} for q in document["queries"]]
-        rows = "".join(
-            json.dumps({"query_id": q["query_id"], "start": q["intervals"][0][0], "end": q["intervals"][0][1]}) + "\n"
-            for q in queries
-        )
-        return {"queries": queries}, rows.encode("utf-8")
-    return document, json.dumps(document).encode("utf-8")
-
-
-def human_rows(version: GroundTruthVersion, scorer_id: str) -> list[dict]:
-    """The human ceiling: each frozen annotator ledger scored like an agent."""
-    packet = version.packet
-    ledgers = _frozen_ledgers(packet)
-    if ledgers is None:
-        return []
-    family = get_scorer(scorer_id).kind
-    inputs = scoring_inputs(version, scorer_id)
-    rows = []
-    for side, ledger in sorted(ledgers.items()):
-        _, data = ledger_as_submission(packet, ledger)
-        outcome = score_submission(scorer_id, inputs.ground_truth, data, **inputs.params)
-        rows.append(
-            board.make_row(
-                family,
-                kind="human",
-                label=f"annotator {side} ({ledger.annotator.username})",
-                reward=outcome.reward,
-                reason=outcome.reason,
-                details=outcome.details,
-                sha256=ledger.sha256,
-            )  # fmt: skip
-        )
-    return rows
-
-
-def reference_frames(version: GroundTruthVersion) -> list[tuple[int, int] | None]:
-    """Where each exported ground-truth event sits in the video, when it says so."""
-    schema = version.packet.task_kind.schema
-    boundaries = schema.get("boundary_fields") or []
-    frames = []
-    for event in frozen_events(version):
-        values = [event.get(name) for name in boundaries]
-        ok = len(values) == 2 and all(isinstance(v, int) and not isinstance(v, bool) for v in values)
-        frames.append(tuple(values) if ok else None)
-    return frames
-
-
-def score_diagnostics(score: SubmissionScore) -> dict:
-    """Timeline diagnostics of one final score (recomputed from the stored bytes)."""
-    if score.status != SubmissionScore.Status.SCORED:
-        raise Conflict(f"score {score.pk} is {score.status}; there is nothing to diagnose")
-    run, submission, version = score.run, score.submission, score.version
-    video = version.packet.video
-    if submission.content is not None:
-        solution: bytes | BaseException = bytes(submission.content)
-    else:
-        solution = SolutionRejected(submission.rejected_reason)
-    inputs = scoring_inputs(version, score.scorer_id)
-    body = diagnostics(
-        score.scorer_id,
-        inputs.ground_truth,
-        solution,
-        run.params,
-        score.details or {},
-        reference_frames=reference_frames(version),
-        frame_rate=(video.frame_rate_num, video.frame_rate_den),
-    )
-    body.update(
-        result=score.pk,
-        reward=score.reward,
-        submission={"id": submission.pk, "label": submission.label, "sha256": submission.sha256},
-        version={"id": version.pk, "tier": version.tier, "number": version.number},
-        packet=version.packet_id,
-        video={"frame_count": video.frame_count, "frame_rate": [video.frame_rate_num, video.frame_rate_den]},
-    )
-    return body
-
-
 # ------------------------------------------------------------------------ calibration
 
 
@@ -496,15 +303,13 @@ def do_compute_calibration(version: GroundTruthVersion, *, scorer_id: str | None
     """Compute (or recompute) the calibration anchors of a version under a scorer
     (default: the task kind's). A ground truth the scorer cannot read is recorded
     as a blocking problem, not raised."""
-    scorer_id = checked_scorer(version, scorer_id)
+    scorer_id = check_scorer_id(version, scorer_id)
     params: dict = {}
     try:
         inputs = scoring_inputs(version, scorer_id)
         params = inputs.params
         rows = calibration_rules.anchor_rows(anchors(scorer_id, inputs.ground_truth, **params))
-        if get_scorer(scorer_id).kind == "moments":  # reference rows: prior and retrieval (docs/grading.md)
-            from annotator.grading.moment_corpus import reference_calibration_rows
-
+        if adapter_for_scorer(scorer_id).reference_calibration:  # prior and retrieval rows (docs/grading.md)
             rows += reference_calibration_rows(version, inputs)
         problems = calibration_rules.problems(rows)
     except ScoringError as error:
@@ -564,78 +369,29 @@ def do_mark_version_ready(version: GroundTruthVersion, *, actor) -> VersionReadi
 # -------------------------------------------------------------------------- agreement
 
 
-def latest_adjudicated(packet: Packet) -> GroundTruthVersion | None:
-    return (
-        GroundTruthVersion.objects.filter(packet=packet, tier=GroundTruthVersion.Tier.ADJUDICATED)
-        .order_by("-number")
-        .first()
-    )
-
-
-def _versus_version(packet: Packet, version: GroundTruthVersion, scorer_id: str, ledger: Ledger) -> dict:
-    inputs = scoring_inputs(version, scorer_id)
-    document, data = ledger_as_submission(packet, ledger)
-    outcome = score_submission(scorer_id, inputs.ground_truth, data, **inputs.params)
-    return {
-        "reward": outcome.reward,
-        "reason": outcome.reason,
-        "details": outcome.details,
-        "agreement": agreement(scorer_id, document, inputs.ground_truth, **inputs.params),
-    }
-
-
 @transaction.atomic
 def do_agreement_report(packet: Packet, *, actor) -> AgreementReport:
-    """Annotator A vs B with the task scorer (both ways, per-field kappa, boundary
-    differences, unmatched events) and each annotator vs the latest adjudicated
-    version. Kept per (ledger hashes, version, scorer code); repeated calls return it.
+    """Store the agreement report of a packet (``grading.reads.compute_agreement``) for
+    its frozen ledgers, its latest adjudicated version and the current scorer code.
+    Kept per (ledger hashes, version, scorer code); repeated calls return it.
 
     Precondition: both ledgers are frozen (``Conflict`` otherwise).
     """
-    ledgers = _frozen_ledgers(packet)
+    ledgers = reads.frozen_ledgers(packet)
     if ledgers is None:
         raise Conflict("the agreement report needs both ledgers frozen")
-    scorer_id = packet.task_kind.scorer_id
-    version = latest_adjudicated(packet)
-    code = scorer_code_sha256()
-    existing = AgreementReport.objects.filter(
-        packet=packet,
-        scorer_id=scorer_id,
-        ledger_a_sha256=ledgers["A"].sha256,
-        ledger_b_sha256=ledgers["B"].sha256,
-        version=version,
-        report__scorer_code_sha256=code,
-    ).first()
+    existing = reads.stored_agreement(packet, ledgers)
     if existing is not None:
         return existing
-    a_document, _ = ledger_as_submission(packet, ledgers["A"])
-    b_document, _ = ledger_as_submission(packet, ledgers["B"])
-    params = task_parameters(packet, scorer_id)
-    root_key = packet.task_kind.schema["root_key"]
-    report = {
-        "scorer_id": scorer_id,
-        "scorer_code_sha256": code,
-        "params": params,
-        "ledgers": {
-            side: {"sha256": ledger.sha256, "annotator": ledger.annotator.username, "events": len(doc[root_key])}
-            for side, ledger, doc in (("A", ledgers["A"], a_document), ("B", ledgers["B"], b_document))
-        },
-        "a_vs_b": agreement(scorer_id, a_document, b_document, **params),
-        "version": None,
-        "versus_version": {},
-    }
-    if version is not None:
-        report["version"] = {"id": version.pk, "tier": version.tier, "number": version.number, "sha256": version.sha256}
-        report["versus_version"] = {
-            side: _versus_version(packet, version, scorer_id, ledger) for side, ledger in sorted(ledgers.items())
-        }
+    scorer_id = packet.task_kind.scorer_id
+    version = reads.latest_adjudicated(packet)
     created = AgreementReport.objects.create(
         packet=packet,
         scorer_id=scorer_id,
         ledger_a_sha256=ledgers["A"].sha256,
         ledger_b_sha256=ledgers["B"].sha256,
         version=version,
-        report=json.loads(json.dumps(report, default=str)),
+        report=reads.compute_agreement(packet, ledgers, version),
         created_by=actor,
     )
     record(
@@ -647,3 +403,18 @@ def do_agreement_report(packet: Packet, *, actor) -> AgreementReport:
         details={"version": version.pk if version else None, "scorer_id": scorer_id},
     )
     return created
+
+
+def store_agreement_report(packet: Packet) -> AgreementReport | None:
+    """Called when the second ledger freezes and when an adjudicated version is
+    published, so that reading the report never writes. A failure here must not undo
+    the freeze or the publication: it is logged, and the report is computed (not
+    stored) when read."""
+    if reads.frozen_ledgers(packet) is None:
+        return None
+    try:
+        with transaction.atomic():
+            return do_agreement_report(packet, actor=None)
+    except Exception:
+        logger.exception("agreement report of packet %s failed", packet.pk)
+        return None

@@ -41,6 +41,7 @@ from annotator.media.remux import make_remux, not_browser_playable
 from annotator.media.thumbs import keyframe_thumbnail_indices, make_thumbnails
 from annotator.media.timeline import dropped_report
 from annotator.models import Job, Video
+from annotator.queue import INGEST_PROXY, INGEST_VIDEO, enqueue_on_commit
 
 logger = logging.getLogger(__name__)
 
@@ -73,8 +74,6 @@ def do_register_upload(*, actor, uploaded_file: UploadedFile, title: str) -> tup
             f"the file is {uploaded_file.size} bytes; the limit is {settings.FRAMELEDGER_MAX_VIDEO_BYTES}",
             field="file",
         )
-    from annotator.media.tasks import ingest_video
-
     stored_name = None
     try:
         with transaction.atomic():
@@ -94,7 +93,7 @@ def do_register_upload(*, actor, uploaded_file: UploadedFile, title: str) -> tup
                 video,
                 details={"original_name": video.original_name, "size_bytes": video.size_bytes, "job": job.pk},
             )
-            transaction.on_commit(lambda: ingest_video.delay(video.pk, job.pk))
+            enqueue_on_commit(INGEST_VIDEO, video.pk, job.pk)
     except BaseException:
         if stored_name:
             Video.original.field.storage.delete(stored_name)
@@ -341,8 +340,6 @@ def _remux_stage(video, job, source, workdir, progress, sha, probed, chunk_frame
 
 def _commit_remux(video, job, probed, table: FrameTable, thumb_meta, hashes, placed, chunk_frames) -> None:
     """The video ready for annotation on its remux; the job runs on with the proxy task."""
-    from annotator.media.tasks import ingest_proxy
-
     report = dropped_report(probed.table, [], probed.timestamps)
     with transaction.atomic():
         row = Video.objects.select_for_update().get(pk=video.pk)
@@ -366,7 +363,7 @@ def _commit_remux(video, job, probed, table: FrameTable, thumb_meta, hashes, pla
             hashes=hashes,
             details={"job": job.pk, "frame_count": table.frame_count, "codec": probed.codec},
         )
-        transaction.on_commit(lambda: ingest_proxy.delay(video.pk, job.pk, chunk_frames))
+        enqueue_on_commit(INGEST_PROXY, video.pk, job.pk, chunk_frames)
     job.result = {"remux": remux}
 
 

@@ -42,6 +42,7 @@ from annotator.media.probe import probe
 from annotator.media.proxy import PROXY_GOP
 from annotator.media.timeline import dropped_report
 from annotator.models import Job, Video
+from annotator.queue import INGEST_CHUNK, INGEST_JOIN, enqueue_each_on_commit, enqueue_on_commit
 
 
 def _workdir(job: Job) -> Path:
@@ -50,8 +51,6 @@ def _workdir(job: Job) -> Path:
 
 def start_chunked(video: Video, job: Job, source: Path, workdir: Path, sha: str, probed, chunk_frames: int) -> bool:
     """Plan the chunks and queue their tasks; False when the source needs one pass."""
-    from annotator.media.tasks import ingest_chunk
-
     state = prepare_chunks(source, workdir, probed, chunk_frames, gop=PROXY_GOP)
     if state is None:
         return False
@@ -70,7 +69,7 @@ def start_chunked(video: Video, job: Job, source: Path, workdir: Path, sha: str,
             message=f"Encoding the proxy in {count} chunks ({probed.frame_count} frames, {probed.codec}).",
             updated_at=timezone.now(),
         )
-        transaction.on_commit(lambda: [ingest_chunk.delay(video.pk, job.pk, i) for i in range(count)])
+        enqueue_each_on_commit(INGEST_CHUNK, [(video.pk, job.pk, i) for i in range(count)])
     job.result = result
     return True
 
@@ -106,8 +105,6 @@ class _ChunkProgress:
 
 def do_encode_chunk(video: Video, job: Job, index: int) -> None:
     """Encode one chunk; the task finishing the last chunk queues the join."""
-    from annotator.media.tasks import ingest_join
-
     if job.status != Job.Status.RUNNING or "chunked" not in job.result:
         return  # the ingest failed or finished meanwhile (a late or redelivered task)
     workdir = _workdir(job)
@@ -130,7 +127,7 @@ def do_encode_chunk(video: Video, job: Job, index: int) -> None:
             finished = len(chunked["done"]) == count and not chunked["join_queued"]
             if finished:
                 chunked["join_queued"] = True
-                transaction.on_commit(lambda: ingest_join.delay(video.pk, job.pk))
+                enqueue_on_commit(INGEST_JOIN, video.pk, job.pk)
             done = len(chunked["done"])
             Job.objects.filter(pk=job.pk).update(
                 result=row.result,

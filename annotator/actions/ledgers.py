@@ -15,10 +15,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotator.actions.audit import record
+from annotator.actions.grading import store_agreement_report
 from annotator.canonical import canonical_sha256
+from annotator.documents import ledger_document
 from annotator.errors import Conflict, InvalidInput, StaleVersion
 from annotator.models import Ledger, LedgerEvent
-from annotator.taskkinds import EventInvalid, export_event, sort_events, validate_event
+from annotator.taskkinds import EventInvalid, validate_event
 
 MAX_EVENTS_PER_LEDGER = 5000
 MIN_ATTESTATION_CHARS = 20
@@ -90,24 +92,6 @@ def do_delete_event(ledger: Ledger, event_uid, *, actor, expected_version) -> No
     _bump(ledger)
 
 
-def ledger_document(ledger: Ledger) -> dict:
-    """The frozen form of a ledger: what its SHA-256 covers."""
-    schema = ledger.packet.task_kind.schema
-    events = sort_events(schema, [e.data for e in ledger.events.all()])
-    return {
-        "packet_sha256": ledger.packet.sha256,
-        "side": ledger.side,
-        "task_kind": ledger.packet.task_kind.slug,
-        "scorer_id": ledger.packet.task_kind.scorer_id,
-        "events": events,
-    }
-
-
-def ledger_submission(ledger_events: list[dict], schema: dict) -> dict:
-    """A ledger's events in the scorer's submission shape (``{"actions": [...]}``)."""
-    return {schema["root_key"]: [export_event(schema, e) for e in sort_events(schema, ledger_events)]}
-
-
 @transaction.atomic
 def do_freeze_ledger(ledger: Ledger, *, actor, attestation: str, expected_version) -> Ledger:
     """Freeze with a written attestation; store canonical JSON + SHA-256. Irreversible."""
@@ -127,4 +111,5 @@ def do_freeze_ledger(ledger: Ledger, *, actor, attestation: str, expected_versio
     record(
         actor, "freeze_ledger", ledger, packet=ledger.packet, hashes={"ledger": digest}, details={"side": ledger.side}
     )
+    store_agreement_report(ledger.packet)  # once both are frozen, so that reading it never writes
     return ledger

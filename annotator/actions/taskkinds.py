@@ -9,13 +9,7 @@ from annotator.canonical import canonical_sha256
 from annotator.errors import InvalidInput
 from annotator.models import TaskKind
 from annotator.taskkinds import SchemaError, check_schema
-
-KNOWN_SCORERS_BY_FAMILY = {
-    "actions": {"egocentric-f1-v2", "egocentric-f1-v1"},
-    "break_points": {"hierarchical-bottleneck-v1", "hierarchical-bottleneck-v2"},
-    "moments": {"moment-utility-v1"},
-}
-
+from scoring.registry import scorers_of
 
 # Lower-case letters, digits, ``-`` and ``_``, starting with a letter or digit; the
 # column holds 50 characters. The slug names files, zip folders and URLs.
@@ -34,7 +28,7 @@ def check_task_kind(*, slug: str, name: str, scorer_id: str, schema) -> None:
         check_schema(schema)
     except SchemaError as exc:
         raise InvalidInput(str(exc), field="schema") from None
-    allowed = KNOWN_SCORERS_BY_FAMILY[schema["family"]]
+    allowed = {scorer.scorer_id for scorer in scorers_of(schema["family"])}  # the registry's, by family
     if scorer_id not in allowed:
         raise InvalidInput(f"scorer {scorer_id!r} does not grade the {schema['family']} family", field="scorer_id")
     if TaskKind.objects.filter(slug=slug).exists():

@@ -9,10 +9,11 @@ from django.db import transaction
 
 from annotator.actions.audit import record
 from annotator.errors import Conflict
+from annotator.families import adapter_for
 from annotator.integrity import frozen_events
 from annotator.models import Ledger, Packet, Union, UnionItem
 from annotator.taskkinds import export_event
-from scoring import union_actions, union_break_points, union_moments
+from scoring import get_scorer
 
 
 def _as_dict(item) -> dict:
@@ -27,14 +28,8 @@ def align_union(schema: dict, scorer_id: str, a_events: list[dict], b_events: li
     """
     a_scored = [export_event(schema, e) for e in a_events]
     b_scored = [export_event(schema, e) for e in b_events]
-    family = schema["family"]
-    if family == "actions":
-        items = union_actions(a_scored, b_scored, tolerance=schema.get("tolerance", 0))
-    elif family == "break_points":
-        version = "v2" if scorer_id.endswith("-v2") else "v1"
-        items = union_break_points(a_scored, b_scored, version=version)
-    else:
-        items = union_moments(a_scored, b_scored)
+    adapter = adapter_for(schema["family"])
+    items = adapter.union(a_scored, b_scored, schema=schema, scorer=get_scorer(scorer_id))
     result = []
     for raw in items:
         item = _as_dict(raw)

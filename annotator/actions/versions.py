@@ -8,22 +8,12 @@ from django.db import transaction
 from django.db.models import Max
 
 from annotator.actions.audit import record
+from annotator.actions.grading import compute_calibration_on_publish, store_agreement_report
 from annotator.canonical import canonical_sha256
+from annotator.documents import version_document, version_events
 from annotator.errors import Conflict, InvalidInput
-from annotator.integrity import frozen_events
 from annotator.models import Decision, GroundTruthVersion, Packet, Union, UnionItem
-from annotator.taskkinds import EventInvalid, export_event, sort_events, validate_event
-
-
-def version_document(packet: Packet, events: list[dict]) -> dict:
-    """What a version's SHA-256 covers: the events in export order, full fields."""
-    schema = packet.task_kind.schema
-    return {"task_kind": packet.task_kind.slug, "events": sort_events(schema, events)}
-
-
-def version_events(version: GroundTruthVersion) -> list[dict]:
-    """The version's events, verified against its SHA-256 (``TamperedData`` otherwise)."""
-    return frozen_events(version)
+from annotator.taskkinds import EventInvalid, validate_event
 
 
 def changelog(schema: dict, previous: GroundTruthVersion | None, events: list[dict]) -> dict:
@@ -157,8 +147,6 @@ def _create_version(packet, *, actor, tier, events, manifest_extra, source) -> G
         hashes={"version": digest, "manifest": manifest_sha},
         details={"number": number},
     )
-    from annotator.actions.grading import compute_calibration_on_publish  # grading imports this module
-
     compute_calibration_on_publish(version)
     version.created = True
     return version
@@ -183,7 +171,7 @@ def do_publish_adjudicated_version(packet: Packet, *, actor) -> GroundTruthVersi
     events = [entry["final_value"] for entry in log if entry["final_value"] is not None]
     unresolved = [entry for entry in log if entry["action"] == Decision.Action.UNKNOWN]
     _, log_sha = canonical_sha256(log)
-    return _create_version(
+    version = _create_version(
         packet,
         actor=actor,
         tier=GroundTruthVersion.Tier.ADJUDICATED,
@@ -197,6 +185,8 @@ def do_publish_adjudicated_version(packet: Packet, *, actor) -> GroundTruthVersi
             "unresolved": unresolved,
         },
     )
+    store_agreement_report(packet)  # against the new version, so that reading it never writes
+    return version
 
 
 @transaction.atomic
@@ -225,9 +215,3 @@ def do_import_provisional_version(
         source=source,
         manifest_extra={"source": source, "source_sha256": source_sha256},
     )
-
-
-def version_submission(version: GroundTruthVersion) -> dict:
-    """The version's events in the scorer's ground-truth shape (``{"actions": [...]}``)."""
-    schema = version.packet.task_kind.schema
-    return {schema["root_key"]: [export_event(schema, e) for e in version_events(version)]}

@@ -22,96 +22,11 @@ from annotator import access
 from annotator.actions import grading
 from annotator.errors import InvalidInput
 from annotator.filenames import attachment
-from annotator.grading import uploads
+from annotator.grading import reads, uploads
+from annotator.grading.inputs import check_scorer_id
 from annotator.grading.leaderboard import rows_csv
-from annotator.models import ScoringRun, Submission, SubmissionScore, VersionCalibration, VersionReadiness
-
-SCORE_FILES = {"reward.json": "reward_json", "reward.txt": "reward_txt", "details.json": "details_json"}
-
-
-# --------------------------------------------------------------------------- present
-
-
-def submission_view(s: Submission) -> dict:
-    return {
-        "id": s.pk,
-        "packet": s.packet_id,
-        "label": s.label,
-        "original_name": s.original_name,
-        "batch": s.batch,
-        "sha256": s.sha256,
-        "size_bytes": s.size_bytes,
-        "kept": getattr(s, "kept", None) if "content" in s.get_deferred_fields() else s.content is not None,
-        "rejected_reason": s.rejected_reason,
-        "uploaded_at": s.uploaded_at.isoformat(),
-    }
-
-
-def run_view(run: ScoringRun, *, include_scores: bool = False) -> dict:
-    job = run.job
-    body = {
-        "id": run.pk,
-        "version": {"id": run.version_id, "tier": run.version.tier, "number": run.version.number},
-        "packet": run.version.packet_id,
-        "scorer_id": run.scorer_id,
-        "params": run.params,
-        "ground_truth_sha256": run.ground_truth_sha256,
-        "scorer_code_sha256": run.scorer_code_sha256,
-        "total": run.total,
-        "counts": grading.run_counts(run),
-        "created_at": run.created_at.isoformat(),
-        "finished_at": run.finished_at.isoformat() if run.finished_at else None,
-        "job": {"id": job.pk, "status": job.status, "progress": job.progress, "message": job.message},
-    }
-    if include_scores:
-        scores = run.results.select_related("submission").defer(
-            "reward_json", "reward_txt", "details_json", "details", "submission__content"
-        )
-        body["scores"] = [
-            {"id": s.pk, "submission": s.submission_id, "label": s.submission.label, "status": s.status,
-             "reward": s.reward, "reason": s.reason, "error": s.error}
-            for s in scores.order_by("id")
-        ]  # fmt: skip
-    return body
-
-
-def score_view(s: SubmissionScore) -> dict:
-    def text(data):
-        return bytes(data).decode("utf-8") if data is not None else None
-
-    return {
-        "id": s.pk,
-        "run": s.run_id,
-        "submission": {"id": s.submission_id, "label": s.submission.label, "sha256": s.submission.sha256},
-        "version": s.version_id,
-        "scorer_id": s.scorer_id,
-        "status": s.status,
-        "reward": s.reward,
-        "reason": s.reason,
-        "error": s.error,
-        "scored_at": s.scored_at.isoformat() if s.scored_at else None,
-        "files": {name: text(getattr(s, field)) for name, field in SCORE_FILES.items()},
-    }
-
-
-def calibration_view(c: VersionCalibration) -> dict:
-    return {
-        "scorer_id": c.scorer_id,
-        "status": c.status,
-        "problems": c.problems,
-        "anchors": c.anchors,
-        "params": c.params,
-        "scorer_code_sha256": c.scorer_code_sha256,
-        "computed_at": c.computed_at.isoformat(),
-    }
-
-
-def readiness_view(r: VersionReadiness | None) -> dict | None:
-    if r is None:
-        return None
-    return {"scorer_id": r.scorer_id, "marked_by": r.marked_by.username if r.marked_by else None,
-            "marked_at": r.marked_at.isoformat()}  # fmt: skip
-
+from annotator.models import ScoringRun, Submission, SubmissionScore, VersionReadiness
+from annotator.present import SCORE_FILES, calibration_view, readiness_view, run_view, score_view, submission_view
 
 # ----------------------------------------------------------------------- submissions
 
@@ -220,7 +135,7 @@ class ScoringRunListView(APIView):
         body = _body(request)
         with transaction.atomic():
             packet = access.access_grading_packet(request.user, packet_id, for_update=True)
-            version = grading.resolve_version(packet, version_id=_int_or_none(body.get("version"), "version"),
+            version = reads.resolve_version(packet, version_id=_int_or_none(body.get("version"), "version"),
                                               tier=body.get("tier"))  # fmt: skip
             chosen = Submission.objects.filter(packet=packet).defer("content").order_by("id")
             ids = body.get("submissions")
@@ -272,7 +187,7 @@ class ScoreFileView(APIView):
 
 class ScoreDiagnosticsView(APIView):
     def get(self, request, score_id):
-        return Response(grading.score_diagnostics(access.access_score(request.user, score_id)))
+        return Response(reads.score_diagnostics(access.access_score(request.user, score_id)))
 
 
 # ------------------------------------------------------------------------ leaderboard
@@ -284,15 +199,14 @@ class LeaderboardView(APIView):
 
     def get(self, request, version_id, export=None):
         version = access.access_grading_version(request.user, version_id)
-        scorer_id = grading.checked_scorer(version, request.query_params.get("scorer") or None)
-        table = grading.leaderboard(version, scorer_id, sort=request.query_params.get("sort"))
+        scorer_id = check_scorer_id(version, request.query_params.get("scorer") or None)
+        table = reads.leaderboard(version, scorer_id, sort=request.query_params.get("sort"))
         if export is None:
             return Response(table)
         name = f"leaderboard-{version.packet.task_kind.slug}-{version.tier}-v{version.number}-{scorer_id}.{export}"
         if export == "csv":
-            family = version.packet.task_kind.schema["family"]
             rows = table["rows"] + table.get("references", [])  # reference rows after the ranked ones
-            response = HttpResponse(rows_csv(rows, family), content_type="text/csv")
+            response = HttpResponse(rows_csv(rows, scorer_id), content_type="text/csv")
         else:
             data = json.dumps(table, indent=2) + "\n"
             response = HttpResponse(data, content_type="application/json")
@@ -338,12 +252,14 @@ class ReadyView(APIView):
 class AgreementView(APIView):
     def get(self, request, packet_id):
         packet_access = access.access_agreement(request.user, packet_id)
-        report = grading.do_agreement_report(packet_access.packet, actor=request.user)
+        # A read: the report stored at the second freeze (or the latest adjudicated
+        # publication), else one computed now and not stored (id and created_at null).
+        report = reads.agreement_report(packet_access.packet)
         return Response(
             {
                 "id": report.pk,
                 "packet": report.packet_id,
-                "created_at": report.created_at.isoformat(),
+                "created_at": report.created_at.isoformat() if report.created_at else None,
                 **report.report,
             }
         )

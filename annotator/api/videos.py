@@ -22,51 +22,8 @@ from annotator import access
 from annotator.actions.ingest import do_register_upload
 from annotator.actions.videos import do_delete_video
 from annotator.api.body import JSONObjectParser
-from annotator.media.views import media_urls_for
-from annotator.models import Job, Video
-
-
-def job_view(job: Job) -> dict:
-    return {
-        "id": job.pk,
-        "kind": job.kind,
-        "status": job.status,
-        "progress": job.progress,
-        "message": job.message,
-        "result": job.result,
-        "video": job.video_id,
-        "created_at": job.created_at.isoformat(),
-        "updated_at": job.updated_at.isoformat(),
-    }
-
-
-def video_view(video: Video) -> dict:
-    ready = video.status == Video.Status.READY
-    latest_job = video.jobs.order_by("-created_at", "-id").first()
-    return {
-        "id": video.pk,
-        "title": video.title,
-        "status": video.status,
-        "error": video.error,
-        "original_name": video.original_name,
-        "size_bytes": video.size_bytes,
-        "sha256": video.sha256,
-        "codec": video.codec,
-        "width": video.width,
-        "height": video.height,
-        "rotation": video.rotation,
-        "frame_rate": [video.frame_rate_num, video.frame_rate_den],
-        "frame_count": video.frame_count,
-        "duration": video.duration,
-        "proxy_sha256": video.proxy_sha256,
-        "ingest_report": video.ingest_report,
-        "ready_for_annotation": ready,
-        "proxy_ready": ready and bool(video.proxy),
-        "remux_sha256": video.remux_sha256,
-        "media": media_urls_for("video", video.pk, video) if ready else None,
-        "job": job_view(latest_job) if latest_job else None,
-        "created_at": video.created_at.isoformat(),
-    }
+from annotator.models import Video
+from annotator.present import job_view, video_view
 
 
 class VideoListView(APIView):

@@ -15,14 +15,13 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotator import access
+from annotator import access, present
 from annotator.actions.adjudication import do_decide_item
 from annotator.actions.ledgers import do_add_event, do_delete_event, do_freeze_ledger, do_update_event
 from annotator.actions.packets import do_create_packet, user_by_username
 from annotator.actions.taskkinds import do_create_task_kind
 from annotator.actions.union import do_build_union
 from annotator.actions.versions import do_publish_adjudicated_version
-from annotator.api import present
 from annotator.errors import InvalidInput, StaleVersion
 from annotator.export import export_files, export_zip
 from annotator.filenames import attachment

@@ -1,5 +1,7 @@
-"""Pure helpers of the grading room (no database): upload expansion and caps, task
-parameters, per-submission diagnostics, leaderboard rows and calibration checks.
+"""The grading room's helpers: upload expansion and caps, the scorer's inputs for a
+version (``inputs``: reads rows, writes nothing), leaderboard rows and calibration
+checks (pure, no database).
 
-``annotator.actions.grading`` loads rows, calls these and saves.
+``annotator.actions.grading`` (writes) and ``annotator.grading.reads`` (reads) load
+rows, call these and save or present.
 """

@@ -6,18 +6,8 @@ import csv
 import io
 from collections.abc import Sequence
 
-KEY_DIAGNOSTICS = {
-    "actions": (
-        "precision", "recall", "true_positives", "false_positives", "false_negatives", "predicted_actions",
-        "invalid_predicted_actions", "verb_and_boundary_matches", "boundary_only_matches",
-    ),
-    "break_points": (
-        "n_predicted", "identity_matches_in_quality_alignment", "false_identity_events", "duplicate_identity_events",
-        "exact_event_matches_ordered", "summary_accuracy", "shot_accuracy", "hierarchical_precision",
-        "hierarchical_recall",
-    ),
-    "moments": ("raw_quality", "r1_at_0.5", "r1_at_0.7", "r1_at_0.9", "mean_iou", "missing", "invalid"),
-}  # fmt: skip
+from scoring import get_scorer
+
 BASE_COLUMNS = ("rank", "kind", "label", "reward", "reason", "submission", "sha256", "result", "run", "scored_at")
 
 
@@ -25,23 +15,24 @@ class BadSort(ValueError):
     pass
 
 
-def columns(family: str) -> tuple[str, ...]:
-    return BASE_COLUMNS + KEY_DIAGNOSTICS[family]
+def columns(scorer_id: str) -> tuple[str, ...]:
+    """The base columns, then the scorer's key metrics (``Scorer.key_metrics``)."""
+    return BASE_COLUMNS + get_scorer(scorer_id).key_metrics
 
 
-def make_row(family: str, *, kind: str, label: str, reward, reason: str, details: dict | None, **extra) -> dict:
+def make_row(scorer_id: str, *, kind: str, label: str, reward, reason: str, details: dict | None, **extra) -> dict:
     details = details or {}
     row = {"rank": None, "kind": kind, "label": label, "reward": reward, "reason": reason}
     row.update({key: extra.get(key) for key in ("submission", "sha256", "result", "run", "scored_at")})
-    row.update({key: details.get(key) for key in KEY_DIAGNOSTICS[family]})
+    row.update({key: details.get(key) for key in get_scorer(scorer_id).key_metrics})
     return row
 
 
-def reference_rows(family: str, anchors: Sequence[dict]) -> list[dict]:
+def reference_rows(scorer_id: str, anchors: Sequence[dict]) -> list[dict]:
     """A version's calibration anchors as unranked ``reference`` rows (``anchor/<name>``),
     listed next to the ranked submissions; anchors without a reward are left out."""
     return [
-        make_row(family, kind="reference", label=f"anchor/{a['name']}", reward=a["reward"],
+        make_row(scorer_id, kind="reference", label=f"anchor/{a['name']}", reward=a["reward"],
                  reason=a.get("description", ""), details=None)
         for a in anchors
         if a.get("reward") is not None
@@ -56,14 +47,14 @@ def rank(rows: list[dict]) -> list[dict]:
     return rows
 
 
-def sort_rows(rows: Sequence[dict], sort: str | None, family: str) -> list[dict]:
+def sort_rows(rows: Sequence[dict], sort: str | None, scorer_id: str) -> list[dict]:
     """``sort`` is a column name, ``-`` in front for descending (default ``-reward``).
     Missing values go last either way; ties by label, then result id."""
     sort = sort or "-reward"
     descending = sort.startswith("-")
     column = sort.lstrip("-")
-    if column not in columns(family):
-        raise BadSort(f"cannot sort by {column!r}; columns: {', '.join(columns(family))}")
+    if column not in columns(scorer_id):
+        raise BadSort(f"cannot sort by {column!r}; columns: {', '.join(columns(scorer_id))}")
     tiebreak = sorted(rows, key=lambda r: (str(r["label"]), r["result"] or 0))
     present = [r for r in tiebreak if r[column] is not None]
     missing = [r for r in tiebreak if r[column] is None]
@@ -85,11 +76,11 @@ def neutralise_cell(value):
     return value
 
 
-def rows_csv(rows: Sequence[dict], family: str) -> str:
+def rows_csv(rows: Sequence[dict], scorer_id: str) -> str:
     """The rows as CSV; every text cell passes :func:`neutralise_cell`."""
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=columns(family), extrasaction="ignore", lineterminator="\n")
+    writer = csv.DictWriter(buffer, fieldnames=columns(scorer_id), extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow({key: "" if row.get(key) is None else neutralise_cell(row[key]) for key in columns(family)})
+        writer.writerow({key: "" if row.get(key) is None else neutralise_cell(row[key]) for key in columns(scorer_id)})
     return buffer.getvalue()

@@ -11,7 +11,7 @@ from pathlib import Path
 from django.conf import settings
 
 from annotator.export import export_files
-from annotator.grading.task import ScoringInputs, task_parameters
+from annotator.grading.inputs import ScoringInputs, task_parameters
 from annotator.models import GroundTruthVersion
 
 

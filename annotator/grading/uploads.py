@@ -73,12 +73,14 @@ class SubmissionFile:
 def byte_cap(scorer_id: str, site_limit: int = DEFAULT_MAX_SUBMISSION_BYTES) -> ByteCap:
     """The byte cap of the scorer's file layer and the reason it gives beyond it, taken
     from the scorer itself, so that an upload and ``python -m scoring score`` reject
-    the same files with the same text. A site ceiling below the scorer's cap wins, with
-    a reason that says it is the site's limit (the command line has no such limit)."""
+    the same files with the same text. A site ceiling below the scorer's cap wins (and a
+    scorer with no cap of its own gets the site's), with a reason that says it is the
+    site's limit (the command line has no such limit)."""
     scorer = get_scorer(scorer_id)
-    if site_limit < scorer.max_solution_bytes:
+    cap = scorer.max_solution_bytes
+    if cap is None or site_limit < cap:
         return ByteCap(site_limit, f"solution exceeds {site_limit} bytes (FrameLedger upload limit)")
-    return ByteCap(scorer.max_solution_bytes, scorer.over_cap_reason)
+    return ByteCap(cap, scorer.over_cap_reason)
 
 
 def read_capped(chunks: Iterable[bytes], cap: ByteCap) -> tuple[bytes | None, str, int]:

@@ -1,11 +1,240 @@
+"""The three seed task kinds and the maintainers group.
+
+Self-contained: the rows are a snapshot copied here (from ``annotator.builtin_kinds`` when
+this migration was written), so editing that module never changes what a fresh database
+gets. A later change to the seed kinds needs a new data migration;
+``tests/workflow/test_migrations.py`` fails until the snapshot and the module agree again.
+"""
+
 from django.db import migrations
 
-# A snapshot: later edits to annotator.builtin_kinds need a new data migration.
-from annotator.builtin_kinds import install_builtin_rows
+BUILTIN_KINDS = [
+    {
+        "slug": "action-ledger",
+        "name": "Action ledger (GTEA Gaze+)",
+        "description": "Verb + noun set + start/end frame for every action; four-field F1 with a 12-frame tolerance.",
+        "scorer_id": "egocentric-f1-v2",
+        "schema": {
+            "family": "actions",
+            "root_key": "actions",
+            "fields": [
+                {
+                    "name": "verb",
+                    "type": "enum",
+                    "choices": [
+                        "close",
+                        "compress",
+                        "crack",
+                        "cut",
+                        "flip",
+                        "mix",
+                        "move around",
+                        "open",
+                        "pour",
+                        "put",
+                        "spread",
+                        "take",
+                        "transfer",
+                        "turn off",
+                        "turn on",
+                    ],
+                },
+                {
+                    "name": "nouns",
+                    "type": "enum_set",
+                    "choices": [
+                        "bacon",
+                        "bacon_container",
+                        "bagel",
+                        "bagel_container",
+                        "bowl",
+                        "burner",
+                        "cabinet",
+                        "cheese",
+                        "cheese_container",
+                        "cup",
+                        "egg",
+                        "egg_container",
+                        "egg_mixture",
+                        "egg_shells",
+                        "fork",
+                        "freezer",
+                        "fridge",
+                        "fridge_drawer",
+                        "knife",
+                        "milk",
+                        "milk_container",
+                        "oil",
+                        "oil_container",
+                        "orange_juice",
+                        "orange_juice_container",
+                        "plastic_holed",
+                        "plastic_spatula",
+                        "plate",
+                        "plate_container",
+                        "plate_pronged_spoon",
+                        "salt",
+                        "salt_container",
+                        "skillet",
+                        "trash",
+                        "utensils",
+                    ],
+                    "min_items": 1,
+                },
+                {"name": "start_frame", "type": "int", "frame": True},
+                {"name": "end_frame", "type": "int", "frame": True},
+            ],
+            "identity_fields": [],
+            "boundary_fields": ["start_frame", "end_frame"],
+            "tolerance": 12,
+            "sort_keys": ["start_frame", "verb", "nouns", "end_frame"],
+        },
+    },
+    {
+        "slug": "break-point-ledger",
+        "name": "Tennis break-point ledger",
+        "description": "Identity, summary fields and ordered shot tokens for every break point.",
+        "scorer_id": "hierarchical-bottleneck-v1",
+        "schema": {
+            "family": "break_points",
+            "root_key": "break_points",
+            "fields": [
+                {"name": "set", "type": "int", "min": 1, "max": 5},
+                {"name": "medvedev_games", "type": "int", "min": 0, "max": 7},
+                {"name": "de_minaur_games", "type": "int", "min": 0, "max": 7},
+                {"name": "medvedev_points", "type": "enum", "choices": ["0", "15", "30", "40", "AD"]},
+                {"name": "de_minaur_points", "type": "enum", "choices": ["0", "15", "30", "40", "AD"]},
+                {"name": "server", "type": "enum", "choices": ["Daniil Medvedev", "Alex De Minaur"]},
+                {"name": "opportunity", "type": "int", "min": 1},
+                {"name": "first_serve_in", "type": "bool"},
+                {"name": "outcome", "type": "enum", "choices": ["converted", "saved"]},
+                {"name": "serve_direction", "type": "enum", "choices": ["wide", "body", "down_the_t", "unknown"]},
+                {"name": "rally_shots", "type": "int", "min": 0},
+                {"name": "terminal_player", "type": "enum", "choices": ["Daniil Medvedev", "Alex De Minaur"]},
+                {
+                    "name": "terminal_stroke",
+                    "type": "enum",
+                    "choices": [
+                        "serve",
+                        "forehand_groundstroke",
+                        "backhand_groundstroke",
+                        "forehand_slice",
+                        "backhand_slice",
+                        "forehand_volley",
+                        "backhand_volley",
+                        "overhead",
+                        "backhand_overhead",
+                        "forehand_drop_shot",
+                        "backhand_drop_shot",
+                        "forehand_lob",
+                        "backhand_lob",
+                        "forehand_half_volley",
+                        "backhand_half_volley",
+                        "forehand_swinging_volley",
+                        "backhand_swinging_volley",
+                        "trick_shot",
+                        "unknown",
+                    ],
+                },
+                {"name": "terminal_court_position", "type": "enum", "choices": ["baseline", "net", "serve", "unknown"]},
+                {
+                    "name": "terminal_result",
+                    "type": "enum",
+                    "choices": ["winner", "forced_error", "unforced_error", "error_unknown", "ace", "unreturnable"],
+                },
+                {
+                    "name": "terminal_error",
+                    "type": "enum",
+                    "choices": ["net", "wide", "deep", "wide_and_deep", "shank", "unknown", "none"],
+                },
+                {
+                    "name": "shots",
+                    "type": "token_list",
+                    "max_items": 512,
+                    "subfields": [
+                        {
+                            "name": "stroke",
+                            "type": "enum",
+                            "choices": [
+                                "serve",
+                                "forehand_groundstroke",
+                                "backhand_groundstroke",
+                                "forehand_slice",
+                                "backhand_slice",
+                                "forehand_volley",
+                                "backhand_volley",
+                                "overhead",
+                                "backhand_overhead",
+                                "forehand_drop_shot",
+                                "backhand_drop_shot",
+                                "forehand_lob",
+                                "backhand_lob",
+                                "forehand_half_volley",
+                                "backhand_half_volley",
+                                "forehand_swinging_volley",
+                                "backhand_swinging_volley",
+                                "trick_shot",
+                                "unknown",
+                            ],
+                        },
+                        {
+                            "name": "direction",
+                            "type": "enum",
+                            "choices": ["receiver_forehand", "middle", "receiver_backhand", "unknown"],
+                        },
+                    ],
+                    "first_token_choices": {
+                        "stroke": ["serve"],
+                        "direction": ["wide", "body", "down_the_t", "unknown"],
+                    },
+                },
+                {"name": "start_frame", "type": "int", "frame": True, "required": False, "export": False},
+                {"name": "end_frame", "type": "int", "frame": True, "required": False, "export": False},
+            ],
+            "identity_fields": [
+                "set",
+                "medvedev_games",
+                "de_minaur_games",
+                "medvedev_points",
+                "de_minaur_points",
+                "server",
+                "opportunity",
+            ],
+            "boundary_fields": ["start_frame", "end_frame"],
+            "tolerance": 0,
+            "sort_keys": ["set", "medvedev_games", "de_minaur_games", "opportunity", "start_frame"],
+        },
+    },
+    {
+        "slug": "moment-queries",
+        "name": "Moment queries",
+        "description": "Acceptable intervals on a time grid for each text query.",
+        "scorer_id": "moment-utility-v1",
+        "schema": {
+            "family": "moments",
+            "root_key": "queries",
+            "fields": [
+                {"name": "query_id", "type": "string", "max_length": 200},
+                {"name": "query", "type": "string", "max_length": 2000},
+                {"name": "intervals", "type": "interval_list", "grid_step": 2.0},
+            ],
+            "identity_fields": ["query_id"],
+            "boundary_fields": [],
+            "tolerance": 0,
+            "sort_keys": ["query_id"],
+        },
+    },
+]
+
+
+def install_rows(task_kind_model, group_model) -> None:
+    for kind in BUILTIN_KINDS:
+        task_kind_model.objects.update_or_create(slug=kind["slug"], defaults={**kind, "builtin": True})
+    group_model.objects.get_or_create(name="maintainers")
 
 
 def create_builtin_kinds(apps, schema_editor):
-    install_builtin_rows(apps.get_model("annotator", "TaskKind"), apps.get_model("auth", "Group"))
+    install_rows(apps.get_model("annotator", "TaskKind"), apps.get_model("auth", "Group"))
 
 
 class Migration(migrations.Migration):

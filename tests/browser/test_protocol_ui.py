@@ -425,45 +425,47 @@ def test_a_maintainer_uploads_a_video_watches_the_ingest_and_assigns_three_diffe
 ):
     from django.db import connection
 
-    from annotator.media import tasks
+    from annotator import queue, tasks
 
-    real_task, real_proxy_task = tasks.ingest_video, tasks.ingest_proxy
     shown, early_shown = threading.Event(), threading.Event()
 
     class Worker:
         """Stands in for the Celery worker process: the real ingest, in another thread."""
 
         @staticmethod
-        def delay(video_id, job_id):
+        def send(name, args):
+            if name == queue.INGEST_PROXY:
+                return proxy_work(*args)
+            if name != queue.INGEST_VIDEO:  # the chunks of a long source: encoded right here
+                return {queue.INGEST_CHUNK: tasks.ingest_chunk, queue.INGEST_JOIN: tasks.ingest_join}[name](*args)
+            video_id, job_id = args
+
             def work():
                 try:
                     # A first step that lasts until the page has shown it: the small test
                     # video ingests in well under a poll interval otherwise.
                     Job.objects.filter(pk=job_id).update(status="running", progress=0.42, message="Hashing (slowly).")
                     shown.wait(timeout=30)
-                    real_task(video_id, job_id)
+                    tasks.ingest_video(video_id, job_id)
                 finally:
                     connection.close()
 
             threading.Thread(target=work, daemon=True).start()
 
-    class ProxyWorker:
+    def proxy_work(video_id, job_id, chunk_frames=None):
         """The proxy task after the remux (annotate first), held until the page has shown
         that the video is ready on its remux."""
 
-        @staticmethod
-        def delay(video_id, job_id, chunk_frames=None):
-            def work():
-                try:
-                    early_shown.wait(timeout=30)
-                    real_proxy_task(video_id, job_id, chunk_frames)
-                finally:
-                    connection.close()
+        def work():
+            try:
+                early_shown.wait(timeout=30)
+                tasks.ingest_proxy(video_id, job_id, chunk_frames)
+            finally:
+                connection.close()
 
-            threading.Thread(target=work, daemon=True).start()
+        threading.Thread(target=work, daemon=True).start()
 
-    monkeypatch.setattr(tasks, "ingest_video", Worker)
-    monkeypatch.setattr(tasks, "ingest_proxy", ProxyWorker)
+    monkeypatch.setattr(queue, "send", Worker.send)
     page = page_as(maintainer, "/maintainer/packets/new/")
     wait_ready(page)
     page.fill("#video-title", "barcode 29.97")

@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
+from annotator import queue, tasks
 from annotator.actions.ingest import file_sha256
-from annotator.media import synthetic, tasks
+from annotator.media import synthetic
 from annotator.media.probe import probe
 from annotator.media.remux import make_remux, not_browser_playable
 from annotator.media.thumbs import make_thumbnails
@@ -110,7 +111,12 @@ def test_the_player_starts_on_the_remux_and_switches_to_the_proxy_keeping_the_fr
     from tests.media.conftest import FIXTURE_CHUNK_FRAMES
 
     queued = []  # the broker: the proxy task is held here until the test runs it
-    monkeypatch.setattr(tasks.ingest_proxy, "delay", lambda *args: queued.append(args))
+    real_send = queue.send
+
+    def send(name, args, **options):
+        queued.append(args) if name == queue.INGEST_PROXY else real_send(name, args, **options)
+
+    monkeypatch.setattr(queue, "send", send)
     source = synthetic_source("h264-24-gop250")
     video = Video.objects.create(title="annotate first", original_name=source.name, created_by=maintainer)
     with open(source, "rb") as fh:

@@ -7,8 +7,10 @@ import csv
 import io
 
 import pytest
+from django.core.cache import cache
 
-from annotator.models import AgreementReport, VersionCalibration
+from annotator.grading import reads
+from annotator.models import AgreementReport, AuditEntry, VersionCalibration
 from tests.factories import client_for
 from tests.grading.conftest import A_EVENTS, EGOCENTRIC, fill_and_freeze, scored, upload
 
@@ -17,6 +19,9 @@ from tests.grading.conftest import A_EVENTS, EGOCENTRIC, fill_and_freeze, scored
 def test_the_agreement_report_compares_a_with_b_and_each_with_the_version(adjudicated, maintainer, adjudicator):
     packet = adjudicated.packet
     assert VersionCalibration.objects.get(version=adjudicated).status == "ok"  # computed on publish
+    # Stored at the second freeze (no version yet) and again at the publication.
+    assert list(AgreementReport.objects.order_by("id").values_list("version", flat=True)) == [None, adjudicated.pk]
+    rows, entries = AgreementReport.objects.count(), AuditEntry.objects.count()
     body = client_for(maintainer).get(f"/api/packets/{packet.pk}/agreement/").json()
     assert body["scorer_id"] == "egocentric-f1-v2" and body["version"]["id"] == adjudicated.pk
     a_vs_b = body["a_vs_b"]
@@ -30,9 +35,26 @@ def test_the_agreement_report_compares_a_with_b_and_each_with_the_version(adjudi
     assert body["versus_version"]["B"]["reward"] == 0.333333
     assert body["versus_version"]["B"]["agreement"]["boundary_differences"]["end"]["histogram"] == {"0": 1, "-20": 1}
 
-    # Asked again: the same stored report; the adjudicator may read it too.
+    # Asked again: the same stored report; the adjudicator may read it too. Reading writes nothing.
     again = client_for(adjudicator).get(f"/api/packets/{packet.pk}/agreement/").json()
-    assert again["id"] == body["id"] and AgreementReport.objects.count() == 1
+    assert again["id"] == body["id"] == AgreementReport.objects.get(version=adjudicated).pk
+    assert (AgreementReport.objects.count(), AuditEntry.objects.count()) == (rows, entries)
+
+
+@pytest.mark.django_db
+def test_reading_the_agreement_report_never_writes_even_when_none_is_stored(adjudicated, maintainer, monkeypatch):
+    packet = adjudicated.packet
+    stored = client_for(maintainer).get(f"/api/packets/{packet.pk}/agreement/").json()
+    # The scoring library changed since the reports were stored: none matches any more.
+    monkeypatch.setattr(reads, "scorer_code_sha256", lambda: "0" * 64)
+    rows, entries = AgreementReport.objects.count(), AuditEntry.objects.count()
+    body = client_for(maintainer).get(f"/api/packets/{packet.pk}/agreement/").json()
+    assert body["id"] is None and body["created_at"] is None and body["scorer_code_sha256"] == "0" * 64
+    unstored = {"id", "created_at", "scorer_code_sha256"}
+    assert {k: v for k, v in body.items() if k not in unstored} == {
+        k: v for k, v in stored.items() if k not in unstored
+    }
+    assert (AgreementReport.objects.count(), AuditEntry.objects.count()) == (rows, entries)
 
 
 @pytest.mark.django_db
@@ -76,3 +98,21 @@ def test_the_leaderboard_puts_the_annotators_next_to_the_agents_sorts_and_export
     ]
     as_json = client.get(f"/api/versions/{adjudicated.pk}/leaderboard.json").json()
     assert as_json["rows"] == board["rows"] and as_json["columns"][:4] == ["rank", "kind", "label", "reward"]
+
+
+@pytest.mark.django_db
+def test_the_leaderboard_scores_the_annotators_ledgers_once_not_on_every_request(adjudicated, maintainer, monkeypatch):
+    cache.clear()  # scores kept by an earlier test with the same ledgers would hide the first scoring
+    url = f"/api/versions/{adjudicated.pk}/leaderboard/"
+    client = client_for(maintainer)
+    first = client.get(url).json()
+    assert [r["kind"] for r in first["rows"]] == ["human", "human"]
+
+    def scored_again(*args, **kwargs):
+        raise AssertionError("the annotators' ledgers were scored again")
+
+    monkeypatch.setattr(reads, "score_submission", scored_again)
+    assert client.get(url).json() == first
+    # Another scorer is another question: it is scored (here: refused by the spy).
+    with pytest.raises(AssertionError, match="scored again"):
+        reads.human_rows(adjudicated, "egocentric-f1-v1")

@@ -63,8 +63,10 @@ def test_csv_cells_starting_with_a_formula_character_get_a_quote(value, written)
 
 
 def test_rows_csv_keeps_negative_numbers_as_numbers_and_quotes_text_formulas():
-    row = make_row("moments", kind="agent", label="=cmd()", reward=-0.25, reason="-bad", details={"mean_iou": -1.5})
-    text = rows_csv([row], "moments")
+    row = make_row(
+        "moment-utility-v1", kind="agent", label="=cmd()", reward=-0.25, reason="-bad", details={"mean_iou": -1.5}
+    )
+    text = rows_csv([row], "moment-utility-v1")
     [parsed] = list(csv.DictReader(io.StringIO(text)))
     assert parsed["label"] == "'=cmd()" and parsed["reason"] == "'-bad"
     assert parsed["reward"] == "-0.25" and parsed["mean_iou"] == "-1.5"

@@ -14,7 +14,7 @@ from django.conf import settings
 from django.core.management import call_command
 
 from annotator.export import export_files
-from annotator.grading.task import task_parameters
+from annotator.grading.inputs import task_parameters
 from annotator.models import GroundTruthVersion, Packet, VersionCalibration
 from scoring import score_submission
 from tests.factories import client_for

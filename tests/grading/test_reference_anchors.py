@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from annotator.export import export_files
+from annotator.grading.inputs import task_parameters
 from annotator.grading.moment_corpus import moment_corpus
 from annotator.grading.reference_anchors import constant_window_rows, zero_shot_rows
-from annotator.grading.task import task_parameters
 from annotator.models import VersionCalibration
 from scoring import score_submission
 from tests.factories import client_for

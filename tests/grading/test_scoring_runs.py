@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from annotator.actions.versions import do_import_provisional_version, version_events
+from annotator.actions.versions import do_import_provisional_version
+from annotator.documents import version_events
 from annotator.models import Job, ScoringRun, SubmissionScore
 from tests.factories import client_for
 from tests.grading.conftest import TENNIS, scored, upload

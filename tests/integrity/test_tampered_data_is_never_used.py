@@ -9,7 +9,7 @@ import json
 import pytest
 
 from annotator.actions.grading import do_start_scoring_run
-from annotator.grading.task import scoring_inputs
+from annotator.grading.inputs import scoring_inputs
 from annotator.integrity import TamperedData
 from annotator.models import AuditEntry, Ledger, SubmissionScore, Union
 from tests.factories import client_for

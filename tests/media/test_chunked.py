@@ -128,7 +128,7 @@ def _queues_with(env_value: str | None) -> dict:
     if env_value is not None:
         env["FRAMELEDGER_INGEST_QUEUE"] = env_value
     code = (
-        "import django, json; django.setup(); from deploy.celery import app; import annotator.media.tasks; "
+        "import django, json; django.setup(); from deploy.celery import app; import annotator.tasks; "
         "names = ['annotator.ingest_video', 'annotator.ingest_proxy', 'annotator.ingest_chunk', "
         "'annotator.ingest_join', "
         "'annotator.score_batch']; "
@@ -157,7 +157,7 @@ def test_a_redelivered_ingest_task_does_not_plan_the_chunks_again(
     from django.core.files import File
 
     from annotator.actions.ingest import do_ingest_video
-    from annotator.media.tasks import ingest_video
+    from annotator.tasks import ingest_video
 
     source = synthetic_source("h264-2997-gop12")
     video = Video.objects.create(title="twice", original_name=source.name, created_by=maintainer)

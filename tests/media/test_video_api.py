@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from annotator.media import tasks
+from annotator import queue, tasks
 from annotator.models import AuditEntry, Job, Video
 from tests.factories import client_for
 
@@ -16,8 +16,7 @@ pytestmark = pytest.mark.django_db
 def enqueued(monkeypatch):
     """Records what would go to the broker; the test runs the task body itself."""
     calls = []
-    monkeypatch.setattr(tasks.ingest_video, "delay", lambda *args: calls.append(args))
-    monkeypatch.setattr(tasks.ingest_proxy, "delay", lambda *args: calls.append(("proxy", *args)))
+    monkeypatch.setattr(queue, "send", lambda name, args: calls.append((name, *args)))
     return calls
 
 
@@ -35,14 +34,14 @@ def test_upload_answers_202_and_queues_ingest_after_commit(
     video_id, job_id = response.data["video"]["id"], response.data["job"]["id"]
     assert response.data["video"]["status"] == "pending"
     assert response.data["job"]["status"] == "queued"
-    assert enqueued == [(video_id, job_id)]
+    assert enqueued == [(queue.INGEST_VIDEO, video_id, job_id)]
     video = Video.objects.get(pk=video_id)
     assert video.original_name == "match.mp4" and video.size_bytes > 0 and video.original.name.endswith(".mp4")
     assert AuditEntry.objects.filter(operation="video.upload", object_id=str(video_id)).exists()
 
     with django_capture_on_commit_callbacks(execute=True):
         tasks.ingest_video(video_id, job_id)  # what the worker runs: the remux first
-    assert enqueued[-1] == ("proxy", video_id, job_id, None)  # the proxy task, queued
+    assert enqueued[-1] == (queue.INGEST_PROXY, video_id, job_id, None)  # the proxy task, queued
 
     job = client.get(f"/api/jobs/{job_id}/").data
     assert job["status"] == "running" and "remux" in job["result"]

@@ -20,7 +20,8 @@ from django.core.management.base import CommandError
 
 from annotator.actions import grading
 from annotator.errors import WorkflowError
-from annotator.grading import uploads
+from annotator.grading import reads, uploads
+from annotator.grading.inputs import check_scorer_id
 from annotator.management.base import VersionOptionCommand
 from annotator.models import GroundTruthVersion, Job
 
@@ -74,7 +75,7 @@ class Command(VersionOptionCommand):
             raise CommandError(f"no ground-truth version {version}")
         user = self._user(actor)
         try:
-            scorer_id = grading.checked_scorer(version_row, scorer)
+            scorer_id = check_scorer_id(version_row, scorer)
             files = self._files(paths, scorer_id, label, include)
             submissions = grading.do_upload_submissions(version_row.packet, files, actor=user)
             run = grading.do_start_scoring_run(
@@ -144,7 +145,7 @@ class Command(VersionOptionCommand):
 
     def _report(self, run) -> None:
         run.refresh_from_db()
-        table = grading.leaderboard(run.version, run.scorer_id)
+        table = reads.leaderboard(run.version, run.scorer_id)
         scored = {s.submission_id for s in run.results.all()}
         rows = [r for r in table["rows"] if r["submission"] in scored]
         width = max([len(r["label"]) for r in rows] + [5])
@@ -152,7 +153,7 @@ class Command(VersionOptionCommand):
         for row in rows:
             reward = "-" if row["reward"] is None else f"{row['reward']:.6g}"
             self.stdout.write(f"{row['rank'] or '-':>4}  {row['label']:<{width}}  {reward:>8}  {row['reason'][:80]}")
-        counts = grading.run_counts(run)
+        counts = reads.run_counts(run)
         self.stdout.write(
             self.style.SUCCESS(
                 f"run {run.pk}: {counts['scored']} scored, {counts['error']} failed, {counts['pending']} pending"

@@ -13,6 +13,9 @@ never disagree with the reward. What the scorer does not pair is explained:
   token alignment; an unpaired prediction says why its identity found no partner;
 * moment queries: each query's row, its IoU and why a row was not legal.
 
+A scorer registered from outside the library brings its own ``diagnose`` function
+(``Scorer.diagnose``); this module is reached through ``get_scorer(id).diagnose``.
+
 Frames: deltas are prediction minus reference. Items carry ``start_frame`` /
 ``end_frame`` when the event has them (break points take their reference's frames
 when paired); the page seeks the player there.
@@ -25,9 +28,11 @@ import re
 from collections.abc import Sequence
 from fractions import Fraction
 
-from scoring import align_break_points, egocentric, get_scorer, tennis, union_actions
-from scoring.agreement import distribution
-from scoring.jsonio import decode_json_document
+from . import egocentric, tennis
+from .agreement import distribution
+from .align import align_break_points, union_actions
+from .jsonio import decode_json_document
+from .registry import get_scorer
 
 ENTRY_MESSAGE = re.compile(r"^action (\d+) (.*)$")
 NEAR_TIERS = {
@@ -67,6 +72,11 @@ def diagnostics(
     """Timeline diagnostics of one scored submission (``details``: the scorer's details)."""
     scorer = get_scorer(scorer_id)
     base = {"scorer_id": scorer_id, "family": scorer.kind, "reason": details.get("reason", "")}
+    if scorer.diagnose_fn is not None:
+        body = scorer.diagnose_fn(
+            ground_truth, solution, params, details, reference_frames=reference_frames, frame_rate=frame_rate
+        )
+        return {**base, **body}
     if scorer.kind == "actions":
         return {**base, **_actions(scorer.version, ground_truth, solution, params, details)}
     if scorer.kind == "break_points":
@@ -105,27 +115,44 @@ def _submitted_actions(solution: bytes | BaseException, task: egocentric.Egocent
     return decode_json_document(bytes(solution))["actions"], None
 
 
-def _actions(version: str, ground_truth: dict, solution, params: dict, details: dict) -> dict:
-    task = egocentric.build_task(ground_truth, **params)
-    references = egocentric.ground_truth_actions(ground_truth)
-    entries, rejection = _submitted_actions(solution, task)
-    valid, messages = egocentric.validate_actions(entries, task) if rejection is None else ([], [])
+def _invalid_entries(messages: Sequence[str]) -> dict[int, str]:
+    """Entry index -> what its validation said, from the scorer's own messages."""
     invalid = {}
     for message in messages:
         match = ENTRY_MESSAGE.match(message)
         if match:
             invalid[int(match[1]) - 1] = match[2]
+    return invalid
+
+
+def _action_pairs(valid: list, task: egocentric.EgocentricTask, version: str) -> list[dict]:
+    """The pairs the scorer counts, by reference index, with their boundary deltas."""
     truths = list(task.ground_truth)
     if version == "v1":
         truths = egocentric.chronological(truths)
-    pairs = egocentric.match_actions(valid, truths, tolerance=task.tolerance, version=version)
     matched = []
-    for i, j in pairs:
+    for i, j in egocentric.match_actions(valid, truths, tolerance=task.tolerance, version=version):
         p, r = valid[i], truths[j]
         matched.append(
             {"pred_index": p.index, "ref_index": r.index, "start_delta": p.start - r.start, "end_delta": p.end - r.end}
         )
     matched.sort(key=lambda pair: pair["ref_index"])
+    return matched
+
+
+def _action_item(index: int, event: object, status: str, note: str) -> dict:
+    start, end = _frames(event)
+    return {"index": index, "label": _action_label(event), "start_frame": start, "end_frame": end,
+            "status": status, "note": note, "event": event}  # fmt: skip
+
+
+def _actions(version: str, ground_truth: dict, solution, params: dict, details: dict) -> dict:
+    task = egocentric.build_task(ground_truth, **params)
+    references = egocentric.ground_truth_actions(ground_truth)
+    entries, rejection = _submitted_actions(solution, task)
+    valid, messages = egocentric.validate_actions(entries, task) if rejection is None else ([], [])
+    invalid = _invalid_entries(messages)
+    matched = _action_pairs(valid, task, version)
     pred_matched = {m["pred_index"] for m in matched}
     ref_matched = {m["ref_index"] for m in matched}
     near = _action_near_misses(
@@ -140,26 +167,19 @@ def _actions(version: str, ground_truth: dict, solution, params: dict, details: 
     near_by_ref = {n["ref_index"]: n for n in near}
     predictions = []
     for index, event in enumerate(entries):
-        start, end = _frames(event)
         if index in pred_matched:
             status, note = "matched", ""
         elif index in invalid:
             status, note = "invalid", f"action {index + 1} {invalid[index]}"
         else:
             status, note = "false_positive", _near_note(near_by_pred.get(index), "reference")
-        predictions.append(
-            {"index": index, "label": _action_label(event), "start_frame": start, "end_frame": end,
-             "status": status, "note": note, "event": event}
-        )  # fmt: skip
-    reference = []
-    for index, event in enumerate(references):
-        start, end = _frames(event)
-        status = "matched" if index in ref_matched else "missed"
-        note = "" if status == "matched" else _near_note(near_by_ref.get(index), "prediction")
-        reference.append(
-            {"index": index, "label": _action_label(event), "start_frame": start, "end_frame": end,
-             "status": status, "note": note, "event": event}
-        )  # fmt: skip
+        predictions.append(_action_item(index, event, status, note))
+    reference = [
+        _action_item(index, event, "matched", "")
+        if index in ref_matched
+        else _action_item(index, event, "missed", _near_note(near_by_ref.get(index), "prediction"))
+        for index, event in enumerate(references)
+    ]
     return {
         "summary": _pick(details, ACTION_SUMMARY_KEYS),
         "file_rejection": rejection,
@@ -256,58 +276,61 @@ def _shot_rows(pred_tokens: list, ref_tokens: list, steps: Sequence[Sequence[int
     return rows
 
 
+def _break_point_pair(pair, p: dict, r: dict) -> dict:
+    """One pair the scorer counts: its credit, bottleneck, field differences and shots."""
+    wrong = [f for f in tennis.SUMMARY_FIELDS if f not in pair.correct_summary_fields]
+    return {
+        "pred_index": pair.pred_index,
+        "ref_index": pair.ref_index,
+        "event_credit": round(float(pair.event_credit), 4),
+        "event_credit_exact": str(pair.event_credit),
+        "summary_accuracy": round(float(pair.summary_accuracy), 4),
+        "shot_accuracy": round(float(pair.shot_accuracy), 4),
+        "shot_atoms": pair.shot_atoms,
+        "shot_denominator": pair.shot_denominator,
+        "bottleneck": "summary" if pair.summary_accuracy <= pair.shot_accuracy else "shots",
+        "field_differences": [{"field": f, "predicted": p.get(f, "<missing>"), "reference": r.get(f)} for f in wrong],
+        "shot_alignment": _shot_rows(
+            tennis.shot_tokens(p), tennis.shot_tokens(r), [list(s) for s in pair.shot_alignment]
+        ),
+    }
+
+
+def _unpaired_note(event: object, ref_keys: list) -> str:
+    """Why a prediction found no partner."""
+    key = tennis.identity_key(event)
+    if key is None:
+        return "identity fields missing or mistyped"
+    if key not in ref_keys:
+        return "no break point with this identity in the ground truth"
+    return "identity already paired (a duplicate, or out of order)"
+
+
+def _break_point_prediction(index: int, event: object, pred_to_ref: dict, frames: list, ref_keys: list) -> dict:
+    start, end = _frames(event)
+    placed_by = "prediction" if start is not None else None
+    if index in pred_to_ref:
+        status, note = "matched", ""
+        if start is None and frames[pred_to_ref[index]]:
+            (start, end), placed_by = frames[pred_to_ref[index]], "reference"
+    else:
+        status, note = "false_positive", _unpaired_note(event, ref_keys)
+    return {"index": index, "label": _break_point_label(event), "start_frame": start, "end_frame": end,
+            "placed_by": placed_by, "status": status, "note": note, "event": event}  # fmt: skip
+
+
 def _break_points(version: str, ground_truth: dict, solution, details: dict, reference_frames) -> dict:
     references = tennis.ground_truth_events(ground_truth)
     events, _, error = tennis.parse_submission(solution)
     pairs = align_break_points(events, references, version=version) if error is None else []
     ref_keys = [tennis.identity_key(e) for e in references]
     frames = list(reference_frames) + [None] * max(0, len(references) - len(reference_frames))
-    matched = []
-    for pair in pairs:
-        p, r = events[pair.pred_index], references[pair.ref_index]
-        wrong = [f for f in tennis.SUMMARY_FIELDS if f not in pair.correct_summary_fields]
-        matched.append(
-            {
-                "pred_index": pair.pred_index,
-                "ref_index": pair.ref_index,
-                "event_credit": round(float(pair.event_credit), 4),
-                "event_credit_exact": str(pair.event_credit),
-                "summary_accuracy": round(float(pair.summary_accuracy), 4),
-                "shot_accuracy": round(float(pair.shot_accuracy), 4),
-                "shot_atoms": pair.shot_atoms,
-                "shot_denominator": pair.shot_denominator,
-                "bottleneck": "summary" if pair.summary_accuracy <= pair.shot_accuracy else "shots",
-                "field_differences": [
-                    {"field": f, "predicted": p.get(f, "<missing>"), "reference": r.get(f)} for f in wrong
-                ],
-                "shot_alignment": _shot_rows(
-                    tennis.shot_tokens(p), tennis.shot_tokens(r), [list(s) for s in pair.shot_alignment]
-                ),
-            }
-        )
+    matched = [_break_point_pair(pair, events[pair.pred_index], references[pair.ref_index]) for pair in pairs]
     pred_to_ref = {m["pred_index"]: m["ref_index"] for m in matched}
     ref_matched = set(pred_to_ref.values())
-    predictions = []
-    for index, event in enumerate(events):
-        start, end = _frames(event)
-        placed_by = "prediction" if start is not None else None
-        if index in pred_to_ref:
-            status, note = "matched", ""
-            if start is None and frames[pred_to_ref[index]]:
-                (start, end), placed_by = frames[pred_to_ref[index]], "reference"
-        else:
-            key = tennis.identity_key(event)
-            status = "false_positive"
-            if key is None:
-                note = "identity fields missing or mistyped"
-            elif key not in ref_keys:
-                note = "no break point with this identity in the ground truth"
-            else:
-                note = "identity already paired (a duplicate, or out of order)"
-        predictions.append(
-            {"index": index, "label": _break_point_label(event), "start_frame": start, "end_frame": end,
-             "placed_by": placed_by, "status": status, "note": note, "event": event}
-        )  # fmt: skip
+    predictions = [
+        _break_point_prediction(index, event, pred_to_ref, frames, ref_keys) for index, event in enumerate(events)
+    ]
     reference = []
     for index, event in enumerate(references):
         start, end = frames[index] or (None, None)

@@ -1,0 +1,106 @@
+"""Leaderboard benchmark: a leaderboard GET with both annotators' ledgers frozen, before
+and after the human rows are cached.
+
+Run: ``.venv/bin/python bench/leaderboard.py [--repeat 20]``.
+
+Against the published GTEA ground truth (a provisional version, 25,692 frames at
+24 fps), both annotator ledgers hold the published actions (B with every boundary moved
+by 6 frames), both frozen. It times ``GET /api/versions/<id>/leaderboard/`` through the
+test client, ``--repeat`` times each, interleaved: with the cache emptied before the
+request (the two ledgers are scored: what every request cost before the cache) and
+right after it (served from the cache), and one ledger's scoring alone. It uses a
+fresh SQLite database in a temporary folder unless ``DATABASE_URL`` says otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT))
+LABELS = REPO_ROOT / "data/agentic-vbench/egocentric-activity-understanding/steps/solve/tests/Ahmad_American.txt"
+ATTESTATION = "I labelled this video alone, from the video only."
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=20)
+    args = parser.parse_args()
+    workdir = Path(tempfile.mkdtemp(prefix="frameledger-bench-leaderboard-"))
+    if not os.environ.get("DATABASE_URL"):
+        os.environ["FRAMELEDGER_VAR_DIR"] = str(workdir)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "deploy.test_settings")
+
+    import django
+
+    django.setup()
+    from django.contrib.auth.models import Group, User
+    from django.core.cache import cache
+    from django.core.management import call_command
+    from rest_framework.test import APIClient
+
+    from annotator.actions.ledgers import do_freeze_ledger
+    from annotator.actions.packets import do_create_packet
+    from annotator.actions.versions import do_import_provisional_version
+    from annotator.grading import reads
+    from annotator.gtea import parse_gtea_labels
+    from annotator.models import Ledger, LedgerEvent, TaskKind, Video
+
+    call_command("migrate", verbosity=0)
+    people = [User.objects.create_user(n) for n in ("bench-maintainer", "bench-a", "bench-b", "bench-adjudicator")]
+    people[0].groups.add(Group.objects.get(name="maintainers"))
+    video = Video.objects.create(title="GTEA (bench)", status="ready", frame_rate_num=24, frame_rate_den=1,
+                                 frame_count=25692, duration=25692 / 24)  # fmt: skip
+    packet = do_create_packet(
+        actor=people[0], title="bench", video=video, task_kind=TaskKind.objects.get(slug="action-ledger"),
+        annotator_a=people[1], annotator_b=people[2], adjudicator=people[3],
+    )  # fmt: skip
+    truth = parse_gtea_labels(LABELS.read_text())
+    version = do_import_provisional_version(packet, truth, actor=people[0], source="bench", source_sha256="0" * 64)
+    for side, shift, person in (("A", 0, people[1]), ("B", 6, people[2])):
+        ledger = Ledger.objects.get(packet=packet, side=side)
+        events = [{**e, "start_frame": e["start_frame"] + shift, "end_frame": e["end_frame"] + shift} for e in truth]
+        LedgerEvent.objects.bulk_create(LedgerEvent(ledger=ledger, data=e) for e in events)
+        do_freeze_ledger(ledger, actor=person, attestation=ATTESTATION, expected_version=ledger.version)
+    cache.clear()
+
+    client = APIClient()
+    client.force_authenticate(people[0])
+    url = f"/api/versions/{version.pk}/leaderboard/"
+
+    def timed() -> float:
+        started = time.perf_counter()
+        response = client.get(url)
+        elapsed = time.perf_counter() - started
+        if response.status_code != 200 or len(response.json()["rows"]) != 2:
+            raise SystemExit(f"unexpected leaderboard: {response.status_code} {response.content[:200]!r}")
+        return elapsed
+
+    timed()  # warm-up: imports, URL resolver, first queries
+    cold, warm = [], []
+    for _ in range(args.repeat):  # interleaved, so the machine's load hits both alike
+        cache.clear()
+        cold.append(timed())  # what every request cost before the cache
+        warm.append(timed())
+    ledger = Ledger.objects.get(packet=packet, side="B")
+    cache.clear()
+    started = time.perf_counter()
+    reads.human_score(version, "egocentric-f1-v2", ledger)
+    one = time.perf_counter() - started
+    print(f"GTEA ground truth: {len(truth)} actions; two frozen ledgers of {len(truth)} actions each")
+    cold_ms, warm_ms = statistics.median(cold) * 1000, statistics.median(warm) * 1000
+    print(f"leaderboard GET, human rows scored (cache empty), median of {args.repeat}: {cold_ms:7.1f} ms")
+    print(f"leaderboard GET, human rows cached, median of {args.repeat}:            {warm_ms:7.1f} ms")
+    print(f"  ratio scored / cached: {cold_ms / warm_ms:.2f}x")
+    print(f"one ledger scored (export + scorer):                            {one * 1000:7.1f} ms")
+    print(f"(database in {workdir})" if not os.environ.get("DATABASE_URL") else "")
+
+
+if __name__ == "__main__":
+    main()
