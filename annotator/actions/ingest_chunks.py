@@ -27,14 +27,14 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from annotator.actions.ingest import (
-    _P_PROBED,
-    _P_PROXY,
-    _clean_failure,
-    _commit,
-    _finish_derived,
-    _place,
-    _Progress,
+from annotator.actions.ingest_steps import (
+    P_PROBED,
+    P_PROXY,
+    Progress,
+    clean_failure,
+    commit_proxy,
+    finish_derived,
+    place,
 )
 from annotator.media.chunks import ChunkState, encode_chunk, join_chunks, prepare_chunks
 from annotator.media.errors import MediaError
@@ -96,7 +96,7 @@ class _ChunkProgress:
                 total += float(item.read_text() or 0)
             except (OSError, ValueError):
                 continue  # another chunk is writing its file right now
-        value = round(_P_PROBED + (_P_PROXY - _P_PROBED) * min(1.0, total / self.count), 4)
+        value = round(P_PROBED + (P_PROXY - P_PROBED) * min(1.0, total / self.count), 4)
         # Only forward: chunks report concurrently and may race.
         Job.objects.filter(pk=self.job.pk, progress__lt=value, status=Job.Status.RUNNING).update(
             progress=value, updated_at=timezone.now()
@@ -114,10 +114,10 @@ def do_encode_chunk(video: Video, job: Job, index: int) -> None:
     except Exception:
         if Job.objects.filter(pk=job.pk, status=Job.Status.FAILED).exists():
             return  # another chunk failed first and removed the working directory
-        with _clean_failure(video, job):
+        with clean_failure(video, job):
             shutil.rmtree(workdir, ignore_errors=True)
             raise
-    with _clean_failure(video, job):
+    with clean_failure(video, job):
         with transaction.atomic():
             row = Job.objects.select_for_update().get(pk=job.pk)
             if row.status != Job.Status.RUNNING:
@@ -131,7 +131,7 @@ def do_encode_chunk(video: Video, job: Job, index: int) -> None:
             done = len(chunked["done"])
             Job.objects.filter(pk=job.pk).update(
                 result=row.result,
-                progress=max(row.progress, round(_P_PROBED + (_P_PROXY - _P_PROBED) * done / count, 4)),
+                progress=max(row.progress, round(P_PROBED + (P_PROXY - P_PROBED) * done / count, 4)),
                 message=f"Encoded {done} of {count} proxy chunks.",
                 updated_at=timezone.now(),
             )
@@ -142,20 +142,20 @@ def do_join_chunks(video: Video, job: Job) -> Video:
     if job.status != Job.Status.RUNNING or "chunked" not in job.result:
         return video
     workdir = _workdir(job)
-    progress = _Progress(job)
+    progress = Progress(job)
     try:
-        with _clean_failure(video, job) as placed:
-            progress(_P_PROXY, "Joining the proxy chunks.", force=True)
+        with clean_failure(video, job) as placed:
+            progress(P_PROXY, "Joining the proxy chunks.", force=True)
             state = ChunkState.load(workdir)
             table = join_chunks(workdir, workdir / "proxy.mp4")
             probed = probe(state.source)
             if probed.frame_count != len(state.kept) + len(state.dropped):
                 raise MediaError("the source changed while its proxy was being encoded")
             report = dropped_report(probed.table, [tuple(d) for d in state.dropped], probed.timestamps)
-            derived = _finish_derived(workdir, progress, job.result["chunked"]["sha256"], probed, table, report)
+            derived = finish_derived(workdir, progress, job.result["chunked"]["sha256"], probed, table, report)
             derived["chunks"] = len(state.chunks)
-            placed.update(_place(derived["files"], video, f"{video.pk}-{derived['proxy_sha256'][:16]}"))
-            _commit(video, job, derived, placed)
+            placed.update(place(derived["files"], video, f"{video.pk}-{derived['proxy_sha256'][:16]}"))
+            commit_proxy(video, job, derived, placed)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     return video

@@ -17,7 +17,8 @@ from django.conf import settings
 from django.core.files import File
 from PIL import Image
 
-from annotator.actions.ingest import do_ingest_video, file_sha256, same_timing
+from annotator.actions.ingest import do_ingest_video, file_sha256
+from annotator.actions.ingest_steps import same_timing
 from annotator.media import synthetic
 from annotator.media.frametable import FrameTable
 from annotator.models import AuditEntry, Job, Video
