@@ -56,9 +56,29 @@ ACTION_EVENTS = [
 ]
 
 
+# What the page shows when an event did not arrive: rows, notice, field errors, draft, focus.
+SHOWN_JS = """() => {
+    const form = document.querySelector('#event-form');
+    const boxes = [...form.querySelectorAll('[data-field]')];
+    const active = document.activeElement;
+    return {
+        rows: document.querySelectorAll('#ledger-table tbody tr').length,
+        notice: document.querySelector('#notice')?.textContent,
+        errors: Object.fromEntries(boxes.map((b) => [b.dataset.field, b.querySelector('.field-error')?.textContent])),
+        draft: Object.fromEntries([...form.querySelectorAll('[name]')].map((e) => [e.name, e.value])),
+        focus: active && (active.id || active.name || active.tagName),
+    };
+}"""
+
+
 def wait_added(page, count: int) -> None:
-    """The page holds ``count`` events and has saved them all."""
-    page.wait_for_function("(n) => document.querySelectorAll('#ledger-table tbody tr').length === n", arg=count)
+    """The page holds ``count`` events and has saved them all (on a time-out, the failure
+    says what the page showed: its notice, the draft and the focused element)."""
+    try:
+        page.wait_for_function("(n) => document.querySelectorAll('#ledger-table tbody tr').length === n", arg=count)
+    except Exception as error:
+        shown = page.evaluate(SHOWN_JS)
+        raise AssertionError(f"expected {count} events in the table; the page showed {shown}") from error
     wait_saved(page)
 
 

@@ -324,3 +324,17 @@ def test_an_end_before_the_start_gives_the_keys_back_to_the_page(page_as, media_
     page.wait_for_function("document.activeElement.id === 'workspace'")
     page.keyboard.type("30i")  # a shortcut again: the start moves to 30
     page.wait_for_function("document.querySelector('[data-field=start_frame] input').value === '30'")
+
+
+def test_text_typed_before_a_re_render_is_taken_in_when_the_box_is_left(page_as, media_packet, annotator_a):
+    """A boundary mark that lands while a box is being typed in re-renders the form; the
+    text survives on screen, and leaving the box with Tab must still put it in the draft
+    (a value put back by script fires no "change" by itself)."""
+    packet = media_packet(VIDEO)
+    page = open_workspace(page_as, annotator_a, packet)
+    page.locator("#ev-start_frame").focus()
+    page.keyboard.type("12")
+    page.evaluate("window.frameledger.form.setDraft(window.frameledger.form.draft)")  # what a late mark does
+    assert page.input_value("#ev-start_frame") == "12"
+    page.keyboard.press("Tab")
+    assert page.evaluate("window.frameledger.form.draft.start_frame") == 12

@@ -125,6 +125,7 @@ async function mountViews(ws) {
   ws.player = player;
   ws.timeline = new Timeline($("#timeline"), { frameCount: player.frameCount || ws.packet.video.frame_count || 1, thumbs });
   ws.form = new EventForm($("#event-form"), ws.schema, { idPrefix: "ev" });
+  window.frameledger.form = ws.form; // for tests and the console, as the store
 }
 
 // Frames and times, seeks in order, the notice line.
