@@ -135,7 +135,9 @@ def test_unsaved_changes_survive_a_closed_tab_and_are_saved_on_the_next_visit(pa
     again = context.new_page()
     again.goto(url)
     wait_ready(again)
-    wait_saved(again)
+    # A first send that fails on a loaded machine is retried after 1, 2, 4 and 8 s
+    # (autosave.js RETRY_DELAYS_MS): wait past that back-off, not just one step of it.
+    wait_saved(again, timeout=45000)
     assert server_events(packet) == [(40, 80, "spread", ("cheese",))]
 
 
