@@ -218,10 +218,10 @@ export class EventForm extends EventTarget {
     if (path.value !== null && target.matches("input, textarea") && target.value !== path.value) {
       target.value = path.value;
       if (target.matches("[data-typeahead], [data-enum]")) target.dispatchEvent(new Event("input"));
-      // Text put back by script fires no "change" when the box is left (Tab, a click), so
-      // the draft would never take it in: fire it on leaving. (A box taken out of the page
-      // by a later render has its "change" stopped there, see render.)
-      target.addEventListener("blur", () => target.dispatchEvent(new Event("change")), { once: true });
+      // Text put back by script in a plain box fires no "change" when the box is left
+      // (Tab, a click), so the draft would never take it in: fire it on leaving, while the
+      // box is still on the page. (Type-ahead boxes take their text on their own keys.)
+      else target.addEventListener("blur", () => target.isConnected && target.dispatchEvent(new Event("change")), { once: true });
     }
     target.focus();
     if (path.caret !== null && target.setSelectionRange) target.setSelectionRange(path.caret, path.caret);
