@@ -33,8 +33,8 @@ def _or_404(check, request, *args, **kwargs):
         raise Http404("Not found") from None
 
 
-def _player_urls(packet_id: int) -> dict:
-    media = media_urls_for("packet", packet_id)
+def _player_urls(packet_id: int, media: dict | None = None) -> dict:
+    media = media or media_urls_for("packet", packet_id)
     return {
         "proxy": media["proxy"],
         "renditions": media["renditions_json"],
@@ -54,7 +54,7 @@ def _packet_context(packet_access: access.PacketAccess, request) -> dict:
             "packetId": packet.pk,
             "role": packet_access.role,
             "username": request.user.username,
-            "media": {**_player_urls(packet.pk), "thumbsMeta": media["thumbnails_meta"]},
+            "media": {**_player_urls(packet.pk, media), "thumbsMeta": media["thumbnails_meta"]},
         },
     }
 

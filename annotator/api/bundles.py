@@ -61,8 +61,6 @@ class VersionBundlesView(APIView):
 
     def post(self, request, version_id):
         version = access.access_grading_version(request.user, version_id)
-        if not isinstance(request.data, dict):
-            raise InvalidInput("the request body must be a JSON object", field="body")
         device = request.data.get("device") or "cpu"
         if _truthy(request.data.get("reference")):
             data, label, reference = reference_bundle(), request.data.get("label") or REFERENCE_LABEL, True

@@ -37,8 +37,6 @@ def _limit(value) -> int | None:
 class MomentImportView(APIView):
     def post(self, request):
         access.require_maintainer(request.user)
-        if not isinstance(request.data, dict):
-            raise InvalidInput("the request body must be a JSON object", field="body")
         upload = request.FILES.get("file")
         if upload is None:
             raise InvalidInput("upload the annotation .jsonl in the field 'file'", field="file")
