@@ -167,7 +167,8 @@ def moment_events(page, tally: Tally) -> None:
         page.locator("#workspace").focus()
         kb.type(f"{start}i")
         kb.type(f"{end}o")
-        page.wait_for_function("document.querySelector('[name=intervals-end]')?.value !== ''")
+        # The end has landed in the draft (no interval row yet counts as not landed).
+        page.wait_for_function("(document.querySelector('[name=intervals-end]')?.value ?? '') !== ''")
         kb.press("e")
         kb.type(query_id)
         kb.press("Tab")

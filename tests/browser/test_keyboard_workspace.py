@@ -338,3 +338,32 @@ def test_text_typed_before_a_re_render_is_taken_in_when_the_box_is_left(page_as,
     assert page.input_value("#ev-start_frame") == "12"
     page.keyboard.press("Tab")
     assert page.evaluate("window.frameledger.form.draft.start_frame") == 12
+
+
+def test_enter_pressed_before_the_marks_land_saves_the_marked_interval(
+    page_as, ingest, maintainer, annotator_a, annotator_b, adjudicator
+):
+    """A fast annotator types "37i62o", the query and Enter while the seeks behind the marks
+    are still under way (here made slow on purpose): the event is saved once the marks have
+    landed, with the interval they give, not refused for a missing end."""
+    packet = make_packet(maintainer, annotator_a, annotator_b, adjudicator, kind="moment-queries", video=ingest(VIDEO))
+    page = open_workspace(page_as, annotator_a, packet)
+    page.evaluate(
+        """() => {
+            const player = window.frameledger.player;
+            const seek = player.seekToFrame.bind(player);
+            player.seekToFrame = (n) => new Promise((done) => setTimeout(done, 700)).then(() => seek(n));
+        }"""
+    )
+    page.keyboard.type("37i62o")
+    page.keyboard.press("e")
+    page.keyboard.type("q1")
+    page.keyboard.press("Tab")
+    page.keyboard.type("someone takes an egg")
+    # The marks are still on their way.
+    assert page.evaluate("document.querySelectorAll('#ledger-table tbody tr').length") == 0
+    page.keyboard.press("Enter")
+    page.wait_for_function("document.querySelectorAll('#ledger-table tbody tr').length === 1")
+    wait_saved(page)
+    assert server_events(packet) == [{"query_id": "q1", "query": "someone takes an egg", "intervals": [[2.0, 4.0]]}]
+    assert page.evaluate("window.frameledger.form.draft.query") is None  # the next event starts empty

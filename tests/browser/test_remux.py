@@ -101,10 +101,9 @@ SHOWN_JS = """
 """
 
 
-@pytest.mark.usefixtures("eager_celery")
-def test_the_player_starts_on_the_remux_and_switches_to_the_proxy_keeping_the_frame(
-    page_as, synthetic_source, maintainer, annotator_a, annotator_b, adjudicator, monkeypatch
-):
+def remux_first_packet(monkeypatch, synthetic_source, maintainer, annotator_a, annotator_b, adjudicator):
+    """A packet whose video is ready on its remux, its proxy task held back: (video, packet,
+    job, the held proxy task's arguments)."""
     from django.core.files import File
 
     from annotator.actions.ingest import do_ingest_video
@@ -126,6 +125,16 @@ def test_the_player_starts_on_the_remux_and_switches_to_the_proxy_keeping_the_fr
     video.refresh_from_db()
     assert video.status == Video.Status.READY and video.remux and not video.proxy and len(queued) == 1
     packet = make_packet(maintainer, annotator_a, annotator_b, adjudicator, video=video, title="annotate first")
+    return video, packet, job, queued[0]
+
+
+@pytest.mark.usefixtures("eager_celery")
+def test_the_player_starts_on_the_remux_and_switches_to_the_proxy_keeping_the_frame(
+    page_as, synthetic_source, maintainer, annotator_a, annotator_b, adjudicator, monkeypatch
+):
+    video, packet, job, held = remux_first_packet(
+        monkeypatch, synthetic_source, maintainer, annotator_a, annotator_b, adjudicator
+    )
 
     page = page_as(annotator_a, f"/packets/{packet.pk}/player/")
     page.wait_for_function("window.frameledger && (window.frameledger.player || window.frameledger.loadError)")
@@ -137,7 +146,7 @@ def test_the_player_starts_on_the_remux_and_switches_to_the_proxy_keeping_the_fr
     targets = [0, count - 1] + [rng.randrange(count) for _ in range(40)] + [137]
     assert failures(page.evaluate(SEEK_BATCH_JS, {"targets": targets, "boxes": BOXES})) == []
 
-    tasks.ingest_proxy(*queued[0])  # the worker makes the proxy (chunks and join, eager)
+    tasks.ingest_proxy(*held)  # the worker makes the proxy (chunks and join, eager)
     video.refresh_from_db()
     assert video.proxy and Job.objects.get(pk=job.pk).status == Job.Status.DONE
 
@@ -150,3 +159,38 @@ def test_the_player_starts_on_the_remux_and_switches_to_the_proxy_keeping_the_fr
     results = page.evaluate(SEEK_BATCH_JS, {"targets": targets, "boxes": BOXES})
     results += page.evaluate(STEP_RUN_JS, {"start": count // 2, "steps": [1] * 15 + [-1] * 15, "boxes": BOXES})
     assert failures(results) == []
+
+
+@pytest.mark.usefixtures("eager_celery")
+def test_playback_asked_for_during_a_switch_goes_on_after_it_at_the_same_rate(
+    page_as, synthetic_source, maintainer, annotator_a, annotator_b, adjudicator, monkeypatch
+):
+    video, packet, _job, held = remux_first_packet(
+        monkeypatch, synthetic_source, maintainer, annotator_a, annotator_b, adjudicator
+    )
+    page = page_as(annotator_a, f"/packets/{packet.pk}/player/")
+    page.wait_for_function("window.frameledger && (window.frameledger.player || window.frameledger.loadError)")
+    tasks.ingest_proxy(*held)
+    # The switch starts while paused (as a poll would), and playback at 0.5x is asked for
+    # before it is done: the switch pauses for the new source, then playback goes on.
+    switched = page.evaluate(
+        """async () => {
+            const p = window.frameledger.player;
+            const switching = p.checkRenditions();
+            p.setRate(0.5);
+            await p.play();
+            return await switching;
+        }"""
+    )
+    assert switched is True
+    page.wait_for_function("!window.frameledger.player.paused")
+    state = page.evaluate(
+        "() => { const p = window.frameledger.player;"
+        " return { rendition: p.rendition, rate: p.video.playbackRate, switches: p.stats.switches }; }"
+    )
+    assert state == {"rendition": "proxy", "rate": 0.5, "switches": 1}
+    before = page.evaluate("window.frameledger.player.currentFrame")
+    page.wait_for_function("(f) => window.frameledger.player.currentFrame > f", arg=before)  # it moves on
+
+    page.evaluate("() => window.frameledger.player.pause()")
+    assert page.evaluate("window.frameledger.player.paused") is True

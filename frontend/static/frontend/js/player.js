@@ -21,7 +21,8 @@
 // proxy when it exists, else the remux, and while on the remux it polls every `pollMs`;
 // when the proxy appears it switches to it (checkRenditions() does one poll now): the
 // same frame stays on screen, confirmed by rVFC, on the same frame table (checked). It
-// never switches during playback: the switch waits for the next poll while paused.
+// never starts a switch during playback (the switch waits for the next poll while paused);
+// playback started while a switch is under way goes on after it, at the same rate.
 
 import { FrameClock } from "./frame_clock.js";
 import { api } from "./api.js";
@@ -93,6 +94,7 @@ export class FramePlayer extends EventTarget {
     this._lastPlayed = null;
     this._playToken = 0;
     this._requests = 0;
+    this._pauses = 0; // pause() calls, so that a switch does not resume what was paused meanwhile
     this._shown = null; // the frame rVFC last confirmed for the current (paused) position
     this._shownAt = null; // ... and the time that seek aimed at
     this._keepalive = null; // the always-pending rVFC handle (see _keepFramePending)
@@ -252,10 +254,17 @@ export class FramePlayer extends EventTarget {
       const busy = this._inflight || this._snapPromise || new Promise((resolve) => setTimeout(resolve, 20));
       await Promise.resolve(busy).catch(() => undefined);
     }
+    // A switch made while playing goes on playing, at the same rate, from the frame it
+    // was on (unless a seek or a pause was asked for meanwhile).
+    const playing = !this.video.paused;
+    const requests = this._requests;
+    const pauses = this._pauses;
     const frame = this._intended;
-    return new Promise((resolve) => {
+    await new Promise((resolve) => {
       this._run(frame, [() => resolve(true)], () => this._swapSource(rendition, src, frame));
     });
+    if (playing && this._requests === requests && this._pauses === pauses && this.video.paused) await this.play().catch(() => undefined);
+    return true;
   }
 
   async _swapSource(rendition, src, frame) {
@@ -430,6 +439,7 @@ export class FramePlayer extends EventTarget {
 
   // Pause and snap to the displayed frame; resolves with that frame.
   async pause() {
+    this._pauses += 1;
     if (!this.video.paused) {
       const paused = once(this.video, "pause", 2000);
       this.video.pause();

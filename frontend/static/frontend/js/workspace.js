@@ -641,7 +641,8 @@ function mountFormWiring(ws) {
     const warnings = schema.family === "break_points" ? breakPointWarnings(form.draft) : [];
     $("#form-warnings").textContent = warnings.join(" · ");
   });
-  form.addEventListener("commit", () => ws.commit());
+  // Enter in a field saves after the marks typed before it (see workspace_keys.js).
+  form.addEventListener("commit", () => (ws.inKeyOrder ? ws.inKeyOrder(() => ws.commit()) : ws.commit()));
   $("#retry-save").addEventListener("click", () => autosave.retryNow());
   $("#help-open").addEventListener("click", () => $("#help-dialog").showModal());
   shortcutSheet($("#help-dialog"), WORKSPACE_SHORTCUTS);
@@ -699,7 +700,7 @@ function mountKeys(ws) {
     "save-now": () => ws.autosave.retryNow(),
     help: () => $("#help-dialog").showModal(),
   };
-  mountWorkspaceKeys({ commands, player, seek, focusHome: ws.focusHome, setNotice: ws.setNotice, onEndKey: ws.endKeyPressed });
+  ({ inKeyOrder: ws.inKeyOrder } = mountWorkspaceKeys({ commands, player, seek, focusHome: ws.focusHome, setNotice: ws.setNotice, onEndKey: ws.endKeyPressed }));
 }
 
 function mountPresence() {

@@ -2,7 +2,11 @@
 // (shortcuts.js), keeps the commands that read the frame in key order, takes a typed frame
 // prefix ("1290o"), the player's Go-to box, and Space after a click.
 //
-//   mountWorkspaceKeys({ commands, player, seek, focusHome, setNotice, onEndKey });
+//   const { inKeyOrder } = mountWorkspaceKeys({ commands, player, seek, focusHome, setNotice, onEndKey });
+//
+// inKeyOrder(step) runs `step` after every command queued before it: the form's Enter goes
+// through it, so an event saved with Enter right after "1290o" holds the end marked there
+// even when the seek is still under way.
 //
 // onEndKey(startQueued) runs at the keydown of "o" itself, before the queued command: the
 // page moves the focus on to the labels at once, so letters typed straight after it are
@@ -94,4 +98,5 @@ export function mountWorkspaceKeys({ commands, player, seek, focusHome, setNotic
     event.preventDefault();
     run(command);
   });
+  return { inKeyOrder: queue };
 }
