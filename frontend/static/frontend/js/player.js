@@ -485,13 +485,16 @@ export class FramePlayer extends EventTarget {
     });
   }
 
-  // Snap to the displayed frame: the last one rVFC reported while playing.
+  // Snap to the displayed frame: the last one rVFC reported while playing, or the last
+  // frame of the video when playback ended there.
   async _snap() {
     const requests = this._requests;
     await this._settle();
     this._playToken += 1; // stop the playback loop before the snap's seek presents a frame
     if (this._requests !== requests) return this._current; // a newer seek request wins
-    const shown = this._lastPlayed ?? this.clock.frameAtTime(this.video.currentTime);
+    // Played into the end: the last frame, which the browser may not have presented yet
+    // (at 2x it can reach the end with the one before it on screen).
+    const shown = this.video.ended ? this.frameCount - 1 : (this._lastPlayed ?? this.clock.frameAtTime(this.video.currentTime));
     return this.seekToFrame(shown);
   }
 
