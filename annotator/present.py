@@ -29,6 +29,7 @@ from annotator.models import (
     VersionReadiness,
     Video,
 )
+from annotator.publishing import latest_version, version_label
 
 
 def task_kind_view(kind: TaskKind) -> dict:
@@ -68,6 +69,13 @@ def ledger_summary(ledger: Ledger) -> dict:
     }
 
 
+def published_view(packet: Packet) -> dict | None:
+    version = latest_version(packet, GroundTruthVersion.Tier.ADJUDICATED)
+    if version is None:
+        return None
+    return {"id": version.pk, "number": version.number, "label": version_label(version.tier, version.number)}
+
+
 def packet_view(access: PacketAccess) -> dict:
     packet = access.packet
     view = {
@@ -80,6 +88,8 @@ def packet_view(access: PacketAccess) -> dict:
         "task_kind": task_kind_view(packet.task_kind),
         "video": video_summary(packet),
         "your_role": access.role,
+        # The latest adjudicated version (every role on the packet may see that tier).
+        "published": published_view(packet),
     }
     ledgers = {ledger.side: ledger for ledger in packet.ledgers.all()}
     if access.is_annotator:
@@ -152,6 +162,7 @@ def version_view(version: GroundTruthVersion, *, include_events: bool = False) -
         "packet": version.packet_id,
         "tier": version.tier,
         "number": version.number,
+        "label": version_label(version.tier, version.number),
         "sha256": version.sha256,
         "source": version.source,
         "manifest": version.manifest,

@@ -26,6 +26,7 @@ from annotator.errors import InvalidInput, StaleVersion
 from annotator.export import export_files, export_zip
 from annotator.filenames import attachment
 from annotator.models import AuditEntry, TaskKind, UnionItem, Video
+from annotator.publishing import publication_preview
 
 ETAG = re.compile(r'^(?:W/)?"ledger-(?P<id>\d+)-v(?P<version>\d+)"$')
 
@@ -227,6 +228,11 @@ class DecisionView(APIView):
 
 
 class PublishView(APIView):
+    def get(self, request, packet_id):
+        """The confirmation before publishing: what the publish call would store now."""
+        packet_access, _ = access.access_union(request.user, packet_id)
+        return Response(publication_preview(packet_access.packet))
+
     def post(self, request, packet_id):
         with transaction.atomic():
             packet_access = access.access_adjudication(request.user, packet_id, for_update=True)
