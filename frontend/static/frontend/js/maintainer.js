@@ -51,11 +51,11 @@ export function packetProgressPage() {
     $("#versions tbody").replaceChildren(
       ...versions.map((v) =>
         el("tr", {}, [
-          el("td", {}, el("a", { href: `/versions/${v.id}/`, text: `v${v.number}` })),
-          el("td", { text: v.tier }),
+          el("td", {}, el("a", { href: `/versions/${v.id}/`, text: v.label })),
           el("td", { text: v.source }),
           el("td", {}, el("code", { class: "sha", text: v.sha256 })),
           el("td", { text: when(v.created_at) }),
+          el("td", {}, el("a", { href: `/grading/versions/${v.id}/`, text: "leaderboard" })),
         ]),
       ),
     );
