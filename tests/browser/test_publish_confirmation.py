@@ -6,6 +6,8 @@ artifacts/screenshots/issue14-*.png."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from annotator.actions.adjudication import do_decide_item
@@ -126,3 +128,46 @@ def test_the_adjudicator_sees_only_a_waiting_state_before_both_freezes(page_as, 
     assert "Waiting for both ledgers to freeze (A: frozen, B: not frozen yet)" in page.inner_text("#waiting")
     assert not page.is_visible(".adj-grid") and not page.is_visible("#timeline") and not page.is_visible("#publish")
     screenshot(page, "issue14-adjudicator-waiting-1280x720.png", full_page=False)
+
+
+def test_the_leaderboard_fits_the_window_with_readable_names_and_times(
+    page_as, maintainer, annotator_a, annotator_b, adjudicator
+):
+    import hashlib
+    import json
+
+    from annotator.actions.grading import do_mark_version_ready, do_start_scoring_run, do_upload_submissions
+    from annotator.actions.versions import do_import_provisional_version
+    from annotator.grading.uploads import byte_cap, make_file
+    from tests.factories import make_packet, make_ready_video
+    from tests.grading.conftest import TENNIS_FRAMES, TENNIS_ORACLE, score_in_process, tennis_submissions
+
+    video = make_ready_video("Medvedev v De Minaur, US Open 2023", frame_count=TENNIS_FRAMES, fps=(30000, 1001))
+    packet = make_packet(maintainer, annotator_a, annotator_b, adjudicator, kind="break-point-ledger", video=video)
+    data = TENNIS_ORACLE.read_bytes()
+    version = do_import_provisional_version(
+        packet, json.loads(data)["break_points"], actor=maintainer, source="oracle solution.json",
+        source_sha256=hashlib.sha256(data).hexdigest(),
+    )  # fmt: skip
+    do_mark_version_ready(version, actor=maintainer)
+    cap = byte_cap(packet.task_kind.scorer_id)
+    files = [make_file(name, path.name, [path.read_bytes()], cap) for name, path in tennis_submissions().items()]
+    submissions = do_upload_submissions(packet, files, actor=maintainer)
+    score_in_process(do_start_scoring_run(version, submissions, actor=maintainer, dispatch=False))
+
+    page = page_as(maintainer, f"/grading/versions/{version.pk}/")
+    for size, name in ((WIDE, "1440x900"), (SMALL, "1280x720")):
+        page.set_viewport_size(size)
+        page.wait_for_selector("#grading-version[data-state=ready]")
+        page.wait_for_selector("#leaderboard tbody tr")
+        assert overflow(page) <= 0, f"the leaderboard page is {overflow(page)} px wider than {name}"
+        headers = page.locator("#leaderboard thead th").all_inner_texts()
+        assert headers and not [h for h in headers if "_" in h], headers
+        body = page.inner_text("body")
+        assert not re.search(r"\d{4}-\d\d-\d\dT\d\d:\d\d", body), "a raw ISO timestamp is shown"
+        page.evaluate("document.querySelector('#leaderboard').scrollIntoView()")
+        screenshot(page, f"issue14-leaderboard-{name}.png", full_page=False)
+        inner = page.evaluate(
+            "(() => { const b = document.querySelector('.lb-scroll'); return b.scrollWidth - b.clientWidth; })()"
+        )
+        assert inner <= 0, f"the leaderboard table scrolls {inner} px inside its card at {name}"
