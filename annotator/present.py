@@ -30,6 +30,7 @@ from annotator.models import (
     Video,
 )
 from annotator.publishing import latest_version, version_label
+from annotator.taskkinds import packet_schema
 
 
 def task_kind_view(kind: TaskKind) -> dict:
@@ -82,10 +83,11 @@ def packet_view(access: PacketAccess) -> dict:
         "id": packet.pk,
         "title": packet.title,
         "instructions": packet.instructions,
-        "params": packet.params,
+        "parameters": packet.parameters,
         "sha256": packet.sha256,
         "created_at": packet.created_at.isoformat(),
-        "task_kind": task_kind_view(packet.task_kind),
+        # The schema with the packet's parameters applied (e.g. the two tennis players).
+        "task_kind": {**task_kind_view(packet.task_kind), "schema": packet_schema(packet)},
         "video": video_summary(packet),
         "your_role": access.role,
         # The latest adjudicated version (every role on the packet may see that tier).

@@ -14,7 +14,7 @@ from annotator.documents import version_events
 from annotator.errors import Conflict, InvalidInput
 from annotator.models import GroundTruthVersion, Packet
 from annotator.publishing import PendingVersion, pending_adjudicated_version, pending_version
-from annotator.taskkinds import EventInvalid, validate_event
+from annotator.taskkinds import EventInvalid, packet_schema, validate_event
 
 
 def _store_version(packet, pending: PendingVersion, *, actor, source) -> GroundTruthVersion:
@@ -78,7 +78,7 @@ def do_import_provisional_version(
     Every event is validated against the task kind; annotators never see this tier.
     Importing the same events from the same source again returns the latest version.
     """
-    schema = packet.task_kind.schema
+    schema = packet_schema(packet)
     cleaned = []
     for position, event in enumerate(events):
         try:

@@ -116,7 +116,7 @@ class PacketListView(APIView):
         kind = TaskKind.objects.filter(slug=body_field(request, "task_kind")).first()
         if kind is None:
             raise InvalidInput("no such task kind", field="task_kind")
-        params = body_field(request, "params", required=False, kind=dict) or {}
+        parameters = body_field(request, "parameters", required=False, kind=dict) or {}
         packet = do_create_packet(
             actor=request.user,
             title=body_field(request, "title"),
@@ -126,7 +126,7 @@ class PacketListView(APIView):
             annotator_b=user_by_username(body_field(request, "annotator_b")),
             adjudicator=user_by_username(body_field(request, "adjudicator")),
             instructions=body_field(request, "instructions", required=False) or "",
-            params=params,
+            parameters=parameters,
         )
         return Response(present.packet_view(access.access_packet(request.user, packet.pk)), status=201)
 

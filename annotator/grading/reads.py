@@ -215,7 +215,7 @@ def human_score(version: GroundTruthVersion, scorer_id: str, ledger: Ledger) -> 
             "version_sha256": version.sha256,
             "ledger_sha256": ledger.sha256,
             "task_parameters": task_parameters(packet, scorer_id),
-            "packet_params": packet.params,
+            "packet_params": packet.parameters,
             "scorer_code_sha256": scorer_code_sha256(),
         }
     )
