@@ -171,3 +171,28 @@ def test_the_leaderboard_fits_the_window_with_readable_names_and_times(
             "(() => { const b = document.querySelector('.lb-scroll'); return b.scrollWidth - b.clientWidth; })()"
         )
         assert inner <= 0, f"the leaderboard table scrolls {inner} px inside its card at {name}"
+
+
+def test_a_tennis_packet_made_in_the_browser_names_its_two_players(
+    page_as, maintainer, annotator_a, annotator_b, adjudicator
+):
+    from annotator.models import Packet
+    from tests.factories import make_ready_video
+
+    video = make_ready_video("Alcaraz v Sinner", frame_count=3000, fps=(30, 1))
+    page = page_as(maintainer, "/maintainer/packets/new/")
+    page.set_viewport_size(SMALL)
+    wait_ready(page)
+    page.select_option("#existing-video", str(video.pk))
+    page.wait_for_selector("#step-packet[aria-disabled=false]")
+    assert page.is_hidden("#players-field"), "the action ledger takes no players"
+    page.select_option("#task-kind-select", "break-point-ledger")
+    page.fill("#player-1", "Carlos Alcaraz")
+    page.fill("#player-2", "Jannik Sinner")
+    for field, person in (("#annotator-a", annotator_a), ("#annotator-b", annotator_b), ("#adjudicator", adjudicator)):
+        page.select_option(field, person.username)
+    screenshot(page, "issue14-new-tennis-packet-1280x720.png")
+    page.click("#create-packet")
+    page.wait_for_url(re.compile(r"/packets/\d+/$"))
+    packet = Packet.objects.get(video=video)
+    assert packet.parameters == {"players": ["Carlos Alcaraz", "Jannik Sinner"]}

@@ -175,6 +175,11 @@ export function newPacketPage() {
   async function load() {
     const [kinds, users, videos] = await Promise.all([api.get("/api/task-kinds/"), api.get("/api/users/"), api.get("/api/videos/")]);
     $("#task-kind-select").replaceChildren(...kinds.map((k) => option(k.slug, k.name)));
+    // Kinds whose family takes the two players (the break-point ledger) ask for them.
+    const family = (slug) => (kinds.find((k) => k.slug === slug) || { schema: {} }).schema.family;
+    const showPlayers = () => ($("#players-field").hidden = family($("#task-kind-select").value) !== "break_points");
+    $("#task-kind-select").addEventListener("change", showPlayers);
+    showPlayers();
     for (const id of ["#annotator-a", "#annotator-b", "#adjudicator"]) {
       $(id).replaceChildren(option("", "—"), ...users.map((u) => option(u.username, u.name ? `${u.name} (${u.username})` : u.username)));
     }
@@ -262,6 +267,8 @@ export function newPacketPage() {
       error.textContent = "Annotator A, annotator B and the adjudicator must be three different people.";
       return;
     }
+    const players = ["#player-1", "#player-2"].map((id) => $(id).value.trim());
+    const parameters = !$("#players-field").hidden && players.some(Boolean) ? { players } : {};
     try {
       const { data } = await api.request("POST", "/api/packets/", {
         body: {
@@ -272,6 +279,7 @@ export function newPacketPage() {
           annotator_b: people[1],
           adjudicator: people[2],
           instructions: $("#instructions-input").value,
+          parameters,
         },
       });
       window.location.assign(`/packets/${data.id}/`);
