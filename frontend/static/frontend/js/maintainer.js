@@ -47,6 +47,7 @@ export function packetProgressPage() {
     let union = "The union is built once both ledgers are frozen.";
     if (packet.union_ready && !packet.union) union = "Both ledgers are frozen; the adjudicator has not opened the union yet.";
     if (packet.union) union = `${packet.union.items} union item(s): ${packet.union.decided} of ${packet.union.to_decide} decided.`;
+    if (packet.published) union += ` Published: ${packet.published.label}.`;
     $("#union-state").textContent = union;
     $("#versions tbody").replaceChildren(
       ...versions.map((v) =>
