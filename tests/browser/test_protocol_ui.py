@@ -84,7 +84,7 @@ def freeze(page) -> str:
 class Wiretap:
     """Every HTTP response body and websocket frame one page receives, read as it arrives."""
 
-    TEXT_TYPES = ("json", "html", "javascript", "css", "text")
+    TEXT_TYPES = ("json", "html", "javascript", "css", "text", "svg")  # svg: the favicon, read like any text
 
     def __init__(self, page):
         self.bodies: list[tuple[str, str]] = []
