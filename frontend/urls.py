@@ -1,9 +1,7 @@
 """Every page's URL (``frontend.pages``), included at the root."""
 
 from django.contrib.auth import views as auth_views
-from django.templatetags.static import static
 from django.urls import path
-from django.views.generic import RedirectView
 
 from annotator.login_guard import refuse_when_locked
 from frontend import pages
@@ -16,8 +14,7 @@ urlpatterns = [
     ),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", pages.home, name="home"),
-    # Browsers ask for /favicon.ico before reading a page's <link rel="icon">.
-    path("favicon.ico", RedirectView.as_view(url=static("frontend/img/favicon.svg"), permanent=True)),
+    path("favicon.ico", pages.favicon, name="favicon"),
     # the protocol
     path("packets/<int:packet_id>/", pages.packet_home, name="packet"),
     path("packets/<int:packet_id>/player/", pages.packet_player, name="packet-player"),
