@@ -108,6 +108,17 @@ def test_publishing_asks_first_and_the_page_warns_about_unpublished_changes(
         assert status == "published adjudicated v1", (person.username, status)
     screenshot(home, "issue14-home-published-1280x720.png", full_page=False)
 
+    # The maintainer's packet page names the version by tier and leads to grading.
+    progress = page_as(maintainer, f"/packets/{packet.pk}/")
+    progress.set_viewport_size(SMALL)
+    wait_ready(progress)
+    assert "Published: adjudicated v1." in progress.inner_text("#union-state")
+    assert progress.inner_text("#versions tbody tr td a") == "adjudicated v1"
+    screenshot(progress, "issue14-maintainer-packet-1280x720.png", full_page=False)
+    progress.click("#grading-link")
+    progress.wait_for_selector("#grading-packet[data-state=ready]")
+    assert progress.locator("#grading-versions tbody tr td a").first.inner_text() == "adjudicated v1"
+
     # The agreement report names what each section compares.
     report = page_as(maintainer, f"/grading/packets/{packet.pk}/agreement/")
     report.set_viewport_size(SMALL)
