@@ -5,6 +5,9 @@
 - ``vocabulary.json``: the closed vocabulary (for the action ledger: the verbs and
   nouns that occur in the ground truth, which is what the verifier derives);
 - ``oracle.json`` (``oracle.jsonl`` for moment queries): a submission scoring 1.0;
+- ``adjudication_log.json`` (adjudicated versions): every union item with its decision
+  and rationale, as canonical JSON, so that its SHA-256 is the manifest's
+  ``adjudication_log_sha256``;
 - ``manifest.json``: the version manifest plus SHA-256 and byte length of each file.
 """
 
@@ -13,7 +16,7 @@ from __future__ import annotations
 import io
 import zipfile
 
-from annotator.canonical import sha256_hex
+from annotator.canonical import canonical_bytes, sha256_hex
 from annotator.documents import version_submission
 from annotator.families import adapter_for
 from annotator.families.base import dumps
@@ -24,6 +27,9 @@ from annotator.models import GroundTruthVersion
 def export_files(version: GroundTruthVersion) -> dict[str, bytes]:
     packet = version.packet
     files = adapter_for(packet.task_kind.schema["family"]).export_files(packet, version_submission(version))
+    if "adjudication_log" in version.manifest:
+        # The bytes the manifest's adjudication_log_sha256 was computed over.
+        files["adjudication_log.json"] = canonical_bytes(version.manifest["adjudication_log"])
     manifest = {
         "version": {
             "id": version.pk,

@@ -29,6 +29,8 @@ from annotator.models import (
     VersionReadiness,
     Video,
 )
+from annotator.publishing import latest_version, version_label
+from annotator.taskkinds import packet_schema
 
 
 def task_kind_view(kind: TaskKind) -> dict:
@@ -68,18 +70,28 @@ def ledger_summary(ledger: Ledger) -> dict:
     }
 
 
+def published_view(packet: Packet) -> dict | None:
+    version = latest_version(packet, GroundTruthVersion.Tier.ADJUDICATED)
+    if version is None:
+        return None
+    return {"id": version.pk, "number": version.number, "label": version_label(version.tier, version.number)}
+
+
 def packet_view(access: PacketAccess) -> dict:
     packet = access.packet
     view = {
         "id": packet.pk,
         "title": packet.title,
         "instructions": packet.instructions,
-        "params": packet.params,
+        "parameters": packet.parameters,
         "sha256": packet.sha256,
         "created_at": packet.created_at.isoformat(),
-        "task_kind": task_kind_view(packet.task_kind),
+        # The schema with the packet's parameters applied (e.g. the two tennis players).
+        "task_kind": {**task_kind_view(packet.task_kind), "schema": packet_schema(packet)},
         "video": video_summary(packet),
         "your_role": access.role,
+        # The latest adjudicated version (every role on the packet may see that tier).
+        "published": published_view(packet),
     }
     ledgers = {ledger.side: ledger for ledger in packet.ledgers.all()}
     if access.is_annotator:
@@ -152,6 +164,7 @@ def version_view(version: GroundTruthVersion, *, include_events: bool = False) -
         "packet": version.packet_id,
         "tier": version.tier,
         "number": version.number,
+        "label": version_label(version.tier, version.number),
         "sha256": version.sha256,
         "source": version.source,
         "manifest": version.manifest,

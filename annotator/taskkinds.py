@@ -28,7 +28,7 @@ import json
 import math
 from typing import Any
 
-from annotator.families import family_names
+from annotator.families import adapter_for, family_names
 
 FIELD_TYPES = {"enum", "enum_set", "int", "bool", "string", "token_list", "interval_list"}
 
@@ -94,6 +94,13 @@ def _check_field(field: Any) -> None:
             if not isinstance(sub, dict) or sub.get("type") != "enum":
                 raise SchemaError(f"field {field['name']}: token sub-fields must be enums")
             _check_field(sub)
+
+
+def packet_schema(packet) -> dict:
+    """The schema a packet's events follow: its task kind's, with the packet's
+    ``parameters`` applied by the family's adapter (e.g. the two tennis players)."""
+    schema = packet.task_kind.schema
+    return adapter_for(schema["family"]).packet_schema(schema, packet.parameters)
 
 
 def validate_event(schema: dict, event: Any, *, frame_count: int | None = None, duration: float | None = None) -> dict:

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.templatetags.static import static
 
 from annotator import access
 from annotator.media.views import media_urls_for
@@ -60,6 +61,11 @@ def _packet_context(packet_access: access.PacketAccess, request) -> dict:
 
 
 # ---------------------------------------------------------------------- the protocol
+
+
+def favicon(request):
+    """Browsers ask for /favicon.ico before reading a page's ``<link rel="icon">``."""
+    return redirect(static("frontend/img/favicon.svg"), permanent=True)
 
 
 @login_required

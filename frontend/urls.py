@@ -14,6 +14,7 @@ urlpatterns = [
     ),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", pages.home, name="home"),
+    path("favicon.ico", pages.favicon, name="favicon"),
     # the protocol
     path("packets/<int:packet_id>/", pages.packet_home, name="packet"),
     path("packets/<int:packet_id>/player/", pages.packet_player, name="packet-player"),

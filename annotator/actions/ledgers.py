@@ -20,7 +20,7 @@ from annotator.canonical import canonical_sha256
 from annotator.documents import ledger_document
 from annotator.errors import Conflict, InvalidInput, StaleVersion
 from annotator.models import Ledger, LedgerEvent
-from annotator.taskkinds import EventInvalid, validate_event
+from annotator.taskkinds import EventInvalid, packet_schema, validate_event
 
 MAX_EVENTS_PER_LEDGER = 5000
 MIN_ATTESTATION_CHARS = 20
@@ -31,7 +31,7 @@ def check_event(ledger: Ledger, data) -> dict:
     packet = ledger.packet
     try:
         return validate_event(
-            packet.task_kind.schema, data, frame_count=packet.video.frame_count, duration=packet.video.duration
+            packet_schema(packet), data, frame_count=packet.video.frame_count, duration=packet.video.duration
         )
     except EventInvalid as exc:
         raise InvalidInput(exc.reason, field=exc.field) from None

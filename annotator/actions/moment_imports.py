@@ -4,7 +4,7 @@ packets with a provisional ground-truth version: one packet per video.
 * The packets use the task kind ``moment-queries-published`` (created on first use): the
   same fields as ``moment-queries`` but intervals at any precision (published labels are
   not on a grid, e.g. Charades-STA's 24.3 s); the scoring grid is the packet's
-  ``params.grid`` (``{"step": 2.0}`` QVHighlights, ``{"step": 1.0}`` Charades-STA).
+  ``parameters.grid`` (``{"step": 2.0}`` QVHighlights, ``{"step": 1.0}`` Charades-STA).
 * A video without media gets an annotation-only ``Video`` row (``original_name``
   ``<source>:<video id>``, the source's exact duration, a nominal 30 fps for frame
   numbers, no files); a later import of the same video reuses it and its packet.
@@ -79,7 +79,7 @@ def _video(source: SourceVideo, actor) -> Video:
 
 def _packet(source: SourceVideo, kind: TaskKind, people: Sequence, actor) -> tuple[Packet, bool]:
     existing = Packet.objects.filter(
-        task_kind=kind, params__source=source.source, params__video_id=source.video_id
+        task_kind=kind, parameters__source=source.source, parameters__video_id=source.video_id
     ).first()
     if existing is not None:
         return existing, False
@@ -92,7 +92,7 @@ def _packet(source: SourceVideo, kind: TaskKind, people: Sequence, actor) -> tup
         annotator_b=people[1],
         adjudicator=people[2],
         instructions="For every query, mark each interval where the described moment happens.",
-        params={"source": source.source, "video_id": source.video_id, "grid": {"step": source.grid_step}},
+        parameters={"source": source.source, "video_id": source.video_id, "grid": {"step": source.grid_step}},
     )
     return packet, True
 

@@ -6,11 +6,14 @@ from django.db import transaction
 from annotator.actions.audit import record
 from annotator.canonical import canonical_sha256
 from annotator.errors import InvalidInput
+from annotator.families import adapter_for
+from annotator.families.base import ParametersInvalid
 from annotator.models import Ledger, Packet, TaskKind, Video
 
 
-def packet_content(*, title, video: Video, task_kind: TaskKind, instructions: str, params: dict) -> dict:
-    """What a packet's hash covers: everything an annotator is given."""
+def packet_content(*, title, video: Video, task_kind: TaskKind, instructions: str, parameters: dict) -> dict:
+    """What a packet's hash covers: everything an annotator is given. (The parameters are
+    hashed under the key ``params``, their name when the first packets were hashed.)"""
     _, schema_sha = canonical_sha256(task_kind.schema)
     return {
         "title": title,
@@ -21,8 +24,17 @@ def packet_content(*, title, video: Video, task_kind: TaskKind, instructions: st
         "schema_sha256": schema_sha,
         "scorer_id": task_kind.scorer_id,
         "instructions": instructions,
-        "params": params,
+        "params": parameters,
     }
+
+
+def check_packet_parameters(task_kind: TaskKind, parameters) -> dict:
+    if not isinstance(parameters, dict):
+        raise InvalidInput("parameters must be a JSON object", field="parameters")
+    try:
+        return adapter_for(task_kind.schema["family"]).check_parameters(parameters)
+    except ParametersInvalid as exc:
+        raise InvalidInput(f"parameters.{exc.field}: {exc}", field=f"parameters.{exc.field}") from None
 
 
 def check_assignment(annotator_a, annotator_b, adjudicator) -> None:
@@ -48,24 +60,25 @@ def do_create_packet(
     annotator_b,
     adjudicator,
     instructions: str = "",
-    params: dict | None = None,
+    parameters: dict | None = None,
 ) -> Packet:
-    """Create a packet with two blank ledgers; hash its canonical content."""
+    """Create a packet with two blank ledgers; hash its canonical content. ``parameters``
+    are checked against the task kind's family (``InvalidInput`` naming the field)."""
     check_assignment(annotator_a, annotator_b, adjudicator)
     if video.status != Video.Status.READY:
         raise InvalidInput(f"video {video.pk} is not ready (status {video.status})", field="video")
     if not title.strip():
         raise InvalidInput("title is required", field="title")
-    params = params or {}
+    parameters = check_packet_parameters(task_kind, parameters or {})
     _, digest = canonical_sha256(
-        packet_content(title=title, video=video, task_kind=task_kind, instructions=instructions, params=params)
+        packet_content(title=title, video=video, task_kind=task_kind, instructions=instructions, parameters=parameters)
     )
     packet = Packet.objects.create(
         title=title,
         video=video,
         task_kind=task_kind,
         instructions=instructions,
-        params=params,
+        parameters=parameters,
         annotator_a=annotator_a,
         annotator_b=annotator_b,
         adjudicator=adjudicator,

@@ -137,6 +137,8 @@ class ScoringRunListView(APIView):
             packet = access.access_grading_packet(request.user, packet_id, for_update=True)
             version = reads.resolve_version(packet, version_id=_int_or_none(body.get("version"), "version"),
                                               tier=body.get("tier"))  # fmt: skip
+            check_scorer_id(version, body.get("scorer_id") or None)  # a bad request is answered as one first
+            reads.require_ready_for_grading(version)
             chosen = Submission.objects.filter(packet=packet).defer("content").order_by("id")
             ids = body.get("submissions")
             if ids is not None:

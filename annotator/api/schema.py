@@ -127,7 +127,7 @@ REQUEST_BODIES = {
             "annotator_b": _string("username"),
             "adjudicator": _string("username"),
             "instructions": TEXT,
-            "params": OBJECT,
+            "parameters": OBJECT,
         },
         ["title", "video", "task_kind", "annotator_a", "annotator_b", "adjudicator"],
     ),

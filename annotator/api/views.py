@@ -26,6 +26,7 @@ from annotator.errors import InvalidInput, StaleVersion
 from annotator.export import export_files, export_zip
 from annotator.filenames import attachment
 from annotator.models import AuditEntry, TaskKind, UnionItem, Video
+from annotator.publishing import publication_preview
 
 ETAG = re.compile(r'^(?:W/)?"ledger-(?P<id>\d+)-v(?P<version>\d+)"$')
 
@@ -115,7 +116,7 @@ class PacketListView(APIView):
         kind = TaskKind.objects.filter(slug=body_field(request, "task_kind")).first()
         if kind is None:
             raise InvalidInput("no such task kind", field="task_kind")
-        params = body_field(request, "params", required=False, kind=dict) or {}
+        parameters = body_field(request, "parameters", required=False, kind=dict) or {}
         packet = do_create_packet(
             actor=request.user,
             title=body_field(request, "title"),
@@ -125,7 +126,7 @@ class PacketListView(APIView):
             annotator_b=user_by_username(body_field(request, "annotator_b")),
             adjudicator=user_by_username(body_field(request, "adjudicator")),
             instructions=body_field(request, "instructions", required=False) or "",
-            params=params,
+            parameters=parameters,
         )
         return Response(present.packet_view(access.access_packet(request.user, packet.pk)), status=201)
 
@@ -227,6 +228,11 @@ class DecisionView(APIView):
 
 
 class PublishView(APIView):
+    def get(self, request, packet_id):
+        """The confirmation before publishing: what the publish call would store now."""
+        packet_access, _ = access.access_union(request.user, packet_id)
+        return Response(publication_preview(packet_access.packet))
+
     def post(self, request, packet_id):
         with transaction.atomic():
             packet_access = access.access_adjudication(request.user, packet_id, for_update=True)

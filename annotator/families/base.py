@@ -8,7 +8,10 @@ family goes through the family's adapter, never through ``if family == …`` els
   the oracle submission);
 * ``task_parameters``: the scorer's task parameters for a packet;
 * ``union``: the scorer's own alignment of two annotators' events;
-* ``ledger_as_submission``: a frozen ledger scored like an agent's submission.
+* ``ledger_as_submission``: a frozen ledger scored like an agent's submission;
+* ``check_parameters`` / ``packet_schema``: a packet's ``parameters`` (checked when the
+  packet is made) and the task kind's schema with them applied (what that packet's
+  events are validated against and its form shows).
 
 Facts of the scoring side (the file-size cap, the leaderboard's key metrics, which
 scorers grade a family) come from the scorer registry (``scoring.registry``).
@@ -27,6 +30,14 @@ class UnknownFamily(ValueError):
     """No adapter is registered for this family."""
 
 
+class ParametersInvalid(ValueError):
+    """A packet parameter the family does not accept; ``field`` names it."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(message)
+        self.field = field
+
+
 class FamilyAdapter:
     """One task family's behaviour in the application. Subclass, set ``family`` and
     override what differs; register an instance with :func:`register_adapter`."""
@@ -37,6 +48,15 @@ class FamilyAdapter:
     reference_calibration: bool = False
     # Whether maintainers may submit executable bundles (``annotator.actions.bundles``).
     executable_bundles: bool = False
+
+    def check_parameters(self, parameters: dict) -> dict:
+        """The packet parameters this family accepts, cleaned (``ParametersInvalid``
+        otherwise). By default any JSON object is kept as given."""
+        return parameters
+
+    def packet_schema(self, schema: dict, parameters: dict) -> dict:
+        """The task kind's ``schema`` as it applies to a packet with ``parameters``."""
+        return schema
 
     def task_parameters(self, packet) -> dict:
         """The scorer's task parameters for ``packet`` (the same for all its versions)."""

@@ -9,8 +9,8 @@ from scoring import union_moments
 
 
 def video_id(packet) -> str:
-    """The video id a packet's queries and corpus row carry (``params["video_id"]``)."""
-    return packet.params.get("video_id") or f"video-{packet.video_id}"
+    """The video id a packet's queries and corpus row carry (``parameters["video_id"]``)."""
+    return packet.parameters.get("video_id") or f"video-{packet.video_id}"
 
 
 def _rows(queries: list[dict]) -> bytes:
@@ -32,11 +32,11 @@ class MomentsAdapter(FamilyAdapter):
         steps = [f.get("grid_step") for f in packet.task_kind.schema["fields"] if f.get("type") == "interval_list"]
         step = next((s for s in steps if s), None)
         # A packet's own grid (imported published labels) wins over the task kind's step.
-        grid = packet.params.get("grid") or ({"step": step} if step else [0.0, packet.video.duration])
+        grid = packet.parameters.get("grid") or ({"step": step} if step else [0.0, packet.video.duration])
         return {"corpus": [{"video_id": video_id(packet), "duration": packet.video.duration, "grid": grid}]}
 
     def _queries(self, packet, queries: list[dict]) -> list[dict]:
-        source = packet.params.get("source", "frameledger")
+        source = packet.parameters.get("source", "frameledger")
         return [{**q, "video_id": video_id(packet), "source": source} for q in queries]
 
     def export_files(self, packet, submission: dict) -> dict[str, bytes]:

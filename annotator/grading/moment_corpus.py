@@ -25,15 +25,15 @@ def moment_corpus(version: GroundTruthVersion) -> tuple[list[dict], dict[str, Pa
     ]
     records = [dict(r) for r in task_parameters(packet, packet.task_kind.scorer_id)["corpus"]]
     features: dict[str, Path] = {}
-    source = packet.params.get("features")
+    source = packet.parameters.get("features")
     if source:
         path = Path(settings.MEDIA_ROOT) / source
         if path.is_file():
             name = f"features/{records[0]['video_id']}{path.suffix}"
             features[name] = path
             records[0]["features"] = name
-            if packet.params.get("clip_length"):
-                records[0]["clip_length"] = packet.params["clip_length"]
+            if packet.parameters.get("clip_length"):
+                records[0]["clip_length"] = packet.parameters["clip_length"]
     return records, features, requests
 
 

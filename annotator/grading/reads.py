@@ -36,7 +36,9 @@ from annotator.models import (
     ScoringRun,
     SubmissionScore,
     VersionCalibration,
+    VersionReadiness,
 )
+from annotator.publishing import version_label
 from scoring import SolutionRejected, agreement, get_scorer, score_submission
 
 HUMAN_SCORE_CACHE_SECONDS = 7 * 24 * 3600
@@ -58,6 +60,18 @@ def resolve_version(packet: Packet, *, version_id=None, tier: str | None = None)
     if version is None:
         raise Conflict(f"packet {packet.pk} has no {tier} version yet")
     return version
+
+
+def require_ready_for_grading(version: GroundTruthVersion) -> None:
+    """Scoring runs started from the browser or the REST API are pinned only to a version
+    a maintainer marked ready (its anchors held under the task scorer); ``Conflict``
+    saying so otherwise. The verifier's command line (``score_submissions``) is not
+    gated: it names the version it scores against (docs/grading.md)."""
+    if not VersionReadiness.objects.filter(version=version).exists():
+        raise Conflict(
+            f"{version_label(version.tier, version.number)} (version {version.pk}) is not marked ready for grading: "
+            "check its calibration and mark it ready on the version's grading page first"
+        )
 
 
 def latest_adjudicated(packet: Packet) -> GroundTruthVersion | None:
@@ -201,7 +215,7 @@ def human_score(version: GroundTruthVersion, scorer_id: str, ledger: Ledger) -> 
             "version_sha256": version.sha256,
             "ledger_sha256": ledger.sha256,
             "task_parameters": task_parameters(packet, scorer_id),
-            "packet_params": packet.params,
+            "packet_params": packet.parameters,
             "scorer_code_sha256": scorer_code_sha256(),
         }
     )

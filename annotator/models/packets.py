@@ -18,7 +18,9 @@ class Packet(models.Model):
     video = models.ForeignKey("annotator.Video", on_delete=models.PROTECT, related_name="packets")
     task_kind = models.ForeignKey("annotator.TaskKind", on_delete=models.PROTECT, related_name="packets")
     instructions = models.TextField(blank=True)
-    params = models.JSONField(default=dict, blank=True)
+    # Per-packet settings of the task kind (e.g. the two players of a tennis match, a moment
+    # grid), checked by the family's adapter (``FamilyAdapter.check_parameters``).
+    parameters = models.JSONField(default=dict, blank=True)
     annotator_a = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     annotator_b = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     adjudicator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")

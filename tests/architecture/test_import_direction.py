@@ -38,6 +38,7 @@ LAYERS: list[tuple[str, int]] = [
     ("annotator.export", 3),
     ("annotator.grading", 3),
     ("annotator.present", 3),
+    ("annotator.publishing", 3),
     ("annotator.realtime", 3),
     ("annotator.integrity", 3),
     ("annotator.verify", 3),

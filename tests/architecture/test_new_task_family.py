@@ -145,7 +145,12 @@ def test_a_fourth_family_goes_through_the_whole_protocol_with_a_scorer_and_an_ad
 
     files = export_files(version)  # the adapter's files, the common manifest
     assert json.loads(files["gt.json"]) == {"markers": [{"frame": 10}, {"frame": 20}, {"frame": 30}]}
-    assert set(json.loads(files["manifest.json"])["files"]) == {"gt.json", "vocabulary.json", "oracle.json"}
+    assert set(json.loads(files["manifest.json"])["files"]) == {
+        "gt.json",
+        "vocabulary.json",
+        "oracle.json",
+        "adjudication_log.json",
+    }
     calibration = VersionCalibration.objects.get(version=version)  # the toy anchors, on publish
     assert calibration.status == "ok" and [a["reward"] for a in calibration.anchors] == [1.0, 0.0]
 

@@ -19,5 +19,5 @@ def test_every_page_is_a_view_of_frontend_pages():
     patterns = _page_patterns()
     assert all(isinstance(p, URLPattern) for p in patterns), "frontend.urls includes another URL module"
     modules = {p.name: p.callback.__module__ for p in patterns if p.name not in {"login", "logout"}}
-    assert len(modules) == 11
+    assert len(modules) == 12
     assert set(modules.values()) == {"frontend.pages"}

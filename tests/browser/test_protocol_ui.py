@@ -84,7 +84,7 @@ def freeze(page) -> str:
 class Wiretap:
     """Every HTTP response body and websocket frame one page receives, read as it arrives."""
 
-    TEXT_TYPES = ("json", "html", "javascript", "css", "text")
+    TEXT_TYPES = ("json", "html", "javascript", "css", "text", "svg")  # svg: the favicon, read like any text
 
     def __init__(self, page):
         self.bodies: list[tuple[str, str]] = []
@@ -234,6 +234,8 @@ def test_the_whole_protocol_blind_keyboard_adjudicated_published_and_exported(
     assert page_j.inner_text("#progress-text").startswith("3 of 3 decided")
 
     page_j.click("#publish")
+    page_j.wait_for_selector("#publish-dialog[open]")  # the confirmation first
+    page_j.click("#publish-confirm")
     page_j.wait_for_selector("#version-link")
     version = GroundTruthVersion.objects.get(packet=packet, tier="adjudicated")
     assert version.manifest["ledger_a_sha256"] == sha_a and version.manifest["ledger_b_sha256"] == sha_b
@@ -517,7 +519,9 @@ def test_the_adjudicator_waits_for_both_freezes_and_is_shown_only_their_state(
     wait_ready(page)
     assert page.get_attribute("#adjudication", "data-state") == "waiting"
     text = page.inner_text("#waiting")
-    assert "ledger A is frozen, ledger B is not frozen yet" in text
+    assert "Waiting for both ledgers to freeze (A: frozen, B: not frozen yet)" in text
+    # Only the waiting state: no empty player, timeline or items cards.
+    assert not page.is_visible(".adj-grid") and not page.is_visible("#items-table")
     assert ledger_a.sha256 not in page.inner_text("body") and "crack" not in page.inner_text("body")
 
 

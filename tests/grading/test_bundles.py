@@ -52,7 +52,7 @@ def synthetic_version(maintainer, annotator_a, annotator_b, adjudicator, media_r
     packet = make_packet(
         maintainer, annotator_a, annotator_b, adjudicator, kind="moment-queries",
         video=make_ready_video("synthetic moments", frame_count=2880, fps=(24, 1)),
-        params={"features": "features/synthetic.npz", "clip_length": 2.0},
+        parameters={"features": "features/synthetic.npz", "clip_length": 2.0},
     )  # fmt: skip
     queries = []
     for q in corpus.queries:

@@ -57,10 +57,10 @@ def test_qvhighlights_val_videos_become_packets_whose_export_is_the_ground_truth
     rows = file_rows(QV_VAL)
     first_videos = list(dict.fromkeys(r["vid"] for r in rows))[:3]
     packets = Packet.objects.filter(task_kind__slug="moment-queries-published").order_by("id")
-    assert [p.params["video_id"] for p in packets] == first_videos
+    assert [p.parameters["video_id"] for p in packets] == first_videos
     for packet in packets:
-        expected = [r for r in rows if r["vid"] == packet.params["video_id"]]
-        assert packet.params["grid"] == {"step": 2.0} and packet.video.duration == expected[0]["duration"]
+        expected = [r for r in rows if r["vid"] == packet.parameters["video_id"]]
+        assert packet.parameters["grid"] == {"step": 2.0} and packet.video.duration == expected[0]["duration"]
         version = GroundTruthVersion.objects.get(packet=packet)
         assert version.tier == "provisional"
         gt = oracle_scores_one(version)
@@ -88,8 +88,8 @@ def test_charades_sta_with_reannotations_off_the_grid_still_has_a_perfect_oracle
 ):
     args = [str(CHARADES_TEST), "--source=charades-sta", "--videos=YAFX0", "--reannotated", *map(str, REANNOTATED)]
     call_command("import_moments", *args, *people(annotator_a, annotator_b, adjudicator), stdout=io.StringIO())
-    packet = Packet.objects.get(params__video_id="YAFX0")
-    assert packet.params["grid"] == {"step": 1.0} and packet.video.duration == 37.42
+    packet = Packet.objects.get(parameters__video_id="YAFX0")
+    assert packet.parameters["grid"] == {"step": 1.0} and packet.video.duration == 37.42
     version = GroundTruthVersion.objects.get(packet=packet)
     gt = oracle_scores_one(version)
     by_id = {q["query_id"]: q["intervals"] for q in gt["queries"]}

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from annotator.models import Job, ScoringRun, SubmissionScore
+from annotator.models import GroundTruthVersion, Job, ScoringRun, SubmissionScore
 from tests.factories import client_for
 from tests.grading.conftest import (
     EGOCENTRIC,
@@ -42,6 +42,8 @@ def upload_and_score(client, packet_id: int, files: dict, **run_body) -> Scoring
     response = client.post(f"/api/packets/{packet_id}/submissions/", {"archive": zip_of(files)}, format="multipart")
     assert response.status_code == 201, response.content
     assert len(response.json()["submissions"]) == len(files)
+    version = GroundTruthVersion.objects.filter(packet_id=packet_id, tier=run_body["tier"]).order_by("-number").first()
+    assert client.post(f"/api/versions/{version.pk}/ready/").status_code == 201  # runs need a ready version
     response = client.post(f"/api/packets/{packet_id}/scoring-runs/", run_body, format="json")
     assert response.status_code == 202, response.content
     run = ScoringRun.objects.get(pk=response.json()["id"])

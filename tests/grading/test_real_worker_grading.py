@@ -24,6 +24,7 @@ def test_a_batch_is_scored_by_a_real_worker(worker, tennis_version, maintainer):
     files = tennis_submissions()
     response = client.post(f"/api/packets/{packet_id}/submissions/", {"archive": zip_of(files)}, format="multipart")
     assert response.status_code == 201
+    assert client.post(f"/api/versions/{tennis_version.pk}/ready/").status_code == 201
     response = client.post(f"/api/packets/{packet_id}/scoring-runs/", {"tier": "provisional"}, format="json")
     assert response.status_code == 202
     run_url = f"/api/scoring-runs/{response.json()['id']}/"

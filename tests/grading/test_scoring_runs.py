@@ -114,6 +114,10 @@ def test_a_run_is_pinned_to_the_latest_adjudicated_version_unless_asked(tennis_v
     response = client.post(url, {"tier": "provisional", "scorer_id": "egocentric-f1-v2"}, format="json")
     assert response.status_code == 400 and response.json()["error"]["field"] == "scorer_id"
     response = client.post(url, {"version": tennis_version.pk}, format="json")
+    assert response.status_code == 409, "a version not marked ready is refused"
+    assert "is not marked ready for grading" in response.json()["error"]["message"]
+    assert client.post(f"/api/versions/{tennis_version.pk}/ready/").status_code == 201
+    response = client.post(url, {"version": tennis_version.pk}, format="json")
     assert response.status_code == 202
     body = response.json()
     assert (body["version"]["id"], body["scorer_id"], body["total"]) == (

@@ -166,6 +166,8 @@ def api_visible(name, params, persona, state, scenario, cast):
         "api-ledger-side": persona == f"annotator_{params.get('side', '').lower()}"
         or (role in {"adjudicator", "maintainer"} and frozen),
         "api-union": role in {"adjudicator", "maintainer"} and frozen,
+        # The publishing preview (issue 14): whoever may read the union.
+        "api-publish": role in {"adjudicator", "maintainer"} and frozen,
         "api-audit": role == "maintainer",
         # Grading (issue 7): maintainers of the packet only; the agreement report also for the adjudicator.
         **dict.fromkeys(["api-submissions", "api-scoring-runs", "api-calibration"], role == "maintainer"),
@@ -208,7 +210,6 @@ POST_ONLY = {
     "api-ledger-event",
     "api-ledger-freeze",
     "api-union-decision",
-    "api-publish",
     "api-version-ready",
     "api-moment-imports",
 }
@@ -336,7 +337,8 @@ def test_an_annotators_packet_view_says_nothing_of_the_other_ledger(packet, anno
         "id",
         "title",
         "instructions",
-        "params",
+        "parameters",
+        "published",
         "sha256",
         "created_at",
         "task_kind",

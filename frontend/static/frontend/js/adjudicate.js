@@ -13,6 +13,7 @@ import { boundaryFields, draftToEvent, emptyDraft, eventToDraft, formatValue, su
 import { connectPacket, renderPresence } from "./live.js";
 import { mountPlayer } from "./player.js";
 import { mountAdjudicateKeys } from "./adjudicate_keys.js";
+import { mountPublishDialog } from "./publish_dialog.js";
 import { ADJUDICATE_SHORTCUTS } from "./shortcuts.js";
 import { Timeline } from "./timeline.js";
 import { VirtualRows } from "./virtual_rows.js";
@@ -42,7 +43,7 @@ function showWaiting(packet) {
   const state = (side) => (packet.ledgers && packet.ledgers[side] && packet.ledgers[side].frozen ? "frozen" : "not frozen yet");
   box.textContent = packet.union_ready
     ? "Both ledgers are frozen; the union has not been built yet (the adjudicator builds it by opening this page)."
-    : `Waiting for both ledgers to be frozen: ledger A is ${state("A")}, ledger B is ${state("B")}. This page checks again every few seconds.`;
+    : `Waiting for both ledgers to freeze (A: ${state("A")}, B: ${state("B")}). Adjudication opens here once both are frozen; this page checks again every few seconds.`;
 }
 
 async function waitForUnion() {
@@ -58,6 +59,7 @@ async function waitForUnion() {
     union = await loadUnion(packet);
   }
   $("#waiting").hidden = true;
+  $("#adjudication").dataset.state = "loading";
   return { packet, union };
 }
 
@@ -471,31 +473,28 @@ function mountSettling(adj) {
 
 // ---- publishing ------------------------------------------------------------------------------
 function mountPublishing(adj) {
-  adj.publish = async () => {
-    $("#publish-error").textContent = "";
-    $("#publish").disabled = true;
-    try {
-      const { data, status } = await api.request("POST", `${packetUrl}publish/`);
-      showPublished(data, status === 200);
-    } catch (error) {
-      $("#publish-error").textContent = error.message;
-      adj.renderProgress();
-    }
-  };
-
   // unchanged: publishing again changed nothing, the server answered the existing version.
   function showPublished(version, unchanged = false) {
     const box = $("#published");
     box.hidden = false;
     box.replaceChildren(
       unchanged
-        ? `Nothing changed since ${version.tier} version ${version.number}; no new version · SHA-256 `
-        : `Published ${version.tier} version ${version.number} · SHA-256 `,
+        ? `Nothing changed since ${version.label}; no new version · SHA-256 `
+        : `Published ${version.label} · SHA-256 `,
       el("code", { class: "sha", text: version.sha256 }),
       " · ",
       el("a", { id: "version-link", href: `/versions/${version.id}/`, text: "open the version page" }),
     );
   }
+
+  // Publishing asks first: the dialog shows what will be published (publish_dialog.js).
+  const publishing = mountPublishDialog({ packetUrl, schema: adj.schema, canPublish: canDecide, onPublished: showPublished });
+  adj.publish = () => publishing.open();
+  const renderProgress = adj.renderProgress;
+  adj.renderProgress = () => {
+    renderProgress();
+    publishing.checkSoon(); // a decision may make (or undo) unpublished changes
+  };
 
   adj.showVersions = async () => {
     try {
@@ -505,6 +504,7 @@ function mountPublishing(adj) {
     } catch {
       // The versions list is a convenience here.
     }
+    await publishing.check();
   };
 }
 

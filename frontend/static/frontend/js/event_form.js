@@ -230,7 +230,7 @@ export class EventForm extends EventTarget {
   _field(field) {
     const required = isRequired(field);
     const id = `${this.idPrefix}-${field.name}`;
-    const label = el("label", { for: id, class: "field-label", text: field.name.replace(/_/g, " ") + (required ? "" : " (optional)") });
+    const label = el("label", { for: id, class: "field-label", text: (field.label || field.name.replace(/_/g, " ")) + (required ? "" : " (optional)") });
     const box = el("div", { class: `field field-${field.type}`, dataset: { field: field.name, type: field.type } }, [label]);
     const value = this._draft[field.name];
     const disabled = this.readOnly;

@@ -47,15 +47,16 @@ export function packetProgressPage() {
     let union = "The union is built once both ledgers are frozen.";
     if (packet.union_ready && !packet.union) union = "Both ledgers are frozen; the adjudicator has not opened the union yet.";
     if (packet.union) union = `${packet.union.items} union item(s): ${packet.union.decided} of ${packet.union.to_decide} decided.`;
+    if (packet.published) union += ` Published: ${packet.published.label}.`;
     $("#union-state").textContent = union;
     $("#versions tbody").replaceChildren(
       ...versions.map((v) =>
         el("tr", {}, [
-          el("td", {}, el("a", { href: `/versions/${v.id}/`, text: `v${v.number}` })),
-          el("td", { text: v.tier }),
+          el("td", {}, el("a", { href: `/versions/${v.id}/`, text: v.label })),
           el("td", { text: v.source }),
           el("td", {}, el("code", { class: "sha", text: v.sha256 })),
           el("td", { text: when(v.created_at) }),
+          el("td", {}, el("a", { href: `/grading/versions/${v.id}/`, text: "leaderboard" })),
         ]),
       ),
     );
@@ -175,6 +176,11 @@ export function newPacketPage() {
   async function load() {
     const [kinds, users, videos] = await Promise.all([api.get("/api/task-kinds/"), api.get("/api/users/"), api.get("/api/videos/")]);
     $("#task-kind-select").replaceChildren(...kinds.map((k) => option(k.slug, k.name)));
+    // Kinds whose family takes the two players (the break-point ledger) ask for them.
+    const family = (slug) => (kinds.find((k) => k.slug === slug) || { schema: {} }).schema.family;
+    const showPlayers = () => ($("#players-field").hidden = family($("#task-kind-select").value) !== "break_points");
+    $("#task-kind-select").addEventListener("change", showPlayers);
+    showPlayers();
     for (const id of ["#annotator-a", "#annotator-b", "#adjudicator"]) {
       $(id).replaceChildren(option("", "—"), ...users.map((u) => option(u.username, u.name ? `${u.name} (${u.username})` : u.username)));
     }
@@ -262,6 +268,8 @@ export function newPacketPage() {
       error.textContent = "Annotator A, annotator B and the adjudicator must be three different people.";
       return;
     }
+    const players = ["#player-1", "#player-2"].map((id) => $(id).value.trim());
+    const parameters = !$("#players-field").hidden && players.some(Boolean) ? { players } : {};
     try {
       const { data } = await api.request("POST", "/api/packets/", {
         body: {
@@ -272,6 +280,7 @@ export function newPacketPage() {
           annotator_b: people[1],
           adjudicator: people[2],
           instructions: $("#instructions-input").value,
+          parameters,
         },
       });
       window.location.assign(`/packets/${data.id}/`);

@@ -75,10 +75,10 @@ async function renderFiles(exportUrl) {
 async function main() {
   const version = await api.get(`/api/versions/${config.versionId}/`);
   const packet = await api.get(`/api/packets/${version.packet}/`);
-  document.title = `${packet.title} · ${version.tier} v${version.number} · FrameLedger`;
-  $("#version-title").textContent = `${packet.title} — ${version.tier} version ${version.number}`;
+  document.title = `${packet.title} · ${version.label} · FrameLedger`;
+  $("#version-title").textContent = `${packet.title} — ${version.label}`;
   $("#version-packet").replaceChildren(el("a", { href: `/packets/${packet.id}/`, text: `packet ${packet.id}` }), ` · ${packet.task_kind.name}`);
-  $("#version-number").textContent = `v${version.number}`;
+  $("#version-number").textContent = version.label;
   $("#version-tier").textContent = version.tier;
   $("#version-events").textContent = String(version.events.length);
   $("#version-unresolved").textContent = String((version.manifest.unresolved || []).length);

@@ -42,7 +42,8 @@ export function histogramSvg(histogram, { width = 420, height = 120, title = "" 
     rect.append(tip);
     root.append(rect);
   }
-  for (const [value, anchor] of [[low, "start"], [0, "middle"], [high, "end"]]) {
+  const marks = [[low, "start"], [0, "middle"], [high, "end"]].filter(([value], i, all) => all.findIndex(([v]) => v === value) === i);
+  for (const [value, anchor] of marks) {
     const label = document.createElementNS(SVG, "text");
     label.setAttribute("x", x(value) + barWidth / 2);
     label.setAttribute("y", height + 16);
@@ -53,13 +54,29 @@ export function histogramSvg(histogram, { width = 420, height = 120, title = "" 
   return root;
 }
 
-function comparison(title, result) {
+// Pure: the scorer's unit names its sides "A" and "B" (its first and second ledger);
+// a section comparing other things says what they are.
+export function unitText(unit, names) {
+  return String(unit || "").replace("B minus A", `${names.second} minus ${names.first}`);
+}
+
+// Pure: unmatched indices (0-based, in the compared document's order) as a sentence.
+export function unmatchedText(indices, name) {
+  if (!indices || !indices.length) return `nothing only in ${name}`;
+  const numbers = indices.map((i) => `#${i + 1}`).join(", ");
+  return `${indices.length} event(s) only in ${name} (${numbers})`;
+}
+
+const UNION_NAMES = { agreed: "agreed", conflicting: "conflicting", a_only: "only first", b_only: "only second" };
+
+function comparison(title, result, names) {
   const box = textEl("section", undefined, { class: "card" });
   box.append(textEl("h2", title));
   box.append(
-    textEl("p", `reward as prediction: first ${fmt(result.a_as_prediction.reward)} · second ${fmt(result.b_as_prediction.reward)} · pairs ${result.pairs}`),
+    textEl("p", `reward with ${names.first} as the prediction: ${fmt(result.a_as_prediction.reward)} · with ${names.second} as the prediction: ${fmt(result.b_as_prediction.reward)} · ${result.pairs} matched pair(s)`),
   );
-  box.append(textEl("p", `union: ${Object.entries(result.union).map(([k, v]) => `${k} ${v}`).join(" · ")}`, { class: "muted" }));
+  const union = Object.entries(result.union).map(([k, v]) => `${(UNION_NAMES[k] || k).replace("first", names.first).replace("second", names.second)}: ${v}`);
+  box.append(textEl("p", `union: ${union.join(" · ")}`, { class: "muted" }));
   const kappa = textEl("table", undefined, { class: "table kappa" });
   kappa.append(textEl("thead"), textEl("tbody"));
   const head = textEl("tr");
@@ -67,7 +84,7 @@ function comparison(title, result) {
   kappa.tHead.append(head);
   for (const [field, value] of Object.entries(result.kappa || {})) {
     const tr = textEl("tr", undefined, { "data-field": field });
-    tr.append(textEl("td", field), textEl("td", fmt(value)));
+    tr.append(textEl("td", field.replaceAll("_", " ")), textEl("td", fmt(value)));
     kappa.tBodies[0].append(tr);
   }
   box.append(kappa);
@@ -75,16 +92,16 @@ function comparison(title, result) {
   if (boundaries) {
     for (const side of ["start", "end"]) {
       const d = boundaries[side];
-      box.append(textEl("h3", `${side} boundary differences (${boundaries.unit}): n ${d.count}, mean ${fmt(d.mean)}, median ${fmt(d.median)}, max |Δ| ${fmt(d.max_abs)}`));
+      box.append(textEl("h3", `${side} boundary differences, ${unitText(boundaries.unit, names)}: n ${d.count}, mean ${fmt(d.mean)}, median ${fmt(d.median)}, max |Δ| ${fmt(d.max_abs)}`, { "data-boundary": side }));
       box.append(histogramSvg(d.histogram, { title: `${side} boundary differences` }));
     }
   }
   if (result.shot_count_differences) {
     const d = result.shot_count_differences;
-    box.append(textEl("h3", `shot-count differences: n ${d.count}, mean ${fmt(d.mean)}`));
+    box.append(textEl("h3", `shot-count differences (${names.second} minus ${names.first}): n ${d.count}, mean ${fmt(d.mean)}`));
     box.append(histogramSvg(d.histogram, { title: "shot count differences" }));
   }
-  box.append(textEl("p", `unmatched: first ${JSON.stringify(result.unmatched.a)} · second ${JSON.stringify(result.unmatched.b)}`, { class: "muted" }));
+  box.append(textEl("p", `Unmatched: ${unmatchedText(result.unmatched.a, names.first)} · ${unmatchedText(result.unmatched.b, names.second)}.`, { class: "muted", "data-field": "unmatched" }));
   return box;
 }
 
@@ -100,12 +117,13 @@ export async function mountAgreement(root, { packetId }) {
   const b = report.ledgers.B;
   const parts = [
     textEl("p", `${report.scorer_id} · A: ${a.annotator} (${a.events} events) · B: ${b.annotator} (${b.events} events)`),
-    comparison("Annotator A vs annotator B", report.a_vs_b),
+    comparison("Annotator A vs annotator B", report.a_vs_b, { first: "A", second: "B" }),
   ];
   if (report.version) {
     for (const side of ["A", "B"]) {
       const versus = report.versus_version[side];
-      const section = comparison(`Annotator ${side} vs adjudicated v${report.version.number} — reward ${fmt(versus.reward)}`, versus.agreement);
+      const adjudicated = `adjudicated v${report.version.number}`;
+      const section = comparison(`Annotator ${side} vs ${adjudicated} — reward ${fmt(versus.reward)}`, versus.agreement, { first: side, second: adjudicated });
       section.dataset.side = side;
       parts.push(section);
     }

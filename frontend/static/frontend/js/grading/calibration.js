@@ -4,7 +4,7 @@
 //   mountCalibration(root, { versionId })   (any page may embed it: the version page too)
 
 import { api } from "../api.js";
-import { textEl } from "../ui.js";
+import { textEl, when } from "../ui.js";
 
 export async function mountCalibration(root, { versionId }) {
   const body = textEl("div");
@@ -24,7 +24,7 @@ export async function mountCalibration(root, { versionId }) {
       table.tHead.append(head);
       for (const anchor of calibration.anchors) {
         const tr = textEl("tr", undefined, { "data-anchor": anchor.name, class: anchor.ok === false ? "bad" : "" });
-        tr.append(textEl("td", anchor.name), textEl("td", anchor.reward === null ? "—" : String(anchor.reward)), textEl("td", anchor.expected === null ? "" : String(anchor.expected)));
+        tr.append(textEl("td", anchor.name.replaceAll("_", " ")), textEl("td", anchor.reward === null ? "—" : String(anchor.reward)), textEl("td", anchor.expected === null ? "" : String(anchor.expected)));
         tr.append(textEl("td", anchor.ok === null ? "" : anchor.ok ? "✓" : "✗"), textEl("td", anchor.description));
         table.tBodies[0].append(tr);
       }
@@ -35,7 +35,7 @@ export async function mountCalibration(root, { versionId }) {
     body.replaceChildren(...parts);
     if (data.ready) {
       button.hidden = true;
-      message.textContent = `Ready for grading (marked by ${data.ready.marked_by} at ${data.ready.marked_at}).`;
+      message.textContent = `Ready for grading (marked by ${data.ready.marked_by}, ${when(data.ready.marked_at)}).`;
     }
     return data;
   }

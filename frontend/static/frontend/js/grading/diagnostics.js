@@ -11,6 +11,7 @@ import { api } from "../api.js";
 import { mountPlayer } from "../player.js";
 import { FrameWindow, STATUS_LABELS, seekFrame, statusCounts, timelineModel } from "./timeline_data.js";
 import { el } from "../ui.js";
+import { columnLabel } from "./leaderboard.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const ROW_HEIGHT = 14;
@@ -175,8 +176,8 @@ function renderSummary(box, diagnostics, model) {
   const rows = Object.entries(diagnostics.summary || {}).filter(([, v]) => typeof v !== "object" || v === null);
   const counts = statusCounts(model);
   box.replaceChildren(
-    el("dl", { class: "diag-kv" }, rows.flatMap(([k, v]) => [el("dt", { text: k }), el("dd", { text: fmt(v) })])),
-    el("p", { class: "muted", text: Object.entries(counts).map(([k, v]) => `${k.replace(":", " ")}: ${v}`).join(" · ") }),
+    el("dl", { class: "diag-kv" }, rows.flatMap(([k, v]) => [el("dt", { text: columnLabel(k), title: k }), el("dd", { text: fmt(v) })])),
+    el("p", { class: "muted", text: Object.entries(counts).map(([k, v]) => `${k.replace(":", " ").replaceAll("_", " ")}: ${v}`).join(" · ") }),
   );
   if (diagnostics.file_rejection) box.append(el("p", { class: "error", text: diagnostics.file_rejection }));
   if (model.unplaced.length) {

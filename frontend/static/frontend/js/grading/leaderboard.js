@@ -5,6 +5,42 @@
 
 import { api } from "../api.js";
 
+// Column and metric names as people read them (the API and the CSV keep the scorer's keys).
+const LABELS = {
+  rank: "#",
+  kind: "row",
+  scored_at: "scored",
+  n_predicted: "predicted",
+  identity_matches_in_quality_alignment: "identity matches",
+  exact_event_matches_ordered: "exact, in order",
+  hierarchical_precision: "hier. precision",
+  hierarchical_recall: "hier. recall",
+  false_identity_events: "false identities",
+  duplicate_identity_events: "duplicate identities",
+  invalid_predicted_actions: "invalid predictions",
+  verb_and_boundary_matches: "verb + boundary matches",
+  mean_iou: "mean IoU",
+  raw_quality: "raw quality",
+};
+
+// Pure: "r1_at_0.5" -> "R1 @ 0.5", "false_identity_events" -> "false identity events".
+export function columnLabel(key) {
+  if (LABELS[key]) return LABELS[key];
+  const recall = /^r(\d+)_at_(.+)$/.exec(key);
+  if (recall) return `R${recall[1]} @ ${recall[2]}`;
+  return key.replaceAll("_", " ");
+}
+
+// Not shown as columns: hashes and ids (in the CSV and JSON), and the row kind (the row's
+// colour and the label's tooltip say it), so that the metrics fit 1280 px.
+const HIDDEN = ["sha256", "run", "result", "submission", "kind"];
+
+// Pure: a short local date and time ("11/30/26, 6:54 PM"); the ISO value is the tooltip.
+export function shortWhen(iso) {
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? iso : date.toLocaleString(undefined, { dateStyle: "short", timeStyle: "short" });
+}
+
 function cell(text, attrs = {}) {
   const td = document.createElement("td");
   td.textContent = text === null || text === undefined ? "–" : String(text);
@@ -39,13 +75,15 @@ export function mountLeaderboard(root, { versionId, scorerId = "" }) {
     root.querySelector("[data-link=csv]").href = `/api/versions/${versionId}/leaderboard.csv${scorerQuery}`;
     root.querySelector("[data-link=json]").href = `/api/versions/${versionId}/leaderboard.json${scorerQuery}`;
     const head = document.createElement("tr");
-    for (const column of board.columns.filter((c) => !["sha256", "run", "result", "submission"].includes(c))) {
+    for (const column of board.columns.filter((c) => !HIDDEN.includes(c))) {
       const th = document.createElement("th");
+      th.dataset.column = column;
       const button = document.createElement("button");
       button.type = "button";
       button.className = "link";
       const arrow = sort === column ? " ▲" : sort === `-${column}` ? " ▼" : "";
-      button.textContent = column.replaceAll("_", " ") + arrow;
+      button.textContent = columnLabel(column) + arrow;
+      button.title = column;
       button.dataset.column = column;
       button.addEventListener("click", () => sortBy(sort === `-${column}` ? column : `-${column}`));
       th.append(button);
@@ -56,8 +94,11 @@ export function mountLeaderboard(root, { versionId, scorerId = "" }) {
       const tr = document.createElement("tr");
       tr.className = `lb-${row.kind}`;
       tr.dataset.label = row.label;
-      for (const column of board.columns.filter((c) => !["sha256", "run", "result", "submission"].includes(c))) {
-        tr.append(cell(number(row[column]), column === "reason" ? { class: "lb-reason", title: row.reason || "" } : {}));
+      for (const column of board.columns.filter((c) => !HIDDEN.includes(c))) {
+        if (column === "scored_at") tr.append(cell(row.scored_at ? shortWhen(row.scored_at) : null, { class: "lb-when", title: row.scored_at || "" }));
+        else if (column === "reason") tr.append(cell(row.reason, { class: "lb-reason", title: row.reason || "" }));
+        else if (column === "label") tr.append(cell(row.label, { class: "lb-label", title: `${row.kind}: ${row.label}` }));
+        else tr.append(cell(number(row[column]), typeof row[column] === "number" ? { class: "num" } : {}));
       }
       const links = document.createElement("td");
       if (row.result) {
@@ -71,7 +112,7 @@ export function mountLeaderboard(root, { versionId, scorerId = "" }) {
     });
     table.tHead.replaceChildren(head);
     table.tBodies[0].replaceChildren(...rows);
-    status.textContent = `${board.rows.length} row(s), ${(board.references || []).length} reference row(s) · ${board.scorer_id} · version ${board.version.tier} v${board.version.number}`;
+    status.textContent = `${board.rows.length} row(s), ${(board.references || []).length} reference row(s) · ${board.scorer_id} · ${board.version.tier} v${board.version.number}`;
     return board;
   }
 

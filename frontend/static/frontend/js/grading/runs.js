@@ -21,7 +21,7 @@ export async function mountGrading(root, { packetId, scorers }) {
     versionsBody.replaceChildren(
       ...versions.map((v) => {
         const tr = textEl("tr");
-        const link = textEl("a", `${v.tier} v${v.number}`, { href: `/grading/versions/${v.id}/` });
+        const link = textEl("a", v.label, { href: `/grading/versions/${v.id}/` });
         const td = textEl("td");
         td.append(link);
         const select = textEl("select", undefined, { "data-version": v.id });
