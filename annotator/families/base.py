@@ -42,6 +42,14 @@ class FamilyAdapter:
         """The scorer's task parameters for ``packet`` (the same for all its versions)."""
         return {}
 
+    def check_params(self, params: dict) -> dict:
+        """A project's (and so its packets') parameters, checked: the cleaned dict, or
+        ``ValueError`` whose message names the offending key. Families without
+        parameters accept only ``{}``."""
+        if params:
+            raise ValueError(f"this task kind takes no parameters (got {', '.join(sorted(map(str, params)))})")
+        return {}
+
     def export_files(self, packet, submission: dict) -> dict[str, bytes]:
         """``gt.json``, ``vocabulary.json`` and the oracle submission of a version whose
         events, in the scorer's ground-truth shape, are ``submission``."""

@@ -19,6 +19,9 @@ class Packet(models.Model):
     task_kind = models.ForeignKey("annotator.TaskKind", on_delete=models.PROTECT, related_name="packets")
     instructions = models.TextField(blank=True)
     params = models.JSONField(default=dict, blank=True)
+    project = models.ForeignKey(
+        "annotator.Project", null=True, blank=True, on_delete=models.PROTECT, related_name="packets"
+    )
     annotator_a = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     annotator_b = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     adjudicator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
