@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Q, QuerySet
 
 from annotator import access
 from annotator.models import AuditEntry, GroundTruthVersion, Ledger, Union
@@ -56,11 +56,8 @@ def dashboard_rows(user, *, project_id=None, state=None, person_id=None) -> list
     if project_id:
         packets = packets.filter(project_id=project_id)
     if person_id:
-        packets = packets.filter(
-            pk__in=packets.filter(annotator_a_id=person_id).values("pk")
-            .union(packets.filter(annotator_b_id=person_id).values("pk"))
-            .union(packets.filter(adjudicator_id=person_id).values("pk"))
-        )  # fmt: skip
+        on_it = Q(annotator_a_id=person_id) | Q(annotator_b_id=person_id) | Q(adjudicator_id=person_id)
+        packets = packets.filter(on_it)
     packets = list(packets.order_by("-created_at")[:500])
     ids = [p.pk for p in packets]
     ledgers = {
