@@ -378,3 +378,9 @@ def access_job(user: AbstractBaseUser, job_id: int | str) -> Job:
 def access_packet_assignment(user: AbstractBaseUser, packet_id: int | str) -> PacketAccess:
     """Reassigning a packet's annotator: a person whose role on the packet is maintainer."""
     return _packet_with_role(user, packet_id, {"maintainer"}, "packet")
+
+
+def access_label_import(user: AbstractBaseUser, packet_id: int | str) -> PacketAccess:
+    """Importing third-party labels into the provisional tier (which only the packet's
+    maintainers may see): a person whose role on the packet is maintainer."""
+    return _packet_with_role(user, packet_id, {"maintainer"}, "packet")

@@ -4,7 +4,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from annotator.login_guard import refuse_when_locked
-from frontend import pages, pages_people, pages_projects
+from frontend import pages, pages_imports, pages_people, pages_projects
 
 urlpatterns = [
     path(
@@ -28,6 +28,7 @@ urlpatterns = [
     path("projects/", pages_projects.project_list, name="projects"),
     path("projects/<int:project_id>/", pages_projects.project_detail, name="project"),
     path("packets/<int:packet_id>/assignment/", pages_projects.packet_assignment, name="packet-assignment"),
+    path("packets/<int:packet_id>/labels/import/", pages_imports.import_labels, name="packet-import-labels"),
     path("dashboard/", pages_projects.dashboard, name="dashboard"),
     path("audit/", pages_projects.audit_view, name="audit"),
     # grading
