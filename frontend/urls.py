@@ -29,6 +29,7 @@ urlpatterns = [
     path("projects/<int:project_id>/", pages_projects.project_detail, name="project"),
     path("packets/<int:packet_id>/assignment/", pages_projects.packet_assignment, name="packet-assignment"),
     path("packets/<int:packet_id>/labels/import/", pages_imports.import_labels, name="packet-import-labels"),
+    path("imports/moments/", pages_imports.import_moments, name="import-moments"),
     path("dashboard/", pages_projects.dashboard, name="dashboard"),
     path("audit/", pages_projects.audit_view, name="audit"),
     # grading

@@ -277,6 +277,7 @@ ALL_USERS_ROUTES = {
     "projects",
     "dashboard",
     "audit",
+    "import-moments",
 }
 
 
