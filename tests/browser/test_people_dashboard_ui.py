@@ -88,3 +88,42 @@ def test_dashboard_filters_and_audit_view(page_as):
     assert ATTESTATION in rows.first.inner_text()
     assert "T" not in rows.first.locator("td").first.inner_text().split(",")[0]  # "30 Nov 2026, …", not ISO
     screenshot(page, "audit-view-1280x720.png", full_page=False)
+
+
+def test_project_with_round_robin_packets_and_a_label_import_preview(page_as):
+    from pathlib import Path
+
+    maintainer = make_user("maintainer", maintainer=True)
+    for name in ["ann", "bea", "cid", "judge"]:
+        make_user(name)
+    videos = [make_ready_video(f"Kitchen {i}") for i in range(3)]
+    page = page_as(maintainer, "/projects/")
+    page.set_viewport_size(VIEWPORT)
+    page.fill("#project-title", "Kitchens")
+    page.select_option("#project-kind", "action-ledger")
+    page.select_option("#project-annotators", label=["ann", "bea", "cid"])
+    page.select_option("#project-adjudicators", label=["judge"])
+    page.click("#create-project")
+    page.wait_for_selector("#bulk-form")
+    page.select_option("#bulk-videos", [str(v.pk) for v in videos])
+    page.click("#create-packets")
+    page.wait_for_selector("#made")
+    rows = page.locator("#dashboard-rows tbody tr")
+    assert rows.count() == 3
+    people = [rows.nth(i).locator("td").nth(3).inner_text().split("\n")[0] for i in range(3)]
+    assert sorted(people) == ["ann", "bea", "cid"]  # each annotator is A once
+    screenshot(page, "project-1280x720.png", full_page=False)
+
+    packet_id = rows.first.get_attribute("data-packet")
+    page.goto(page.url.split("/projects/")[0] + f"/packets/{packet_id}/labels/import/")
+    labels = Path("data/agentic-vbench/egocentric-activity-understanding/steps/solve/tests/Ahmad_American.txt")
+    page.set_input_files("#labels-file", files=[{
+        "name": "mixed.txt", "mimeType": "text/plain",
+        "buffer": labels.read_bytes() + b"\nnot a label\n<take><cup> (30-10)\n",
+    }])  # fmt: skip
+    page.click("#preview")
+    page.wait_for_selector("#import-preview")
+    counts = page.inner_text("#preview-counts")
+    assert "172 valid actions" in counts and "2 refused lines" in counts
+    assert page.locator("#do-import").count() == 0
+    screenshot(page, "gtea-import-preview-1280x720.png", full_page=False)
