@@ -24,3 +24,4 @@ bench:
 	DJANGO_SETTINGS_MODULE=deploy.test_settings .venv/bin/python bench/body_limits.py
 	.venv/bin/python bench/integrity.py
 	.venv/bin/python bench/leaderboard.py
+	.venv/bin/python bench/dashboard.py
