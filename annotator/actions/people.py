@@ -56,6 +56,12 @@ def password_link_path(user) -> str:
     return f"/people/set-password/{uidb64}/{default_token_generator.make_token(user)}/"
 
 
+def check_may_manage(actor, person) -> None:
+    """A superuser's account is managed by superusers only (a maintainer is not one)."""
+    if person.is_superuser and not (actor is not None and actor.is_superuser):
+        raise Conflict("only a superuser can change a superuser's account", field="person")
+
+
 def _set_groups(user, roles: list[str]) -> None:
     for role, name in ROLE_GROUPS.items():
         group, _ = Group.objects.get_or_create(name=name)
@@ -88,6 +94,7 @@ def do_set_roles(*, actor, person, roles) -> list[str]:
     """Replace ``person``'s roles. A maintainer cannot drop their own maintainer role
     (someone must be left to manage people)."""
     roles = check_roles(roles)
+    check_may_manage(actor, person)
     if person.pk == actor.pk and "maintainer" not in roles:
         raise Conflict("you cannot remove your own maintainer role", field="roles")
     before = roles_of(person)
@@ -101,6 +108,7 @@ def do_set_active(*, actor, person, active: bool) -> None:
     """Deactivate (or reactivate) an account. A deactivated person cannot sign in,
     and ``annotator.access`` gives them no role on any packet; their ledgers and
     assignments stay as they are (reassign an empty ledger: ``do_reassign_annotator``)."""
+    check_may_manage(actor, person)
     if person.pk == actor.pk and not active:
         raise Conflict("you cannot deactivate your own account", field="active")
     if person.is_active == active:
@@ -114,6 +122,7 @@ def do_set_active(*, actor, person, active: bool) -> None:
 def do_issue_password_link(*, actor, person) -> str:
     """A one-time path with which ``person`` sets a new password (their old password
     keeps working until they do)."""
+    check_may_manage(actor, person)
     if not person.is_active:
         raise Conflict("the account is deactivated; reactivate it first", field="active")
     record(actor, "issue_password_link", person, details={"username": person.username})
@@ -133,6 +142,8 @@ def check_new_password(person, password: str, confirmation: str) -> None:
 def do_set_password(*, actor, person, password: str, confirmation: str) -> None:
     """Set ``person``'s password: by a maintainer directly, or by the person through a
     one-time link (then ``actor`` is the person; the caller checked the token)."""
+    if actor is None or actor.pk != person.pk:
+        check_may_manage(actor, person)
     check_new_password(person, password, confirmation)
     if not person.is_active:
         raise Conflict("the account is deactivated", field="active")

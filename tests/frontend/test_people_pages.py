@@ -140,3 +140,20 @@ def test_do_invite_person_rejects_bad_names(maintainer):
     do_invite_person(actor=maintainer, username="erin", roles=["annotator"])
     with pytest.raises(Conflict):
         do_invite_person(actor=maintainer, username="ERIN", roles=["annotator"])
+
+
+@pytest.mark.django_db
+def test_a_maintainer_cannot_take_over_a_superusers_account(maintainer):
+    root = User.objects.create_superuser("root", password="root-password-1")
+    client = client_for(maintainer)
+    for form in [
+        {"op": "roles", "roles": ["annotator"]},
+        {"op": "deactivate"},
+        {"op": "link"},
+        {"op": "password", "password": "taken over 123", "confirmation": "taken over 123"},
+    ]:
+        response = client.post(f"/people/{root.pk}/", form)
+        assert response.status_code == 400 and b"only a superuser" in response.content, form
+    root.refresh_from_db()
+    assert root.is_active and root.check_password("root-password-1")
+    assert b"set-password" not in client.post(f"/people/{root.pk}/", {"op": "link"}).content
