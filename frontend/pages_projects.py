@@ -18,6 +18,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
 from annotator import access, overview
+from annotator.actions import people as people_actions
 from annotator.actions import projects as project_actions
 from annotator.errors import InvalidInput, WorkflowError
 from annotator.models import Ledger, Project, TaskKind, Video
@@ -43,7 +44,7 @@ def project_list(request):
     context = {
         "projects": Project.objects.select_related("task_kind").order_by("title"),
         "task_kinds": TaskKind.objects.order_by("name"),
-        "people": _active_people(),
+        "people": [(u, people_actions.roles_of(u)) for u in _active_people().prefetch_related("groups")],
         "form": {"params": "{}"},
     }
     if request.method == "POST":

@@ -8,8 +8,8 @@ and after ``PASSWORD_RESET_TIMEOUT``. Nothing is e-mailed: the maintainer is sho
 send. An invited person has an unusable password until they follow the link.
 
 Roles are group memberships. ``maintainers`` is the one that grants anything
-(``annotator.access``); ``annotators`` and ``adjudicators`` only say whom a project
-may assign (``annotator.actions.projects``). Who sees what on a packet still goes by
+(``annotator.access``); ``annotators`` and ``adjudicators`` only mark people when a
+project's pools are chosen (``annotator.actions.projects``). Who sees what on a packet still goes by
 the role on that packet alone.
 
 Every write here records one audit entry (no password or token ever goes into one).
