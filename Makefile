@@ -25,3 +25,4 @@ bench:
 	.venv/bin/python bench/integrity.py
 	.venv/bin/python bench/leaderboard.py
 	.venv/bin/python bench/publish_preview.py
+	.venv/bin/python bench/dashboard.py

@@ -19,22 +19,27 @@ Roles on a packet, from most to least restrictive:
   role on the packet): progress of both ledgers at any time (status and counts only);
   contents once both are frozen; every ground-truth tier; grading material; the audit log.
 
-Maintainer-wide material that belongs to no packet (the user list, videos, ingest
-jobs) goes by group membership alone (:func:`require_maintainer`).
+Maintainer-wide material that belongs to no packet (the user list, people, projects,
+videos, ingest jobs) goes by group membership alone (:func:`require_maintainer`);
+anything across packets (the dashboard, the audit view) lists only the packets on
+which the person's role is ``maintainer`` (:func:`maintained_packets`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from annotator.models import (
+    AuditEntry,
     GroundTruthVersion,
     Job,
     Ledger,
     Packet,
+    Project,
     ScoringRun,
     Submission,
     SubmissionScore,
@@ -121,6 +126,49 @@ def visible_packets(user: AbstractBaseUser) -> QuerySet[Packet]:
     if not user.is_authenticated:
         return packets.none()
     return packets.filter(Q(annotator_a=user) | Q(annotator_b=user) | Q(adjudicator=user))
+
+
+def maintained_packets(user: AbstractBaseUser) -> QuerySet[Packet]:
+    """The packets on which ``user``'s role is ``maintainer`` (:func:`role_on_packet` as
+    a query): none for a non-maintainer; for a maintainer, every packet but those they
+    adjudicate and those they annotate that are not released yet. The dashboard and
+    the audit view across packets show these only."""
+    if not is_maintainer(user):
+        return Packet.objects.none()
+    released = GroundTruthVersion.objects.filter(packet=OuterRef("pk"), tier=GroundTruthVersion.Tier.ADJUDICATED)
+    annotates = Q(annotator_a=user) | Q(annotator_b=user)
+    return (
+        Packet.objects.select_related("video", "task_kind", "project")
+        .exclude(adjudicator=user)
+        .exclude(annotates & ~Q(Exists(released)))
+    )
+
+
+def visible_audit_entries(user: AbstractBaseUser) -> QuerySet[AuditEntry]:
+    """The audit view across packets: entries about packets the user maintains, and
+    entries about no packet (people, projects, videos, task kinds). Maintainers only."""
+    require_maintainer(user)
+    return AuditEntry.objects.select_related("actor", "packet").filter(
+        Q(packet__isnull=True) | Q(packet__in=maintained_packets(user).values("pk"))
+    )
+
+
+def access_person(user: AbstractBaseUser, person_id: int | str):
+    """An account, for the people pages: maintainers only."""
+    require_maintainer(user)
+    try:
+        return get_user_model().objects.get(pk=int(person_id))
+    except (get_user_model().DoesNotExist, ValueError, TypeError):
+        raise NotFound("person") from None
+
+
+def access_project(user: AbstractBaseUser, project_id: int | str) -> Project:
+    """A project (its settings and pools name people, not labels): maintainers only."""
+    require_maintainer(user)
+    try:
+        return Project.objects.select_related("task_kind").get(pk=int(project_id))
+    except (Project.DoesNotExist, ValueError, TypeError):
+        raise NotFound("project") from None
 
 
 def access_packet(user: AbstractBaseUser, packet_id: int | str, *, for_update: bool = False) -> PacketAccess:
@@ -325,3 +373,14 @@ def access_job(user: AbstractBaseUser, job_id: int | str) -> Job:
     elif not is_maintainer(user):
         raise NotFound("job")
     return job
+
+
+def access_packet_assignment(user: AbstractBaseUser, packet_id: int | str) -> PacketAccess:
+    """Reassigning a packet's annotator: a person whose role on the packet is maintainer."""
+    return _packet_with_role(user, packet_id, {"maintainer"}, "packet")
+
+
+def access_label_import(user: AbstractBaseUser, packet_id: int | str) -> PacketAccess:
+    """Importing third-party labels into the provisional tier (which only the packet's
+    maintainers may see): a person whose role on the packet is maintainer."""
+    return _packet_with_role(user, packet_id, {"maintainer"}, "packet")

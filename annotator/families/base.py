@@ -62,6 +62,16 @@ class FamilyAdapter:
         """The scorer's task parameters for ``packet`` (the same for all its versions)."""
         return {}
 
+    def check_project_parameters(self, params: dict) -> dict:
+        """A project's parameters (which its packets are created with), checked: the
+        cleaned dict, or ``ValueError`` whose message names the offending key. Narrower
+        than :meth:`check_parameters`: a project sets what a person chooses (players, a
+        grid), not what an import records (a source, a video id). Families without
+        project parameters accept only ``{}``."""
+        if params:
+            raise ValueError(f"this task kind takes no parameters (got {', '.join(sorted(map(str, params)))})")
+        return {}
+
     def export_files(self, packet, submission: dict) -> dict[str, bytes]:
         """``gt.json``, ``vocabulary.json`` and the oracle submission of a version whose
         events, in the scorer's ground-truth shape, are ``submission``."""

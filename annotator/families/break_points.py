@@ -41,6 +41,13 @@ class BreakPointsAdapter(FamilyAdapter):
             raise ParametersInvalid("players", "the two players must have different names")
         return {"players": names}
 
+    def check_project_parameters(self, params: dict) -> dict:
+        """A project takes the same ``players`` as a packet."""
+        try:
+            return self.check_parameters(params)
+        except ParametersInvalid as error:
+            raise ValueError(f"{error.field}: {error}") from None
+
     def packet_schema(self, schema: dict, parameters: dict) -> dict:
         players = parameters.get("players")
         if not players:

@@ -28,6 +28,20 @@ class MomentsAdapter(FamilyAdapter):
     reference_calibration = True
     executable_bundles = True
 
+    def check_project_parameters(self, params: dict) -> dict:
+        """``grid``: ``{"step": seconds}``, the moment grid (positive, at most 60 s);
+        the task kind's own ``grid_step`` when absent."""
+        unknown = set(params) - {"grid"}
+        if unknown:
+            raise ValueError(f"unknown parameter(s) for moment queries: {', '.join(sorted(map(str, unknown)))}")
+        if "grid" not in params:
+            return {}
+        grid = params["grid"]
+        step = grid.get("step") if isinstance(grid, dict) and set(grid) == {"step"} else None
+        if isinstance(step, bool) or not isinstance(step, int | float) or not 0 < step <= 60:
+            raise ValueError('grid: give {"step": seconds} with 0 < step <= 60')
+        return {"grid": {"step": float(step)}}
+
     def task_parameters(self, packet) -> dict:
         steps = [f.get("grid_step") for f in packet.task_kind.schema["fields"] if f.get("type") == "interval_list"]
         step = next((s for s in steps if s), None)

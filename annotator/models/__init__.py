@@ -11,6 +11,7 @@ from annotator.models.grading import (
     VersionReadiness,
 )
 from annotator.models.packets import Ledger, LedgerEvent, Packet
+from annotator.models.projects import Project
 from annotator.models.taskkinds import TaskKind
 from annotator.models.tokens import ApiToken
 from annotator.models.truth import Decision, GroundTruthVersion, Union, UnionItem
@@ -32,6 +33,7 @@ __all__ = [
     "Ledger",
     "LedgerEvent",
     "Packet",
+    "Project",
     "TaskKind",
     "Union",
     "UnionItem",

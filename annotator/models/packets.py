@@ -21,6 +21,9 @@ class Packet(models.Model):
     # Per-packet settings of the task kind (e.g. the two players of a tennis match, a moment
     # grid), checked by the family's adapter (``FamilyAdapter.check_parameters``).
     parameters = models.JSONField(default=dict, blank=True)
+    project = models.ForeignKey(
+        "annotator.Project", null=True, blank=True, on_delete=models.PROTECT, related_name="packets"
+    )
     annotator_a = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     annotator_b = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     adjudicator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")

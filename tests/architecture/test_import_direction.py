@@ -42,6 +42,8 @@ LAYERS: list[tuple[str, int]] = [
     ("annotator.realtime", 3),
     ("annotator.integrity", 3),
     ("annotator.verify", 3),
+    ("annotator.overview", 3),
+    ("annotator.label_imports", 3),
     # The audit log's appender: a read that finds tampered data records it.
     ("annotator.actions.audit", 3),
     # 4 writes

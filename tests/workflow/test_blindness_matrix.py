@@ -266,9 +266,20 @@ def expected_statuses(route, name, params, role, state, scenario, cast) -> set[i
     return set(range(200, 500))  # pages: anything but a server error; the leak check decides
 
 
-# Routes listing every user of the installation (maintainers pick people for packets):
-# a username there says nothing about who is on which packet.
-ALL_USERS_ROUTES = {"api-users", "maintainer-new-packet"}
+# Routes listing every user of the installation (maintainers pick people for packets,
+# manage accounts, filter the dashboard and the audit view by person): a username there
+# says nothing about who is on which packet. Which packets these pages list is checked
+# in tests/frontend/test_dashboard_audit.py.
+ALL_USERS_ROUTES = {
+    "api-users",
+    "maintainer-new-packet",
+    "people",
+    "person",
+    "projects",
+    "dashboard",
+    "audit",
+    "import-moments",
+}
 
 
 def leaks(body, role, state, scenario, label, name) -> list[str]:

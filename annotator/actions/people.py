@@ -1,0 +1,153 @@
+"""Accounts: invitations, roles, deactivation and password links (maintainers' pages).
+
+Django's own auth machinery does the work: ``User`` rows, groups, and the password
+reset token generator for one-time links. A link carries ``uidb64`` and a token made
+by ``default_token_generator``; the token hashes the password and the last sign-in,
+so it stops working once the password is set (one use), once the person signs in,
+and after ``PASSWORD_RESET_TIMEOUT``. Nothing is e-mailed: the maintainer is shown the link to
+send. An invited person has an unusable password until they follow the link.
+
+Roles are group memberships. ``maintainers`` is the one that grants anything
+(``annotator.access``); ``annotators`` and ``adjudicators`` only mark people when a
+project's pools are chosen (``annotator.actions.projects``). Who sees what on a packet still goes by
+the role on that packet alone.
+
+Every write here records one audit entry (no password or token ever goes into one).
+"""
+
+from __future__ import annotations
+
+import re
+
+from django.contrib.auth import get_user_model, password_validation
+from django.contrib.auth.models import Group
+from django.contrib.auth.tokens import default_token_generator
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils.encoding import force_bytes
+from django.utils.http import urlsafe_base64_encode
+
+from annotator.access import MAINTAINERS_GROUP
+from annotator.actions.audit import record
+from annotator.errors import Conflict, InvalidInput
+
+ROLE_GROUPS = {"annotator": "annotators", "adjudicator": "adjudicators", "maintainer": MAINTAINERS_GROUP}
+USERNAME = re.compile(r"^[\w.@+-]{1,150}$")
+
+
+def roles_of(user) -> list[str]:
+    names = set(user.groups.values_list("name", flat=True))
+    return [role for role, group in ROLE_GROUPS.items() if group in names]
+
+
+def check_roles(roles) -> list[str]:
+    roles = [str(r) for r in roles]
+    unknown = sorted(set(roles) - set(ROLE_GROUPS))
+    if unknown:
+        raise InvalidInput(f"unknown role(s): {', '.join(unknown)}", field="roles")
+    if not roles:
+        raise InvalidInput("choose at least one role", field="roles")
+    return [r for r in ROLE_GROUPS if r in roles]
+
+
+def password_link_path(user) -> str:
+    """The one-time path (``/people/set-password/<uidb64>/<token>/``) for ``user``."""
+    uidb64 = urlsafe_base64_encode(force_bytes(user.pk))
+    return f"/people/set-password/{uidb64}/{default_token_generator.make_token(user)}/"
+
+
+def check_may_manage(actor, person) -> None:
+    """A superuser's account is managed by superusers only (a maintainer is not one)."""
+    if person.is_superuser and not (actor is not None and actor.is_superuser):
+        raise Conflict("only a superuser can change a superuser's account", field="person")
+
+
+def _set_groups(user, roles: list[str]) -> None:
+    for role, name in ROLE_GROUPS.items():
+        group, _ = Group.objects.get_or_create(name=name)
+        if role in roles:
+            user.groups.add(group)
+        else:
+            user.groups.remove(group)
+
+
+@transaction.atomic
+def do_invite_person(*, actor, username: str, email: str = "", roles) -> tuple:
+    """Create an account with no usable password; return ``(user, one-time path)``."""
+    username = username.strip()
+    if not USERNAME.match(username):
+        raise InvalidInput("a user name is 1 to 150 letters, digits or . @ + - _", field="username")
+    User = get_user_model()
+    if User.objects.filter(username__iexact=username).exists():
+        raise Conflict(f"the user name {username!r} is taken", field="username")
+    roles = check_roles(roles)
+    user = User(username=username, email=email.strip())
+    user.set_unusable_password()
+    user.save()
+    _set_groups(user, roles)
+    record(actor, "invite_person", user, details={"username": username, "roles": roles})
+    return user, password_link_path(user)
+
+
+@transaction.atomic
+def do_set_roles(*, actor, person, roles) -> list[str]:
+    """Replace ``person``'s roles. A maintainer cannot drop their own maintainer role
+    (someone must be left to manage people)."""
+    roles = check_roles(roles)
+    check_may_manage(actor, person)
+    if person.pk == actor.pk and "maintainer" not in roles:
+        raise Conflict("you cannot remove your own maintainer role", field="roles")
+    before = roles_of(person)
+    _set_groups(person, roles)
+    record(actor, "set_roles", person, details={"username": person.username, "before": before, "after": roles})
+    return roles
+
+
+@transaction.atomic
+def do_set_active(*, actor, person, active: bool) -> None:
+    """Deactivate (or reactivate) an account. A deactivated person cannot sign in,
+    and ``annotator.access`` gives them no role on any packet; their ledgers and
+    assignments stay as they are (reassign an empty ledger: ``do_reassign_annotator``)."""
+    check_may_manage(actor, person)
+    if person.pk == actor.pk and not active:
+        raise Conflict("you cannot deactivate your own account", field="active")
+    if person.is_active == active:
+        return
+    person.is_active = active
+    person.save(update_fields=["is_active"])
+    record(actor, "activate_person" if active else "deactivate_person", person, details={"username": person.username})
+
+
+@transaction.atomic
+def do_issue_password_link(*, actor, person) -> str:
+    """A one-time path with which ``person`` sets a new password (their old password
+    keeps working until they do)."""
+    check_may_manage(actor, person)
+    if not person.is_active:
+        raise Conflict("the account is deactivated; reactivate it first", field="active")
+    record(actor, "issue_password_link", person, details={"username": person.username})
+    return password_link_path(person)
+
+
+def check_new_password(person, password: str, confirmation: str) -> None:
+    if password != confirmation:
+        raise InvalidInput("the two passwords differ", field="password")
+    try:
+        password_validation.validate_password(password, person)
+    except ValidationError as error:
+        raise InvalidInput(" ".join(error.messages), field="password") from None
+
+
+@transaction.atomic
+def do_set_password(*, actor, person, password: str, confirmation: str) -> None:
+    """Set ``person``'s password: by a maintainer directly, or by the person through a
+    one-time link (then ``actor`` is the person; the caller checked the token)."""
+    if actor is None or actor.pk != person.pk:
+        check_may_manage(actor, person)
+    check_new_password(person, password, confirmation)
+    if not person.is_active:
+        raise Conflict("the account is deactivated", field="active")
+    person.set_password(password)
+    person.save(update_fields=["password"])
+    operation = "set_own_password" if actor is not None and actor.pk == person.pk else "set_password"
+    record(actor, operation, person, details={"username": person.username})

@@ -1,0 +1,142 @@
+"""Dry runs of label imports from the browser: what a file would import into a
+packet's provisional tier, and which lines would be refused and why. Never writes;
+the import itself is ``actions.versions.do_import_provisional_version``, which checks
+every event again.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from annotator.canonical import sha256_hex
+from annotator.gtea import LabelFormatError, parse_gtea_line, sort_actions
+from annotator.models import GroundTruthVersion, Packet
+from annotator.moment_sources import SourceError, SourceVideo, read_jsonl
+from annotator.taskkinds import EventInvalid, validate_event
+
+MAX_LABEL_BYTES = 2 * 1024 * 1024
+# Moment rows pass through the page twice (the preview carries them back), so the
+# browser import takes smaller files than the API (64 MiB); a whole release split per
+# video or sent to ``POST /api/moment-imports/`` has no such limit.
+MAX_MOMENT_BYTES = 8 * 1024 * 1024
+
+
+@dataclass
+class Preview:
+    name: str
+    sha256: str
+    events: list[dict] = field(default_factory=list)
+    invalid: list[tuple[int, str, str]] = field(default_factory=list)  # (line, text, reason)
+    verbs: int = 0
+    nouns: int = 0
+    next_number: int = 1
+    unchanged: bool = False
+
+    @property
+    def can_import(self) -> bool:
+        return bool(self.events) and not self.invalid
+
+
+def preview_gtea_labels(packet: Packet, name: str, data: bytes) -> Preview:
+    """Parse and check every line of a GTEA label file against ``packet``'s task kind
+    and video (frame range), collecting every refusal rather than stopping at the first."""
+    preview = Preview(name=name, sha256=sha256_hex(data))
+    if len(data) > MAX_LABEL_BYTES:
+        preview.invalid.append((0, "", f"the file is larger than {MAX_LABEL_BYTES // 1024 // 1024} MiB"))
+        return preview
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        preview.invalid.append((0, "", f"not UTF-8 text (byte {error.start})"))
+        return preview
+    schema, video = packet.task_kind.schema, packet.video
+    events = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        try:
+            action = parse_gtea_line(number, raw)
+            if action is None:
+                continue
+            events.append(validate_event(schema, action, frame_count=video.frame_count, duration=video.duration))
+        except LabelFormatError as error:
+            preview.invalid.append((number, raw.strip()[:200], error.reason))
+        except EventInvalid as error:
+            preview.invalid.append((number, raw.strip()[:200], f"{error.field}: {error.reason}"))
+    if not events and not preview.invalid:
+        preview.invalid.append((0, "", "the file holds no labels"))
+    preview.events = sort_actions(events)
+    preview.verbs = len({e["verb"] for e in events})
+    preview.nouns = len({n for e in events for n in e["nouns"]})
+    previous = GroundTruthVersion.objects.filter(packet=packet, tier=GroundTruthVersion.Tier.PROVISIONAL)
+    preview.next_number = previous.count() + 1
+    latest = previous.order_by("-number").first()
+    preview.unchanged = latest is not None and latest.manifest.get("source_sha256") == preview.sha256
+    return preview
+
+
+@dataclass
+class MomentPreview:
+    source: str
+    name: str
+    sha256: str
+    videos: list[SourceVideo] = field(default_factory=list)
+    invalid: list[tuple[int, str, str]] = field(default_factory=list)  # (line, text, reason)
+
+    @property
+    def queries(self) -> int:
+        return sum(len(v.queries) for v in self.videos)
+
+    @property
+    def clipped(self) -> int:
+        return sum(v.clipped for v in self.videos)
+
+    @property
+    def dropped(self) -> int:
+        return sum(v.dropped for v in self.videos)
+
+    @property
+    def can_import(self) -> bool:
+        return bool(self.videos) and not self.invalid
+
+
+def preview_moment_rows(source: str, name: str, data: bytes, *, reannotated=()) -> MomentPreview:
+    """QVHighlights / Charades-STA rows as ``annotator.moment_sources`` reads them; when
+    the file is refused, every row is read on its own as well, so the preview lists each
+    bad row with its reason (not only the first), plus any reason that spans rows."""
+    preview = MomentPreview(source=source, name=name, sha256=sha256_hex(data))
+    if len(data) > MAX_MOMENT_BYTES:
+        preview.invalid.append((0, "", f"the file is larger than {MAX_MOMENT_BYTES // 1024 // 1024} MiB"))
+        return preview
+    try:
+        preview.videos = read_jsonl(source, data, name=name, reannotated=reannotated)
+        return preview
+    except SourceError as error:
+        first = str(error)
+    if not first.startswith(f"{name} line "):  # about the file as a whole
+        preview.invalid.append((0, "", first))
+        return preview
+    lines = data.decode("utf-8").splitlines()
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            read_jsonl(source, line.encode("utf-8"), name="row")
+        except SourceError as error:
+            preview.invalid.append((number, line.strip()[:200], str(error).removeprefix("row line 1: ")))
+    # Reasons spanning rows (a repeated query id, two durations for a video): read the
+    # file again without the rows refused so far, until it passes (at most 50 more).
+    for _ in range(50):
+        refused = {n for n, _, _ in preview.invalid}
+        kept = "\n".join("" if n in refused else line for n, line in enumerate(lines, start=1))
+        try:
+            read_jsonl(source, kept.encode("utf-8"), name=name)
+            break
+        except SourceError as error:
+            match = re.match(rf"^{re.escape(name)} line (\d+): ", str(error))
+            if match is None:
+                preview.invalid.append((0, "", str(error)))
+                break
+            number = int(match[1])
+            preview.invalid.append((number, lines[number - 1].strip()[:200], str(error)[match.end() :]))
+    preview.invalid.sort(key=lambda row: row[0])
+    return preview

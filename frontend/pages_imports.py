@@ -1,0 +1,144 @@
+"""Label imports from the browser, each with a dry run first (counts, every refused
+line or row with its reason); the import is a second POST that carries the same bytes,
+checked again from scratch and matched against the previewed SHA-256.
+
+- A GTEA Gaze+ label file into a packet's provisional tier: maintainers of the packet.
+- QVHighlights / Charades-STA rows as moment packets with provisional versions:
+  maintainers (as ``POST /api/moment-imports/``).
+
+Everyone else gets 404.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import render
+from django.views.decorators.http import require_http_methods
+
+from annotator import access
+from annotator.actions.moment_imports import do_import_moment_packets
+from annotator.actions.versions import do_import_provisional_version
+from annotator.errors import WorkflowError
+from annotator.label_imports import MAX_LABEL_BYTES, MAX_MOMENT_BYTES, preview_gtea_labels, preview_moment_rows
+from annotator.moment_sources import SOURCES, SourceError, select
+from frontend.pages import _or_404
+
+
+def _uploaded(request) -> tuple[str, bytes] | None:
+    """The file of a preview POST, or the bytes a commit POST carries back."""
+    upload = request.FILES.get("labels")
+    if upload is not None:
+        if upload.size > MAX_LABEL_BYTES + 1:
+            return upload.name, upload.read(MAX_LABEL_BYTES + 1)
+        return upload.name, upload.read()
+    try:
+        data = base64.b64decode(request.POST.get("data_b64", ""), validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    return (request.POST.get("name", "labels.txt")[:200], data) if data else None
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def import_labels(request, packet_id: int):
+    packet = _or_404(access.access_label_import, request, packet_id).packet
+    context = {"packet": packet}
+    if request.method == "GET":
+        return render(request, "frontend/imports/gtea.html", context)
+    uploaded = _uploaded(request)
+    if uploaded is None:
+        context["error"] = "Choose a label file."
+        return render(request, "frontend/imports/gtea.html", context, status=400)
+    name, data = uploaded
+    preview = preview_gtea_labels(packet, name, data)
+    context.update(preview=preview, data_b64=base64.b64encode(data).decode("ascii"))
+    if request.POST.get("op") != "import":
+        return render(request, "frontend/imports/gtea.html", context)
+    if request.POST.get("sha256") != preview.sha256:
+        context["error"] = "The file differs from the one previewed; preview it again."
+        return render(request, "frontend/imports/gtea.html", context, status=409)
+    if not preview.can_import:
+        context["error"] = "Nothing was imported: fix the refused lines first."
+        return render(request, "frontend/imports/gtea.html", context, status=400)
+    try:
+        version = do_import_provisional_version(
+            packet, preview.events, actor=request.user, source=f"gtea:{name}", source_sha256=preview.sha256
+        )
+    except WorkflowError as error:
+        context["error"] = error.message
+        return render(request, "frontend/imports/gtea.html", context, status=error.status)
+    context["version"] = version
+    return render(request, "frontend/imports/gtea.html", context)
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def _moment_files(request) -> tuple[str, bytes, list[bytes]] | None:
+    """The annotation file and re-annotation CSVs: uploaded (preview) or carried back (import)."""
+    upload = request.FILES.get("rows")
+    if upload is not None:
+        limit = MAX_MOMENT_BYTES + 1
+        return upload.name, upload.read(limit), [f.read(limit) for f in request.FILES.getlist("reannotated")]
+    try:
+        data = base64.b64decode(request.POST.get("data_b64", ""), validate=True)
+        extra = [base64.b64decode(x, validate=True) for x in request.POST.getlist("extra_b64")]
+    except (binascii.Error, ValueError):
+        return None
+    return (request.POST.get("name", "rows.jsonl")[:200], data, extra) if data else None
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def import_moments(request):
+    """QVHighlights / Charades-STA rows: one moment packet per video with a provisional
+    version (``do_import_moment_packets``, as ``POST /api/moment-imports/``)."""
+    _or_404(access.require_maintainer, request)
+    people = get_user_model().objects.filter(is_active=True).order_by("username")
+    form = {k: request.POST.get(k, "") for k in ("source", "annotator_a", "annotator_b", "adjudicator", "limit")}
+    context = {"sources": list(SOURCES), "people": people, "form": form}
+    if request.method == "GET":
+        return render(request, "frontend/imports/moments.html", context)
+    files = _moment_files(request)
+    if files is None:
+        context["error"] = "Choose an annotation file (.jsonl)."
+        return render(request, "frontend/imports/moments.html", context, status=400)
+    name, data, extra = files
+    preview = preview_moment_rows(form["source"], name, data, reannotated=extra)
+    chosen = preview.videos
+    if form["limit"]:
+        try:
+            chosen = select(preview.videos, limit=int(form["limit"]))
+        except (ValueError, SourceError):
+            preview.invalid.append((0, "", "the number of videos must be a whole number, at least 1"))
+    context.update(preview=preview, chosen=chosen, data_b64=_b64(data), extra_b64=[_b64(x) for x in extra])
+    if request.POST.get("op") != "import":
+        return render(request, "frontend/imports/moments.html", context)
+    if request.POST.get("sha256") != preview.sha256:
+        context["error"] = "The file differs from the one previewed; preview it again."
+        return render(request, "frontend/imports/moments.html", context, status=409)
+    if not preview.can_import:
+        context["error"] = "Nothing was imported: fix the refused rows first."
+        return render(request, "frontend/imports/moments.html", context, status=400)
+    try:
+        chosen_people = [people.filter(pk=_int(form[k])).first() for k in ("annotator_a", "annotator_b", "adjudicator")]
+        context["report"] = do_import_moment_packets(
+            chosen, actor=request.user, annotator_a=chosen_people[0], annotator_b=chosen_people[1],
+            adjudicator=chosen_people[2], file_name=name, file_sha256=preview.sha256,
+        )  # fmt: skip
+    except WorkflowError as error:
+        context["error"] = error.message
+        return render(request, "frontend/imports/moments.html", context, status=error.status)
+    return render(request, "frontend/imports/moments.html", context)
+
+
+def _int(value) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None

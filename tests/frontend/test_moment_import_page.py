@@ -1,0 +1,103 @@
+"""QVHighlights / Charades-STA rows imported from the browser: a dry run listing every
+refused row with its reason, then the import of the bytes previewed; maintainers only."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from annotator.canonical import sha256_hex
+from annotator.models import GroundTruthVersion, Packet
+from tests.factories import client_for
+
+QV_VAL = Path(settings.BASE_DIR) / "data" / "qvhighlights" / "highlight_val_release.jsonl"
+
+
+def good_row(qid, vid="vid_a", windows=((0, 4),)):
+    return json.dumps({"qid": qid, "query": f"query {qid}", "vid": vid, "duration": 30, "relevant_windows": windows})
+
+
+BAD = "\n".join(
+    [
+        good_row(1),
+        "{not json",
+        json.dumps({"qid": 3, "query": "q", "vid": "v", "duration": 30}),
+        good_row(4, windows=((9, 2),)),
+        good_row(1, vid="vid_b"),  # repeats query id qv1: a reason spanning rows
+    ]
+).encode()
+
+
+def people_form(annotator_a, annotator_b, adjudicator) -> dict:
+    return {"annotator_a": annotator_a.pk, "annotator_b": annotator_b.pk, "adjudicator": adjudicator.pk}
+
+
+def preview(client, data, **form):
+    body = {"op": "preview", "source": "qvhighlights", "rows": SimpleUploadedFile("rows.jsonl", data), **form}
+    return client.post("/imports/moments/", body)
+
+
+def commit(client, data, sha=None, **form):
+    body = {"op": "import", "source": "qvhighlights", "name": "rows.jsonl", "sha256": sha or sha256_hex(data),
+            "data_b64": base64.b64encode(data).decode(), **form}  # fmt: skip
+    return client.post("/imports/moments/", body)
+
+
+@pytest.mark.django_db
+def test_qvhighlights_rows_preview_then_import_two_videos(maintainer, annotator_a, annotator_b, adjudicator):
+    client = client_for(maintainer)
+    data = QV_VAL.read_bytes()
+    form = {**people_form(annotator_a, annotator_b, adjudicator), "limit": "2"}
+    page = preview(client, data, **form).content.decode()
+    assert re.search(r"<strong>2</strong> videos of \d+ · \d+ queries in the file", page)
+    assert "<strong>0</strong> refused rows" in page and 'id="do-import"' in page
+    assert not Packet.objects.exists()  # the dry run wrote nothing
+    done = commit(client, data, **form)
+    assert done.status_code == 200 and b"2 created, 0 updated, 0 unchanged" in done.content
+    assert Packet.objects.filter(task_kind__slug="moment-queries-published").count() == 2
+    assert GroundTruthVersion.objects.filter(tier="provisional").count() == 2
+    again = commit(client, data, **form)
+    assert b"0 created, 0 updated, 2 unchanged" in again.content
+
+
+@pytest.mark.django_db
+def test_every_refused_row_is_listed_and_nothing_is_imported(maintainer, annotator_a, annotator_b, adjudicator):
+    client = client_for(maintainer)
+    form = people_form(annotator_a, annotator_b, adjudicator)
+    page = preview(client, BAD, **form).content.decode()
+    rows = re.findall(r"<tr><td>(\d+)</td><td><code>.*?</code></td><td>([^<]+)</td></tr>", page)
+    assert [n for n, _ in rows] == ["2", "3", "4", "5"]
+    reasons = dict(rows)
+    assert reasons["2"].startswith("not JSON") and reasons["3"] == "no &#x27;relevant_windows&#x27;"
+    assert "reversed or negative" in reasons["4"] and "query id qv1 repeats" in reasons["5"]
+    assert 'id="do-import"' not in page
+    refused = commit(client, BAD, **form)
+    assert refused.status_code == 400 and not Packet.objects.exists()
+    changed = commit(client, QV_VAL.read_bytes(), sha=sha256_hex(BAD), **form)
+    assert changed.status_code == 409 and not Packet.objects.exists()
+
+
+@pytest.mark.django_db
+def test_the_same_person_twice_is_refused_with_the_reason(maintainer, annotator_a, adjudicator):
+    data = good_row(1).encode()
+    form = {"annotator_a": annotator_a.pk, "annotator_b": annotator_a.pk, "adjudicator": adjudicator.pk}
+    response = commit(client_for(maintainer), data, **form)
+    assert response.status_code == 400 and b"three different people" in response.content
+    assert not Packet.objects.exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("persona", ["annotator_a", "adjudicator", "outsider"])
+def test_the_moment_import_page_is_404_for_non_maintainers(persona, request, annotator_b, maintainer):
+    user = request.getfixturevalue(persona)
+    client = client_for(user)
+    assert client.get("/imports/moments/").status_code == 404
+    form = {"annotator_a": maintainer.pk, "annotator_b": annotator_b.pk, "adjudicator": user.pk}
+    assert commit(client, good_row(1).encode(), **form).status_code == 404
+    assert not Packet.objects.exists()
