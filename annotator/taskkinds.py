@@ -93,6 +93,10 @@ def _check_field(field: Any, path: str) -> None:
             raise SchemaError(
                 f"field {field['name']}: choices must be a non-empty list of strings", field=f"{path}.choices"
             )
+    for key in ("min", "max", "min_items", "max_items", "max_length"):
+        value = field.get(key)
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+            raise SchemaError(f"field {field['name']}: {key} must be an integer", field=f"{path}.{key}")
     if kind == "token_list":
         subfields = field.get("subfields")
         if not isinstance(subfields, list) or not subfields:

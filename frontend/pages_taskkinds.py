@@ -60,7 +60,7 @@ def form_from_schema(kind: TaskKind) -> tuple[dict, list[dict]] | None:
             "required": field.get("required", True),
             "identity": field["name"] in identity,
             "choices": "\n".join(field.get("choices") or []),
-            "min": str(field["min"]) if "min" in field else "",
+            "min": str(field.get("min", field.get("min_items", ""))),
             "max": str(field["max"]) if "max" in field else "",
             "frame": bool(field.get("frame")),
         }
@@ -125,6 +125,8 @@ def schema_from_form(form: dict, rows: list[dict]) -> dict:
         field = {"name": row["name"], "type": row["type"]}
         if row["type"] in CHOICE_TYPES:
             field["choices"] = [line.strip() for line in row["choices"].splitlines() if line.strip()]
+        if row["type"] == "enum_set" and row["min"]:
+            field["min_items"] = _int_or_text(row["min"])  # the "min" box: at least this many values
         if row["type"] == "int":
             for key in ("min", "max"):
                 if row[key]:

@@ -80,6 +80,7 @@ def test_a_kind_made_in_the_editor_equals_the_one_the_api_makes(maintainer):
         ({"boundary_end": ""}, "schema.boundary_fields", "exactly a start and an end"),
         ({"scorer_id": "moment-utility-v1"}, "scorer_id", "does not grade the actions family"),
         ({"slug": "Bad Slug"}, "slug", "a slug is 1 to 50"),
+        ({"field-2-min": "zero"}, "schema.fields[2].min", "field start_frame: min must be an integer"),
     ],
 )
 def test_an_invalid_form_names_the_broken_field_and_creates_nothing(maintainer, change, field, message):
@@ -96,6 +97,9 @@ def test_a_copy_of_a_kind_reads_back_as_the_same_schema(maintainer):
     assert client_for(maintainer).post("/api/task-kinds/", SWIM_KIND, format="json").status_code == 201
     form, rows = form_from_schema(TaskKind.objects.get(slug="swim-turns"))
     assert schema_from_form(form, rows) == SWIM_KIND["schema"]
+    builtin = TaskKind.objects.get(slug="action-ledger")  # its nouns need at least one value (min_items)
+    written = {key: value for key, value in builtin.schema.items() if value != []}  # an empty list is the default
+    assert schema_from_form(*form_from_schema(builtin)) == written
     page = client_for(maintainer).get("/task-kinds/?from=swim-turns").content.decode()
     assert "flip_turn\nopen_turn</textarea>" in page and 'id="kind-copied"' in page
     # token lists are not edited in the form: no copy link for the tennis kind

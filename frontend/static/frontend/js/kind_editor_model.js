@@ -34,6 +34,7 @@ export function schemaFromForm(values) {
   const fields = rows.map((row) => {
     const field = { name: String(row.name ?? "").trim(), type: row.type };
     if (CHOICE_TYPES.has(row.type)) field.choices = vocabulary(row.choices);
+    if (row.type === "enum_set" && String(row.min ?? "").trim()) field.min_items = intOrText(row.min);
     if (row.type === "int") {
       for (const key of ["min", "max"]) if (String(row[key] ?? "").trim()) field[key] = intOrText(row[key]);
       if (row.frame) field.frame = true;
