@@ -230,7 +230,15 @@ def test_a_maintainer_runs_a_project_from_an_empty_database(chromium, live_serve
     assert page.locator(f'#dashboard-rows tr[data-packet="{first.pk}"]').get_attribute("data-state") == "published"
     shots(page, "dashboard-published")
 
-    # 10. Two submissions graded against the published version.
+    # 10. Two submissions graded against the published version, once it is marked ready
+    # (its calibration anchors were computed at publication).
+    page.goto(live_server.url + f"/grading/versions/{version.pk}/")
+    page.wait_for_selector("#grading-version[data-state=ready]")
+    page.click("button[data-action=ready]", timeout=60000)
+    page.wait_for_function(
+        "document.querySelector('[data-field=ready-message]').textContent.includes('Ready for grading')"
+    )
+    shots(page, "version-ready")
     good = tmp_path / "agent-good.json"
     good.write_text(json.dumps({"actions": [
         {"verb": v, "nouns": n, "start_frame": s, "end_frame": e} for v, n, s, e in A_EVENTS]}))  # fmt: skip
