@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from annotator.models import TaskKind
+from frontend.pages_taskkinds import schema_from_form
 from tests.browser.ledger_pages import screenshot
 from tests.factories import make_user
 
@@ -48,3 +49,33 @@ def test_the_preview_follows_the_form_and_the_kind_is_created(page_as):
     assert [f["name"] for f in kind.schema["fields"]] == ["verb", "nouns", "start_frame", "end_frame", "hand"]
     assert kind.schema["fields"][4] == {"name": "hand", "type": "enum", "choices": ["left", "right"]}
     assert page.locator('#kinds tr[data-slug="kitchen-hands"]').count() == 1
+
+
+def test_the_preview_builds_the_schema_the_server_builds(page_as):
+    """kind_editor_model.js (the preview) and pages_taskkinds.schema_from_form (the POST)
+    turn the same form into the same schema, invalid values included."""
+    maintainer = make_user("maintainer", maintainer=True)
+    page = page_as(maintainer, "/task-kinds/")
+    form = {"family": "actions", "root_key": " actions ", "tolerance": "five", "boundary_start": "start_frame",
+            "boundary_end": "", "sort_keys": "start_frame, verb,"}  # fmt: skip
+    rows = [
+        {"name": "verb", "type": "enum", "required": True, "identity": True, "choices": "a\n b \n\n", "min": "",
+         "max": "", "frame": False},
+        {"name": "nouns", "type": "enum_set", "required": False, "identity": False, "choices": "x", "min": "2",
+         "max": "", "frame": False},
+        {"name": "start_frame", "type": "int", "required": True, "identity": False, "choices": "", "min": "-3",
+         "max": "x9", "frame": True},
+        {"name": "", "type": "enum", "required": True, "identity": False, "choices": "", "min": "", "max": "",
+         "frame": False},
+    ]  # fmt: skip
+    built = page.evaluate(
+        """async (values) => {
+             const model = await import("/static/frontend/js/kind_editor_model.js");
+             return model.schemaFromForm(values);
+           }""",
+        {**form, "fields": rows},
+    )
+    server_rows = [row for row in rows if row["name"] or row["choices"].strip()]  # as form_rows keeps them
+    assert built == schema_from_form(form, server_rows)
+    assert built["fields"][1] == {"name": "nouns", "type": "enum_set", "choices": ["x"], "min_items": 2,
+                                  "required": False}  # fmt: skip

@@ -38,14 +38,17 @@ B_EVENTS = [("take", ["cup"], 12, 41), ("open", ["fridge"], 61, 92), ("close", [
 
 @pytest.fixture
 def shots():
-    """(page, name) -> a 1280×720 screenshot in $FRAMELEDGER_SCREENSHOTS."""
+    """(page, name, at=selector) -> a 1280×720 screenshot in $FRAMELEDGER_SCREENSHOTS,
+    scrolled to ``at`` when given."""
     folder = Path(os.environ.get("FRAMELEDGER_SCREENSHOTS") or tempfile.mkdtemp(prefix="frameledger-journey-"))
     folder.mkdir(parents=True, exist_ok=True)
     taken = []
 
-    def take(page, name: str) -> None:
+    def take(page, name: str, at: str | None = None) -> None:
         page.set_viewport_size(VIEWPORT)
         page.evaluate("window.scrollTo(0, 0)")
+        if at:  # the part of the page the step is about
+            page.locator(at).first.scroll_into_view_if_needed()
         path = folder / f"{len(taken) + 1:02d}-{name}.png"
         page.screenshot(path=str(path), full_page=False)
         taken.append(path)
@@ -252,10 +255,10 @@ def test_a_maintainer_runs_a_project_from_an_empty_database(chromium, live_serve
     page.wait_for_function("document.querySelector('[data-field=upload-message]').textContent.includes('stored')")
     page.click(f'button[data-start="{version.pk}"]')
     page.wait_for_selector("#grading-runs tr[data-run] [data-field=job]:text-matches('done')", timeout=60000)
-    shots(page, "grading-run")
+    shots(page, "grading-run", at="#grading-submissions")
     page.goto(live_server.url + f"/grading/versions/{version.pk}/")
     page.wait_for_selector("#grading-version[data-state=ready]")
     page.wait_for_selector("#leaderboard td")
     board = page.inner_text("#leaderboard")
     assert "good agent" in board and "poor agent" in board
-    shots(page, "leaderboard")
+    shots(page, "leaderboard", at="#leaderboard")
