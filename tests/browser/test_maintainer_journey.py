@@ -22,7 +22,7 @@ import pytest
 from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 
-from annotator.models import GroundTruthVersion, Ledger, Packet, TaskKind, Union, Video
+from annotator.models import GroundTruthVersion, Ledger, Packet, SubmissionScore, TaskKind, Union, Video
 from tests.browser.ledger_pages import wait_ready
 from tests.factories import make_user
 
@@ -123,6 +123,8 @@ def test_a_maintainer_runs_a_project_from_an_empty_database(chromium, live_serve
 
     # 1. Sign in.
     page = sign_in(chromium, live_server, "maria", "maria-password")
+    page.wait_for_selector("#no-packets:not([hidden])")
+    assert "To start a project" in page.inner_text("#no-packets")
     shots(page, "home-empty")
 
     # 2. People: two annotators and an adjudicator, each through a one-time link.
@@ -261,4 +263,6 @@ def test_a_maintainer_runs_a_project_from_an_empty_database(chromium, live_serve
     page.wait_for_selector("#leaderboard td")
     board = page.inner_text("#leaderboard")
     assert "good agent" in board and "poor agent" in board
+    rewards = {s.submission.label: s.reward for s in SubmissionScore.objects.select_related("submission")}
+    assert rewards["good agent"] > rewards["poor agent"] == 0
     shots(page, "leaderboard", at="#leaderboard")
