@@ -80,6 +80,20 @@ class ChartingPreview(Preview):
     saved: int = 0
     with_frames: int = 0
 
+    @property
+    def rows(self) -> list[dict]:
+        """The events as the dry run lists them: each player's games and points, and the
+        point's ending in words."""
+        return [
+            {
+                **e,
+                "games": f"{e['medvedev_games']}–{e['de_minaur_games']}",
+                "points": f"{e['medvedev_points']}–{e['de_minaur_points']}",
+                "ending": f"{e['terminal_player']}: {e['terminal_result'].replace('_', ' ')}",
+            }
+            for e in self.events
+        ]
+
 
 def _decoded(data: bytes, preview: Preview) -> str | None:
     if len(data) > MAX_LABEL_BYTES:
