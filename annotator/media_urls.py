@@ -17,10 +17,11 @@ For each owner (``packet``: anyone on the packet; ``video``: maintainers):
 
 from django.urls import path
 
+import annotator.urlconverters  # noqa: F401  (registers the <id:…> path converter)
 from annotator.media import views
 
 urlpatterns = []
-for owner, prefix in (("packet", "media/packets/<int:object_id>/"), ("video", "media/videos/<int:object_id>/")):
+for owner, prefix in (("packet", "media/packets/<id:object_id>/"), ("video", "media/videos/<id:object_id>/")):
     extra = {"owner": owner}
     urlpatterns += [
         path(prefix + "renditions.json", views.renditions, extra, name=f"media-{owner}-renditions"),
@@ -38,8 +39,8 @@ for owner, prefix in (("packet", "media/packets/<int:object_id>/"), ("video", "m
         ),
         path(prefix + "proxy.mp4", views.proxy, extra, name=f"media-{owner}-proxy"),
         path(prefix + "frames.json", views.frames_json, extra, name=f"media-{owner}-frames"),
-        path(prefix + "frames/<int:n>.png", views.frame, {**extra, "fmt": "png"}, name=f"media-{owner}-frame"),
-        path(prefix + "frames/<int:n>.jpg", views.frame, {**extra, "fmt": "jpg"}, name=f"media-{owner}-frame-jpg"),
+        path(prefix + "frames/<id:n>.png", views.frame, {**extra, "fmt": "png"}, name=f"media-{owner}-frame"),
+        path(prefix + "frames/<id:n>.jpg", views.frame, {**extra, "fmt": "jpg"}, name=f"media-{owner}-frame-jpg"),
         path(prefix + "thumbs.jpg", views.thumbnails, extra, name=f"media-{owner}-thumbs"),
         path(prefix + "thumbs.json", views.thumbnails_meta, extra, name=f"media-{owner}-thumbs-meta"),
     ]

@@ -194,6 +194,8 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Packets, blind ledgers, freeze, union, adjudication, ground-truth versions.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # <id:…> path parameters (annotator/urlconverters.py): integers of 1-18 digits
+    "PATH_CONVERTER_OVERRIDES": {"id": {"type": "integer", "minimum": 0, "maximum": 10**18 - 1}},
 }
 
 REDIS_URL = envstr("REDIS_URL", "")

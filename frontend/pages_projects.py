@@ -22,18 +22,12 @@ from annotator.actions import people as people_actions
 from annotator.actions import projects as project_actions
 from annotator.errors import InvalidInput, WorkflowError
 from annotator.models import Ledger, Project, TaskKind, Video
+from annotator.urlconverters import parse_id
 from frontend.pages import _or_404
 
 
 def _active_people():
     return get_user_model().objects.filter(is_active=True).order_by("username")
-
-
-def _int_or_none(value):
-    try:
-        return int(value) if value not in (None, "") else None
-    except ValueError:
-        return None
 
 
 @login_required
@@ -77,7 +71,7 @@ def project_list(request):
 
 
 def _ids(values) -> list[int]:
-    return [i for i in (_int_or_none(v) for v in values) if i is not None]
+    return [i for i in (parse_id(v) for v in values) if i is not None]
 
 
 @login_required
@@ -113,7 +107,7 @@ def packet_assignment(request, packet_id: int):
     packet = _or_404(access.access_packet_assignment, request, packet_id).packet
     context = {"packet": packet, "people": _active_people()}
     if request.method == "POST":
-        person = _active_people().filter(pk=_int_or_none(request.POST.get("person"))).first()
+        person = _active_people().filter(pk=parse_id(request.POST.get("person"))).first()
         try:
             if person is None:
                 raise InvalidInput("choose an active person", field="person")
@@ -137,9 +131,9 @@ def dashboard(request):
     """Every packet the viewer maintains: state, per-side event counts, agreement."""
     _or_404(access.require_maintainer, request)
     filters = {
-        "project_id": _int_or_none(request.GET.get("project")),
+        "project_id": parse_id(request.GET.get("project")),
         "state": request.GET.get("state") if request.GET.get("state") in overview.STATES else None,
-        "person_id": _int_or_none(request.GET.get("person")),
+        "person_id": parse_id(request.GET.get("person")),
     }
     rows = overview.dashboard_rows(request.user, **filters)
     counts = {state: sum(1 for r in rows if r.state == state) for state in overview.STATES}
@@ -171,9 +165,9 @@ def audit_view(request):
     attestation text of every freeze."""
     _or_404(access.require_maintainer, request)
     filters = {
-        "person_id": _int_or_none(request.GET.get("person")),
+        "person_id": parse_id(request.GET.get("person")),
         "operation": request.GET.get("operation") or None,
-        "packet_id": _int_or_none(request.GET.get("packet")),
+        "packet_id": parse_id(request.GET.get("packet")),
         "since": _moment(request.GET.get("since")),
         "until": _moment(request.GET.get("until")),
     }

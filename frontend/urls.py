@@ -3,6 +3,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
+import annotator.urlconverters  # noqa: F401  (registers the <id:…> path converter)
 from annotator.login_guard import refuse_when_locked
 from frontend import pages, pages_imports, pages_people, pages_projects, pages_taskkinds
 
@@ -16,27 +17,27 @@ urlpatterns = [
     path("", pages.home, name="home"),
     path("favicon.ico", pages.favicon, name="favicon"),
     # the protocol
-    path("packets/<int:packet_id>/", pages.packet_home, name="packet"),
-    path("packets/<int:packet_id>/player/", pages.packet_player, name="packet-player"),
-    path("packets/<int:packet_id>/adjudicate/", pages.adjudication, name="packet-adjudicate"),
-    path("packets/<int:packet_id>/audit/", pages.audit_log, name="packet-audit"),
-    path("versions/<int:version_id>/", pages.version_page, name="version"),
+    path("packets/<id:packet_id>/", pages.packet_home, name="packet"),
+    path("packets/<id:packet_id>/player/", pages.packet_player, name="packet-player"),
+    path("packets/<id:packet_id>/adjudicate/", pages.adjudication, name="packet-adjudicate"),
+    path("packets/<id:packet_id>/audit/", pages.audit_log, name="packet-audit"),
+    path("versions/<id:version_id>/", pages.version_page, name="version"),
     path("maintainer/packets/new/", pages.new_packet, name="maintainer-new-packet"),
     # people, projects, the dashboard and the audit view across packets (maintainers)
     path("people/", pages_people.people_list, name="people"),
-    path("people/<int:person_id>/", pages_people.person, name="person"),
+    path("people/<id:person_id>/", pages_people.person, name="person"),
     path("people/set-password/<str:uidb64>/<str:token>/", pages_people.set_password_from_link, name="set-password"),
     path("projects/", pages_projects.project_list, name="projects"),
-    path("projects/<int:project_id>/", pages_projects.project_detail, name="project"),
-    path("packets/<int:packet_id>/assignment/", pages_projects.packet_assignment, name="packet-assignment"),
-    path("packets/<int:packet_id>/labels/import/", pages_imports.import_labels, name="packet-import-labels"),
+    path("projects/<id:project_id>/", pages_projects.project_detail, name="project"),
+    path("packets/<id:packet_id>/assignment/", pages_projects.packet_assignment, name="packet-assignment"),
+    path("packets/<id:packet_id>/labels/import/", pages_imports.import_labels, name="packet-import-labels"),
     path("imports/moments/", pages_imports.import_moments, name="import-moments"),
     path("dashboard/", pages_projects.dashboard, name="dashboard"),
     path("task-kinds/", pages_taskkinds.task_kinds, name="task-kinds"),
     path("audit/", pages_projects.audit_view, name="audit"),
     # grading
-    path("grading/packets/<int:packet_id>/", pages.packet_grading, name="grading-packet"),
-    path("grading/packets/<int:packet_id>/agreement/", pages.agreement, name="grading-agreement"),
-    path("grading/versions/<int:version_id>/", pages.version_grading, name="grading-version"),
-    path("grading/scores/<int:score_id>/", pages.score_diagnostics, name="grading-score"),
+    path("grading/packets/<id:packet_id>/", pages.packet_grading, name="grading-packet"),
+    path("grading/packets/<id:packet_id>/agreement/", pages.agreement, name="grading-agreement"),
+    path("grading/versions/<id:version_id>/", pages.version_grading, name="grading-version"),
+    path("grading/scores/<id:score_id>/", pages.score_diagnostics, name="grading-score"),
 ]

@@ -14,6 +14,7 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+import annotator.urlconverters  # noqa: F401  (registers the <id:…> path converter)
 from annotator import access
 from annotator.actions import bundles
 from annotator.bundles import REFERENCE_LABEL, reference_bundle
@@ -83,6 +84,6 @@ class BundleRunView(APIView):
 
 
 urlpatterns = [
-    path("versions/<int:version_id>/bundles/", VersionBundlesView.as_view(), name="api-version-bundles"),
-    path("bundle-runs/<int:bundle_run_id>/", BundleRunView.as_view(), name="api-bundle-run"),
+    path("versions/<id:version_id>/bundles/", VersionBundlesView.as_view(), name="api-version-bundles"),
+    path("bundle-runs/<id:bundle_run_id>/", BundleRunView.as_view(), name="api-bundle-run"),
 ]

@@ -27,6 +27,7 @@ from annotator.grading.inputs import check_scorer_id
 from annotator.grading.leaderboard import rows_csv
 from annotator.models import ScoringRun, Submission, SubmissionScore, VersionReadiness
 from annotator.present import SCORE_FILES, calibration_view, readiness_view, run_view, score_view, submission_view
+from annotator.urlconverters import parse_id
 
 # ----------------------------------------------------------------------- submissions
 
@@ -158,10 +159,10 @@ class ScoringRunListView(APIView):
 def _int_or_none(value, field: str):
     if value is None or value == "":
         return None
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        raise InvalidInput(f"{field} must be an id", field=field) from None
+    found = parse_id(value)
+    if found is None:
+        raise InvalidInput(f"{field} must be an id", field=field)
+    return found
 
 
 class ScoringRunDetailView(APIView):

@@ -2,35 +2,36 @@
 
 from django.urls import path
 
+import annotator.urlconverters  # noqa: F401  (registers the <id:…> path converter)
 from annotator.api import grading as views
 
 urlpatterns = [
-    path("packets/<int:packet_id>/submissions/", views.SubmissionListView.as_view(), name="api-submissions"),
-    path("packets/<int:packet_id>/scoring-runs/", views.ScoringRunListView.as_view(), name="api-scoring-runs"),
-    path("packets/<int:packet_id>/agreement/", views.AgreementView.as_view(), name="api-agreement"),
-    path("submissions/<int:submission_id>/", views.SubmissionDetailView.as_view(), name="api-submission"),
+    path("packets/<id:packet_id>/submissions/", views.SubmissionListView.as_view(), name="api-submissions"),
+    path("packets/<id:packet_id>/scoring-runs/", views.ScoringRunListView.as_view(), name="api-scoring-runs"),
+    path("packets/<id:packet_id>/agreement/", views.AgreementView.as_view(), name="api-agreement"),
+    path("submissions/<id:submission_id>/", views.SubmissionDetailView.as_view(), name="api-submission"),
     path(
-        "submissions/<int:submission_id>/content/",
+        "submissions/<id:submission_id>/content/",
         views.SubmissionContentView.as_view(),
         name="api-submission-content",
     ),
-    path("scoring-runs/<int:run_id>/", views.ScoringRunDetailView.as_view(), name="api-scoring-run"),
-    path("scores/<int:score_id>/", views.ScoreDetailView.as_view(), name="api-score"),
-    path("scores/<int:score_id>/files/<str:name>", views.ScoreFileView.as_view(), name="api-score-file"),
-    path("scores/<int:score_id>/diagnostics/", views.ScoreDiagnosticsView.as_view(), name="api-score-diagnostics"),
-    path("versions/<int:version_id>/leaderboard/", views.LeaderboardView.as_view(), name="api-leaderboard"),
+    path("scoring-runs/<id:run_id>/", views.ScoringRunDetailView.as_view(), name="api-scoring-run"),
+    path("scores/<id:score_id>/", views.ScoreDetailView.as_view(), name="api-score"),
+    path("scores/<id:score_id>/files/<str:name>", views.ScoreFileView.as_view(), name="api-score-file"),
+    path("scores/<id:score_id>/diagnostics/", views.ScoreDiagnosticsView.as_view(), name="api-score-diagnostics"),
+    path("versions/<id:version_id>/leaderboard/", views.LeaderboardView.as_view(), name="api-leaderboard"),
     path(
-        "versions/<int:version_id>/leaderboard.csv",
+        "versions/<id:version_id>/leaderboard.csv",
         views.LeaderboardView.as_view(),
         {"export": "csv"},
         name="api-leaderboard-csv",
     ),
     path(
-        "versions/<int:version_id>/leaderboard.json",
+        "versions/<id:version_id>/leaderboard.json",
         views.LeaderboardView.as_view(),
         {"export": "json"},
         name="api-leaderboard-json",
     ),
-    path("versions/<int:version_id>/calibration/", views.CalibrationView.as_view(), name="api-calibration"),
-    path("versions/<int:version_id>/ready/", views.ReadyView.as_view(), name="api-version-ready"),
+    path("versions/<id:version_id>/calibration/", views.CalibrationView.as_view(), name="api-calibration"),
+    path("versions/<id:version_id>/ready/", views.ReadyView.as_view(), name="api-version-ready"),
 ]

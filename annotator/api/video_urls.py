@@ -2,10 +2,11 @@
 
 from django.urls import path
 
+import annotator.urlconverters  # noqa: F401  (registers the <id:…> path converter)
 from annotator.api import videos
 
 urlpatterns = [
     path("videos/", videos.VideoListView.as_view(), name="video-list"),
-    path("videos/<int:video_id>/", videos.VideoDetailView.as_view(), name="video-detail"),
-    path("jobs/<int:job_id>/", videos.JobDetailView.as_view(), name="job-detail"),
+    path("videos/<id:video_id>/", videos.VideoDetailView.as_view(), name="video-detail"),
+    path("jobs/<id:job_id>/", videos.JobDetailView.as_view(), name="job-detail"),
 ]

@@ -18,6 +18,7 @@ LAYERS: list[tuple[str, int]] = [
     ("annotator.filenames", 1),
     ("annotator.sockets", 1),
     ("annotator.login_guard", 1),
+    ("annotator.urlconverters", 1),
     ("annotator.compression", 1),
     ("annotator.moment_sources", 1),
     ("annotator.bundles", 1),
