@@ -32,6 +32,8 @@ KEYS = ("slug", "name", "description", "family", "scorer_id", "root_key", "toler
 # API takes (``POST /api/task-kinds/``).
 FORM_TYPES = ("enum", "enum_set", "int", "bool", "string", "interval_list")
 CHOICE_TYPES = {"enum", "enum_set"}
+# The keys of a field the form holds; a kind with others is copied through the API only.
+FORM_KEYS = {"name", "type", "required", "choices", "min", "max", "min_items", "frame"}
 MAX_ROWS = 60
 BLANK_ROWS = 2
 
@@ -40,8 +42,8 @@ def form_from_schema(kind: TaskKind) -> tuple[dict, list[dict]] | None:
     """The editor's form holding ``kind`` (a copy to start from), or ``None`` when a
     field has a type the form does not edit."""
     schema = kind.schema
-    if any(field["type"] not in FORM_TYPES for field in schema["fields"]):
-        return None
+    if any(field["type"] not in FORM_TYPES or set(field) - FORM_KEYS for field in schema["fields"]):
+        return None  # a copy would lose what the form cannot hold (a grid step, sub-fields …)
     boundaries = list(schema.get("boundary_fields") or []) + ["", ""]
     form = {key: "" for key in KEYS} | {
         "family": schema["family"],

@@ -104,3 +104,4 @@ def test_a_copy_of_a_kind_reads_back_as_the_same_schema(maintainer):
     assert "flip_turn\nopen_turn</textarea>" in page and 'id="kind-copied"' in page
     # token lists are not edited in the form: no copy link for the tennis kind
     assert 'href="?from=break-point-ledger"' not in page and 'href="?from=action-ledger"' in page
+    assert 'href="?from=moment-queries"' not in page  # its interval grid step is not on the form
