@@ -5,8 +5,9 @@ Chromium with real ffmpeg ingest (Celery tasks inline in the server):
 sign in → invite two annotators and an adjudicator (each sets a password through the
 link) → make a task kind in the editor → create a project with it → upload three
 generated videos → one packet per video → import provisional labels for one →
-watch the dashboard while the annotators and the adjudicator work (through the API as
-those people) → publish with confirmation → grade two submissions.
+watch the dashboard while the annotators and the adjudicator work (annotator B in their
+workspace by keyboard; annotator A and the adjudicator through the API as themselves) →
+publish with confirmation → grade two submissions.
 
 A screenshot of each page at 1280×720 goes to ``$FRAMELEDGER_SCREENSHOTS`` (default: a
 temporary directory, printed at the end)."""
@@ -23,7 +24,7 @@ from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 
 from annotator.models import GroundTruthVersion, Ledger, Packet, SubmissionScore, TaskKind, Union, Video
-from tests.browser.ledger_pages import wait_ready
+from tests.browser.ledger_pages import add_action_by_keyboard, wait_ready, wait_saved
 from tests.factories import make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -103,6 +104,19 @@ def work_on_ledger(packet: Packet, side: str, events) -> None:
         assert response.status_code == 201, response.content
     response = client.post(url + "freeze/", {"attestation": ATTESTATION, "version": len(events)}, format="json")
     assert response.status_code == 200, response.content
+
+
+def work_in_the_workspace(page, events) -> None:
+    """Annotator B's ledger through their own page: each event by keyboard, then the freeze
+    with its attestation."""
+    wait_ready(page)
+    for start_frame_, end_frame_, verb, nouns in events:
+        add_action_by_keyboard(page, start_frame_, end_frame_, verb, nouns)
+        wait_saved(page)
+    page.click("#freeze-open")
+    page.fill("#attestation", ATTESTATION)
+    page.click("#freeze-confirm")
+    page.wait_for_selector("#frozen-banner:not([hidden])")
 
 
 def adjudicate(packet: Packet) -> None:
@@ -214,7 +228,12 @@ def test_a_maintainer_runs_a_project_from_an_empty_database(chromium, live_serve
     page.reload()
     assert page.locator(f'#dashboard-rows tr[data-packet="{first.pk}"]').get_attribute("data-state") == "in progress"
     shots(page, "dashboard-one-frozen")
-    work_on_ledger(first, "B", B_EVENTS)
+    annotator_b = first.annotator_b.username
+    workspace = sign_in(chromium, live_server, annotator_b, f"{annotator_b} own secret 1")
+    workspace.goto(live_server.url + f"/packets/{first.pk}/")
+    work_in_the_workspace(workspace, [(s, e, v, n) for v, n, s, e in B_EVENTS])
+    shots(workspace, "annotator-b-frozen-by-keyboard")
+    assert Ledger.objects.get(packet=first, side="B").events.count() == len(B_EVENTS)
     adjudicate(first)
     page.reload()
     shots(page, "dashboard-adjudicating")
