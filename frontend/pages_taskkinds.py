@@ -178,7 +178,8 @@ def task_kinds(request):
     _or_404(access.require_maintainer, request)
     if request.method == "GET":
         form, rows = _starting_point(request.GET.get("from"))
-        context = _context(form, rows, created=request.GET.get("created"), copied=request.GET.get("from"))
+        created = TaskKind.objects.filter(slug=request.GET.get("created", "")).values_list("slug", flat=True).first()
+        context = _context(form, rows, created=created, copied=request.GET.get("from"))
         return render(request, "frontend/taskkinds/editor.html", context)
     form = {k: request.POST.get(k, "") for k in KEYS}
     rows = form_rows(request.POST)

@@ -63,7 +63,8 @@ def test_a_kind_made_in_the_editor_equals_the_one_the_api_makes(maintainer):
     assert (page_kind.scorer_id, page_kind.name) == (api_kind.scorer_id, api_kind.name)
     hashes = [e.hashes for e in AuditEntry.objects.filter(operation="create_task_kind").order_by("seq")]
     assert len(hashes) == 2 and hashes[0] == hashes[1]  # the same schema digest
-    assert b"swim-turns-page" in client_for(maintainer).get(response["Location"]).content
+    assert b'id="kind-created"' in client_for(maintainer).get(response["Location"]).content
+    assert b'id="kind-created"' not in client_for(maintainer).get("/task-kinds/?created=no-such-kind").content
 
 
 @pytest.mark.django_db
