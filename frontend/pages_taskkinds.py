@@ -71,18 +71,20 @@ def form_from_schema(kind: TaskKind) -> tuple[dict, list[dict]] | None:
     return form, rows
 
 
-def _starting_point(slug: str | None) -> tuple[dict, list[dict]]:
-    """The kind named by ``?from=``, else the first built-in kind the form can edit."""
+def _starting_point(slug: str | None) -> tuple[dict, list[dict], str | None]:
+    """The form, its rows and the kind copied: the kind named by ``?from=``, else the
+    first built-in kind the form can edit."""
     kinds = TaskKind.objects.order_by("-builtin", "pk")
     chosen = kinds.filter(slug=slug) if slug else kinds
     for kind in chosen:
         copied = form_from_schema(kind)
         if copied is not None:
             form, rows = copied
-            return form | {"slug": "", "name": "", "description": ""}, rows
+            return form | {"slug": "", "name": "", "description": ""}, rows, kind.slug
     family = family_names()[0]
     scorers = scorers_of(family)
-    return {key: "" for key in KEYS} | {"family": family, "scorer_id": scorers[0].scorer_id if scorers else ""}, []
+    form = {key: "" for key in KEYS} | {"family": family, "scorer_id": scorers[0].scorer_id if scorers else ""}
+    return form, [], None
 
 
 def _int_or_text(text: str):
@@ -177,9 +179,9 @@ def task_kinds(request):
     """The kinds that exist and the editor; POST creates a kind (as the API does)."""
     _or_404(access.require_maintainer, request)
     if request.method == "GET":
-        form, rows = _starting_point(request.GET.get("from"))
+        form, rows, copied = _starting_point(request.GET.get("from"))
         created = TaskKind.objects.filter(slug=request.GET.get("created", "")).values_list("slug", flat=True).first()
-        context = _context(form, rows, created=created, copied=request.GET.get("from"))
+        context = _context(form, rows, created=created, copied=copied if request.GET.get("from") else None)
         return render(request, "frontend/taskkinds/editor.html", context)
     form = {k: request.POST.get(k, "") for k in KEYS}
     rows = form_rows(request.POST)
