@@ -6,14 +6,16 @@ every event again.
 
 from __future__ import annotations
 
+import csv
 import re
 from dataclasses import dataclass, field
 
 from annotator.canonical import sha256_hex
+from annotator.charting import ChartingError, break_point_event, frames, number_opportunities, read_rows
 from annotator.gtea import LabelFormatError, parse_gtea_line, sort_actions
 from annotator.models import GroundTruthVersion, Packet
 from annotator.moment_sources import SourceError, SourceVideo, read_jsonl
-from annotator.taskkinds import EventInvalid, validate_event
+from annotator.taskkinds import EventInvalid, packet_schema, validate_event
 
 MAX_LABEL_BYTES = 2 * 1024 * 1024
 # Moment rows pass through the page twice (the preview carries them back), so the
@@ -67,11 +69,104 @@ def preview_gtea_labels(packet: Packet, name: str, data: bytes) -> Preview:
     preview.events = sort_actions(events)
     preview.verbs = len({e["verb"] for e in events})
     preview.nouns = len({n for e in events for n in e["nouns"]})
+    _previous_versions(packet, preview)
+    return preview
+
+
+@dataclass
+class ChartingPreview(Preview):
+    points: int = 0
+    converted: int = 0
+    saved: int = 0
+    with_frames: int = 0
+
+    @property
+    def rows(self) -> list[dict]:
+        """The events as the dry run lists them: each player's games and points, and the
+        point's ending in words."""
+        return [
+            {
+                **e,
+                "games": f"{e['medvedev_games']}–{e['de_minaur_games']}",
+                "points": f"{e['medvedev_points']}–{e['de_minaur_points']}",
+                "ending": f"{e['terminal_player']}: {e['terminal_result'].replace('_', ' ')}",
+            }
+            for e in self.events
+        ]
+
+
+def _decoded(data: bytes, preview: Preview) -> str | None:
+    if len(data) > MAX_LABEL_BYTES:
+        preview.invalid.append((0, "", f"the file is larger than {MAX_LABEL_BYTES // 1024 // 1024} MiB"))
+        return None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        preview.invalid.append((0, "", f"not UTF-8 text (byte {error.start})"))
+        return None
+
+
+def charting_players(packet: Packet) -> list[str]:
+    """The packet's two players (the choices of its ``server`` field), or ``[]``."""
+    fields = packet_schema(packet)["fields"]
+    return next((list(f.get("choices", [])) for f in fields if f["name"] == "server"), [])
+
+
+def preview_charting_rows(packet: Packet, name: str, data: bytes, *, player_one: str = "first") -> ChartingPreview:
+    """The break points of a Match Charting Project points file as ``packet``'s events
+    (``annotator.charting``), every refused row with its reason. ``player_one``: whether
+    the file's player 1 (who served first) is the packet's ``first`` or ``second`` player."""
+    preview = ChartingPreview(name=name, sha256=sha256_hex(data))
+    text = _decoded(data, preview)
+    if text is None:
+        return preview
+    try:
+        rows = read_rows(text)
+    except (ChartingError, csv.Error) as error:
+        preview.invalid.append((0, "", str(error)))
+        return preview
+    matches = {(row.cells.get("match_id") or "").strip() for row in rows} - {""}
+    if len(matches) > 1:
+        preview.invalid.append((0, "", f"the file holds {len(matches)} matches (match_id); keep one match's rows"))
+        return preview
+    schema = packet_schema(packet)
+    names = charting_players(packet)
+    players, first_slot = (names, 1) if player_one == "first" else (names[::-1], 2)
+    events = []
+    for row in rows:
+        preview.points += 1
+        try:
+            event = break_point_event(row.cells, players, first_slot=first_slot)
+            if event is None:  # not a break point (or a tiebreak point)
+                continue
+            event.update(frames(row.cells))
+            events.append((row, event))
+        except ChartingError as error:
+            preview.invalid.append((row.number, row.text, error.reason))
+    number_opportunities([event for _, event in events])
+    video = packet.video
+    for row, event in events:
+        try:
+            preview.events.append(validate_event(schema, event, frame_count=video.frame_count, duration=video.duration))
+        except EventInvalid as error:
+            preview.invalid.append((row.number, row.text, f"{error.field}: {error.reason}"))
+    if not rows:
+        preview.invalid.append((0, "", "the file holds no points"))
+    elif not preview.events and not preview.invalid:
+        preview.invalid.append((0, "", "no break point in these points"))
+    preview.invalid.sort(key=lambda row: row[0])
+    preview.converted = sum(e["outcome"] == "converted" for e in preview.events)
+    preview.saved = len(preview.events) - preview.converted
+    preview.with_frames = sum("start_frame" in e for e in preview.events)
+    _previous_versions(packet, preview)
+    return preview
+
+
+def _previous_versions(packet: Packet, preview: Preview) -> None:
     previous = GroundTruthVersion.objects.filter(packet=packet, tier=GroundTruthVersion.Tier.PROVISIONAL)
     preview.next_number = previous.count() + 1
     latest = previous.order_by("-number").first()
     preview.unchanged = latest is not None and latest.manifest.get("source_sha256") == preview.sha256
-    return preview
 
 
 @dataclass

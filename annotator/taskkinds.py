@@ -34,7 +34,12 @@ FIELD_TYPES = {"enum", "enum_set", "int", "bool", "string", "token_list", "inter
 
 
 class SchemaError(ValueError):
-    """The task-kind schema itself is malformed."""
+    """The task-kind schema itself is malformed. ``field`` is the path of the broken
+    part (``family``, ``tolerance``, ``fields[2].choices``), or ``None`` for the whole."""
+
+    def __init__(self, message: str, *, field: str | None = None):
+        super().__init__(message)
+        self.field = field
 
 
 class EventInvalid(ValueError):
@@ -51,49 +56,57 @@ def check_schema(schema: Any) -> dict:
     if not isinstance(schema, dict):
         raise SchemaError("schema must be an object")
     if schema.get("family") not in family_names():
-        raise SchemaError(f"family must be one of {family_names()}")
+        raise SchemaError(f"family must be one of {family_names()}", field="family")
     if not isinstance(schema.get("root_key"), str) or not schema["root_key"]:
-        raise SchemaError("root_key must be a non-empty string")
+        raise SchemaError("root_key must be a non-empty string", field="root_key")
     fields = schema.get("fields")
     if not isinstance(fields, list) or not fields:
-        raise SchemaError("fields must be a non-empty list")
+        raise SchemaError("fields must be a non-empty list", field="fields")
     names = []
-    for field in fields:
-        _check_field(field)
+    for position, field in enumerate(fields):
+        _check_field(field, f"fields[{position}]")
+        if field["name"] in names:
+            raise SchemaError(f"field {field['name']}: field names must be unique", field=f"fields[{position}].name")
         names.append(field["name"])
-    if len(set(names)) != len(names):
-        raise SchemaError("field names must be unique")
     for key in ("identity_fields", "boundary_fields", "sort_keys"):
         listed = schema.get(key, [])
         if not isinstance(listed, list) or any(name not in names for name in listed):
-            raise SchemaError(f"{key} must list defined fields")
+            raise SchemaError(f"{key} must list defined fields", field=key)
     boundaries = schema.get("boundary_fields", [])
     if boundaries and len(boundaries) != 2:
-        raise SchemaError("boundary_fields must name exactly a start and an end field")
+        raise SchemaError("boundary_fields must name exactly a start and an end field", field="boundary_fields")
     tolerance = schema.get("tolerance", 0)
     if not isinstance(tolerance, int) or isinstance(tolerance, bool) or tolerance < 0:
-        raise SchemaError("tolerance must be a non-negative integer (frames)")
+        raise SchemaError("tolerance must be a non-negative integer (frames)", field="tolerance")
     return schema
 
 
-def _check_field(field: Any) -> None:
+def _check_field(field: Any, path: str) -> None:
     if not isinstance(field, dict) or not isinstance(field.get("name"), str) or not field["name"]:
-        raise SchemaError("each field needs a name")
+        raise SchemaError("each field needs a name", field=f"{path}.name")
     kind = field.get("type")
     if kind not in FIELD_TYPES:
-        raise SchemaError(f"field {field['name']}: type must be one of {sorted(FIELD_TYPES)}")
+        raise SchemaError(f"field {field['name']}: type must be one of {sorted(FIELD_TYPES)}", field=f"{path}.type")
     if kind in {"enum", "enum_set"}:
         choices = field.get("choices")
         if not isinstance(choices, list) or not choices or not all(isinstance(c, str) for c in choices):
-            raise SchemaError(f"field {field['name']}: choices must be a non-empty list of strings")
+            raise SchemaError(
+                f"field {field['name']}: choices must be a non-empty list of strings", field=f"{path}.choices"
+            )
+    for key in ("min", "max", "min_items", "max_items", "max_length"):
+        value = field.get(key)
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+            raise SchemaError(f"field {field['name']}: {key} must be an integer", field=f"{path}.{key}")
     if kind == "token_list":
         subfields = field.get("subfields")
         if not isinstance(subfields, list) or not subfields:
-            raise SchemaError(f"field {field['name']}: token_list needs subfields")
-        for sub in subfields:
+            raise SchemaError(f"field {field['name']}: token_list needs subfields", field=f"{path}.subfields")
+        for number, sub in enumerate(subfields):
             if not isinstance(sub, dict) or sub.get("type") != "enum":
-                raise SchemaError(f"field {field['name']}: token sub-fields must be enums")
-            _check_field(sub)
+                raise SchemaError(
+                    f"field {field['name']}: token sub-fields must be enums", field=f"{path}.subfields[{number}]"
+                )
+            _check_field(sub, f"{path}.subfields[{number}]")
 
 
 def packet_schema(packet) -> dict:

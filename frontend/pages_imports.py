@@ -2,7 +2,9 @@
 line or row with its reason); the import is a second POST that carries the same bytes,
 checked again from scratch and matched against the previewed SHA-256.
 
-- A GTEA Gaze+ label file into a packet's provisional tier: maintainers of the packet.
+- A label file into a packet's provisional tier, in the format its family names
+  (``FamilyAdapter.label_format``): GTEA Gaze+ labels (actions), Match Charting Project
+  point rows (break points, ``annotator.charting``). Maintainers of the packet.
 - QVHighlights / Charades-STA rows as moment packets with provisional versions:
   maintainers (as ``POST /api/moment-imports/``).
 
@@ -23,7 +25,15 @@ from annotator import access
 from annotator.actions.moment_imports import do_import_moment_packets
 from annotator.actions.versions import do_import_provisional_version
 from annotator.errors import WorkflowError
-from annotator.label_imports import MAX_LABEL_BYTES, MAX_MOMENT_BYTES, preview_gtea_labels, preview_moment_rows
+from annotator.families import adapter_for
+from annotator.label_imports import (
+    MAX_LABEL_BYTES,
+    MAX_MOMENT_BYTES,
+    charting_players,
+    preview_charting_rows,
+    preview_gtea_labels,
+    preview_moment_rows,
+)
 from annotator.moment_sources import SOURCES, SourceError, select
 from frontend.pages import _or_404
 
@@ -42,37 +52,57 @@ def _uploaded(request) -> tuple[str, bytes] | None:
     return (request.POST.get("name", "labels.txt")[:200], data) if data else None
 
 
+# label format -> (template, dry run(packet, name, data, options), source prefix)
+LABEL_FORMATS = {
+    "gtea": ("frontend/imports/gtea.html", lambda packet, name, data, options: preview_gtea_labels(packet, name, data)),
+    "mcp-charting": (
+        "frontend/imports/charting.html",
+        lambda packet, name, data, options: preview_charting_rows(packet, name, data, player_one=options["player_one"]),
+    ),
+}
+
+
+def _label_options(request) -> dict:
+    return {"player_one": "second" if request.POST.get("player_one") == "second" else "first"}
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def import_labels(request, packet_id: int):
     packet = _or_404(access.access_label_import, request, packet_id).packet
-    context = {"packet": packet}
+    label_format = adapter_for(packet.task_kind.schema["family"]).label_format
+    options = _label_options(request)
+    context = {"packet": packet, "options": options, "players": charting_players(packet)}
+    if label_format not in LABEL_FORMATS:
+        context["error"] = "Packets of this task kind take no label file."
+        return render(request, "frontend/imports/gtea.html", context, status=400 if request.method == "POST" else 200)
+    template, dry_run = LABEL_FORMATS[label_format]
     if request.method == "GET":
-        return render(request, "frontend/imports/gtea.html", context)
+        return render(request, template, context)
     uploaded = _uploaded(request)
     if uploaded is None:
         context["error"] = "Choose a label file."
-        return render(request, "frontend/imports/gtea.html", context, status=400)
+        return render(request, template, context, status=400)
     name, data = uploaded
-    preview = preview_gtea_labels(packet, name, data)
+    preview = dry_run(packet, name, data, options)
     context.update(preview=preview, data_b64=base64.b64encode(data).decode("ascii"))
     if request.POST.get("op") != "import":
-        return render(request, "frontend/imports/gtea.html", context)
+        return render(request, template, context)
     if request.POST.get("sha256") != preview.sha256:
         context["error"] = "The file differs from the one previewed; preview it again."
-        return render(request, "frontend/imports/gtea.html", context, status=409)
+        return render(request, template, context, status=409)
     if not preview.can_import:
         context["error"] = "Nothing was imported: fix the refused lines first."
-        return render(request, "frontend/imports/gtea.html", context, status=400)
+        return render(request, template, context, status=400)
     try:
         version = do_import_provisional_version(
-            packet, preview.events, actor=request.user, source=f"gtea:{name}", source_sha256=preview.sha256
+            packet, preview.events, actor=request.user, source=f"{label_format}:{name}", source_sha256=preview.sha256
         )
     except WorkflowError as error:
         context["error"] = error.message
-        return render(request, "frontend/imports/gtea.html", context, status=error.status)
+        return render(request, template, context, status=error.status)
     context["version"] = version
-    return render(request, "frontend/imports/gtea.html", context)
+    return render(request, template, context)
 
 
 def _b64(data: bytes) -> str:

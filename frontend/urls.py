@@ -5,7 +5,7 @@ from django.urls import path
 
 import annotator.urlconverters  # noqa: F401  (registers the <id:…> path converter)
 from annotator.login_guard import refuse_when_locked
-from frontend import pages, pages_imports, pages_people, pages_projects
+from frontend import pages, pages_imports, pages_people, pages_projects, pages_taskkinds
 
 urlpatterns = [
     path(
@@ -33,6 +33,7 @@ urlpatterns = [
     path("packets/<id:packet_id>/labels/import/", pages_imports.import_labels, name="packet-import-labels"),
     path("imports/moments/", pages_imports.import_moments, name="import-moments"),
     path("dashboard/", pages_projects.dashboard, name="dashboard"),
+    path("task-kinds/", pages_taskkinds.task_kinds, name="task-kinds"),
     path("audit/", pages_projects.audit_view, name="audit"),
     # grading
     path("grading/packets/<id:packet_id>/", pages.packet_grading, name="grading-packet"),

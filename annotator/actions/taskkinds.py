@@ -27,7 +27,8 @@ def check_task_kind(*, slug: str, name: str, scorer_id: str, schema) -> None:
     try:
         check_schema(schema)
     except SchemaError as exc:
-        raise InvalidInput(str(exc), field="schema") from None
+        # The path names the broken part: ``schema.tolerance``, ``schema.fields[2].choices``.
+        raise InvalidInput(str(exc), field=f"schema.{exc.field}" if exc.field else "schema") from None
     allowed = {scorer.scorer_id for scorer in scorers_of(schema["family"])}  # the registry's, by family
     if scorer_id not in allowed:
         raise InvalidInput(f"scorer {scorer_id!r} does not grade the {schema['family']} family", field="scorer_id")

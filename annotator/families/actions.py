@@ -10,6 +10,7 @@ from scoring import union_actions
 
 class ActionsAdapter(FamilyAdapter):
     family = "actions"
+    label_format = "gtea"
 
     def task_parameters(self, packet) -> dict:
         return {"frame_count": packet.video.frame_count, "tolerance": packet.task_kind.schema.get("tolerance", 12)}

@@ -48,6 +48,9 @@ class FamilyAdapter:
     reference_calibration: bool = False
     # Whether maintainers may submit executable bundles (``annotator.actions.bundles``).
     executable_bundles: bool = False
+    # The label file the packet page imports into the provisional tier
+    # (``annotator.label_imports.PREVIEWS``), or None.
+    label_format: str | None = None
 
     def check_parameters(self, parameters: dict) -> dict:
         """The packet parameters this family accepts, cleaned (``ParametersInvalid``

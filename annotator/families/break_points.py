@@ -18,6 +18,7 @@ MAX_NAME = 100
 
 class BreakPointsAdapter(FamilyAdapter):
     family = "break_points"
+    label_format = "mcp-charting"
 
     def check_parameters(self, parameters: dict) -> dict:
         """``{"players": ["First Player", "Second Player"]}`` or nothing (the kind's own

@@ -23,6 +23,7 @@ LAYERS: list[tuple[str, int]] = [
     ("annotator.moment_sources", 1),
     ("annotator.bundles", 1),
     ("annotator.gtea", 1),
+    ("annotator.charting", 1),
     ("annotator.builtin_kinds", 1),
     ("annotator.families", 1),
     ("annotator.grading.leaderboard", 1),

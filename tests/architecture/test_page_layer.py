@@ -22,4 +22,6 @@ def test_every_page_is_a_view_of_frontend_pages():
     modules = {p.name: p.callback.__module__ for p in patterns if p.name not in {"login", "logout"}}
     assert len(modules) >= 21
     assert {m for m in modules.values() if m != "frontend.pages" and not m.startswith("frontend.pages_")} == set()
-    assert {"frontend.pages", "frontend.pages_people", "frontend.pages_projects"} <= set(modules.values())
+    assert {"frontend.pages", "frontend.pages_people", "frontend.pages_projects", "frontend.pages_imports",
+            "frontend.pages_taskkinds"} <= set(modules.values())  # fmt: skip
+    assert modules["task-kinds"] == "frontend.pages_taskkinds"

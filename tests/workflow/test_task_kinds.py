@@ -49,9 +49,24 @@ def test_a_maintainer_defines_a_kind_and_packets_use_it(maintainer, annotator_a,
     ("change", "field", "message"),
     [
         ({"scorer_id": "moment-utility-v1"}, "scorer_id", "does not grade"),
-        ({"schema": {**SWIM_KIND["schema"], "family": "juggling"}}, "schema", "family"),
-        ({"schema": {**SWIM_KIND["schema"], "fields": []}}, "schema", "fields"),
-        ({"schema": {**SWIM_KIND["schema"], "boundary_fields": ["start_frame"]}}, "schema", "exactly a start"),
+        ({"schema": {**SWIM_KIND["schema"], "family": "juggling"}}, "schema.family", "family"),
+        ({"schema": {**SWIM_KIND["schema"], "fields": []}}, "schema.fields", "fields"),
+        (
+            {"schema": {**SWIM_KIND["schema"], "boundary_fields": ["start_frame"]}},
+            "schema.boundary_fields",
+            "exactly a start",
+        ),
+        (
+            {
+                "schema": {
+                    **SWIM_KIND["schema"],
+                    "fields": [SWIM_KIND["schema"]["fields"][0], {"name": "nouns", "type": "enum_set", "choices": []}],
+                }
+            },
+            "schema.fields[1].choices",
+            "field nouns: choices",
+        ),
+        ({"schema": {**SWIM_KIND["schema"], "tolerance": -1}}, "schema.tolerance", "non-negative"),
         ({"slug": "action-ledger"}, "slug", "exists already"),
     ],
 )
