@@ -85,6 +85,7 @@ def place(files: dict[str, Path], video: Video, stem: str) -> dict[str, str]:
     folders = {
         "remux": f"videos/remux/{stem}.mp4",
         "proxy": f"videos/proxy/{stem}.mp4",
+        "full": f"videos/full/{stem}.mp4",
         "frame_table": f"videos/frames/{stem}.json",
         "thumbnails": f"videos/thumbs/{stem}.jpg",
     }
