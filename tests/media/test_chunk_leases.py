@@ -306,3 +306,67 @@ def test_a_worker_killed_mid_chunk_is_replaced_and_the_sweep_finishes_the_ingest
         one_pass.time_base,
     )
     assert [i for _, i in synthetic.iter_decoded_indices(video.proxy.path)] == list(range(frames))
+
+
+@pytest.mark.django_db
+def test_a_join_whose_lease_was_handed_on_stops_and_the_new_owner_finishes(
+    synthetic_source, maintainer, eager_celery, django_capture_on_commit_callbacks, monkeypatch, settings
+):
+    from django.core.files import File
+
+    from annotator.actions import ingest_chunks
+    from annotator.actions.ingest import do_ingest_video
+
+    held = []  # the join is held back; the chunks run (eagerly)
+    real_send = queue.send
+    monkeypatch.setattr(
+        queue,
+        "send",
+        lambda name, args, **options: held.append(args) if name == queue.INGEST_JOIN else real_send(name, args),
+    )
+    settings.FRAMELEDGER_INGEST_REMUX_FIRST = False
+    source = synthetic_source("h264-2997-gop12")
+    video = Video.objects.create(title="join", original_name=source.name, created_by=maintainer)
+    with open(source, "rb") as fh:
+        video.original.save(source.name, File(fh), save=True)
+    job = Job.objects.create(kind="ingest", video=video, created_by=maintainer)
+    with django_capture_on_commit_callbacks(execute=True):
+        do_ingest_video(video, job, chunk_frames=48)
+    assert len(held) == 1
+    job.refresh_from_db()
+    workdir = Path(settings.MEDIA_ROOT) / job.result["chunked"]["workdir"]
+
+    # While this join copies the chunks, it stalls a whole lease period: the sweep hands
+    # its lease to another run, which holds it now.
+    real_join = ingest_chunks.join_chunks
+
+    def stalled_join(*args, **kwargs):
+        table = real_join(*args, **kwargs)
+        row = Job.objects.get(pk=job.pk)
+        row.result["chunked"]["leases"]["join"] = {"owner": "other:1:live", "expires": time.time() + 300}
+        Job.objects.filter(pk=job.pk).update(result=row.result)
+        return table
+
+    monkeypatch.setattr(ingest_chunks, "join_chunks", stalled_join)
+    ingest_chunks.do_join_chunks(video, Job.objects.get(pk=job.pk))
+    video.refresh_from_db()
+    job.refresh_from_db()
+    assert job.status == Job.Status.RUNNING and not video.proxy  # it placed nothing
+    assert (workdir / "chunks").is_dir() and not list(workdir.glob("join-*"))  # its own directory only
+    assert not (Path(settings.MEDIA_ROOT) / "videos" / "proxy").exists()
+    # A second join while the other holds the lease does nothing either.
+    monkeypatch.setattr(ingest_chunks, "join_chunks", real_join)
+    ingest_chunks.do_join_chunks(video, Job.objects.get(pk=job.pk))
+    assert Job.objects.get(pk=job.pk).status == Job.Status.RUNNING
+    # The other run dies too; its lease runs out and the sweep's join finishes the ingest.
+    row = Job.objects.get(pk=job.pk)
+    row.result["chunked"]["leases"]["join"]["expires"] = time.time() - 1
+    Job.objects.filter(pk=job.pk).update(result=row.result)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert do_sweep_job(job)["join"] is True
+    assert len(held) == 2
+    ingest_chunks.do_join_chunks(video, Job.objects.get(pk=job.pk))
+    video.refresh_from_db()
+    assert Job.objects.get(pk=job.pk).status == Job.Status.DONE and video.proxy
+    assert [i for _, i in synthetic.iter_decoded_indices(video.proxy.path)] == list(range(240))
+    assert not workdir.exists()
