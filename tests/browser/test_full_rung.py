@@ -28,6 +28,9 @@ SHOWN_JS = """
 }
 """
 
+# The switch is over (its promise settled: the frame is sought and confirmed on the new source).
+SWITCHED_TO = "(r) => window.frameledger.player.rendition === r && !window.frameledger.player._switching"
+
 
 @pytest.mark.usefixtures("eager_celery")
 def test_the_full_resolution_button_switches_to_the_full_rung_on_the_same_frame(
@@ -68,12 +71,12 @@ def test_the_full_resolution_button_switches_to_the_full_rung_on_the_same_frame(
     tasks.ingest_full(*held[0])  # the worker encodes the full rung
     video.refresh_from_db()
     assert video.full
-    page.wait_for_function("window.frameledger.player.rendition === 'full'", timeout=30000)
+    page.wait_for_function(SWITCHED_TO, arg="full", timeout=30000)
     shown = page.evaluate(SHOWN_JS, full_boxes)
     assert shown["height"] == 768 and shown["switches"] == 1
     assert shown["src"].endswith(f"/full/{video.full_sha256[:16]}.mp4")
     assert synthetic.decode_cell_means(shown["means"]) == shown["current"] == shown["presented"] == 77
-    assert button.inner_text() == "720p proxy"
+    page.wait_for_function("document.querySelector('button[data-act=full]').textContent === '720p proxy'")
 
     rng = random.Random("full-rung")
     targets = [0, 1, FRAMES - 2, FRAMES - 1] + [rng.randrange(FRAMES) for _ in range(40)] + [58]
@@ -83,8 +86,8 @@ def test_the_full_resolution_button_switches_to_the_full_rung_on_the_same_frame(
 
     # And back to the 720-line proxy, on the frame it was on.
     button.click()
-    page.wait_for_function("window.frameledger.player.rendition === 'proxy'", timeout=30000)
+    page.wait_for_function(SWITCHED_TO, arg="proxy", timeout=30000)
     shown = page.evaluate(SHOWN_JS, proxy_boxes)
     assert shown["height"] == 720 and shown["switches"] == 2
     assert synthetic.decode_cell_means(shown["means"]) == shown["current"] == shown["presented"] == 58
-    assert button.inner_text() == "Full resolution (768p)"
+    page.wait_for_function("document.querySelector('button[data-act=full]').textContent === 'Full resolution (768p)'")
