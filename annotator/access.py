@@ -384,3 +384,10 @@ def access_label_import(user: AbstractBaseUser, packet_id: int | str) -> PacketA
     """Importing third-party labels into the provisional tier (which only the packet's
     maintainers may see): a person whose role on the packet is maintainer."""
     return _packet_with_role(user, packet_id, {"maintainer"}, "packet")
+
+
+def access_full_rendition(user: AbstractBaseUser, packet_id: int | str) -> PacketAccess:
+    """The full-height rendition of a packet's video (status, and asking for it): anyone
+    on the packet, as for its other media. It is the video's, shared by every packet on
+    it, and its status never says who asked."""
+    return access_packet(user, packet_id)

@@ -6,6 +6,7 @@ For each owner (``packet``: anyone on the packet; ``video``: maintainers):
 ``/media/<owner>s/<id>/renditions.json``               ``media-<owner>-renditions``
 ``/media/<owner>s/<id>/remux/<version>.mp4``           ``media-<owner>-remux-version``
 ``/media/<owner>s/<id>/proxy/<version>.mp4``           ``media-<owner>-proxy-version``
+``/media/<owner>s/<id>/full/<version>.mp4``            ``media-<owner>-full-version``
 ``/media/<owner>s/<id>/proxy.mp4``                     ``media-<owner>-proxy``
 ``/media/<owner>s/<id>/frames.json``                   ``media-<owner>-frames``
 ``/media/<owner>s/<id>/frames/<n>.png``                ``media-<owner>-frame``
@@ -36,6 +37,12 @@ for owner, prefix in (("packet", "media/packets/<id:object_id>/"), ("video", "me
             views.rendition,
             {**extra, "kind": "proxy"},
             name=f"media-{owner}-proxy-version",
+        ),
+        path(
+            prefix + "full/<str:version>.mp4",
+            views.rendition,
+            {**extra, "kind": "full"},
+            name=f"media-{owner}-full-version",
         ),
         path(prefix + "proxy.mp4", views.proxy, extra, name=f"media-{owner}-proxy"),
         path(prefix + "frames.json", views.frames_json, extra, name=f"media-{owner}-frames"),

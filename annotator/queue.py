@@ -19,6 +19,8 @@ INGEST_VIDEO = "annotator.ingest_video"
 INGEST_PROXY = "annotator.ingest_proxy"
 INGEST_CHUNK = "annotator.ingest_chunk"
 INGEST_JOIN = "annotator.ingest_join"
+INGEST_SWEEP = "annotator.ingest_sweep"
+INGEST_FULL = "annotator.ingest_full"
 SCORE_BATCH = "annotator.score_batch"
 RUN_BUNDLE = "annotator.run_bundle"
 

@@ -7,7 +7,10 @@ layer do not import each other.
 
 * ``annotator.ingest_video``: ingest one uploaded video; progress and outcome are written
   to the ``Job`` row. A long source is encoded in chunks by ``annotator.ingest_chunk``
-  tasks and finished by one ``annotator.ingest_join`` (``annotator.actions.ingest_chunks``).
+  tasks and finished by one ``annotator.ingest_join`` (``annotator.actions.ingest_chunks``);
+  ``annotator.ingest_sweep`` (Celery beat) queues again what a killed worker held
+  (``annotator.actions.ingest_leases``).
+* ``annotator.ingest_full``: the full-height rendition, on demand.
 * ``annotator.score_batch``: a scoring run is sent as a Celery group of these (one per chunk
   of submissions). Each task scores its chunk and writes the run's progress to the ``Job``
   row, so any web process can relay it whatever the channel layer; the task that sees
@@ -21,9 +24,27 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from annotator.queue import INGEST_CHUNK, INGEST_JOIN, INGEST_PROXY, INGEST_VIDEO, RUN_BUNDLE, SCORE_BATCH
+from annotator.queue import (
+    INGEST_CHUNK,
+    INGEST_FULL,
+    INGEST_JOIN,
+    INGEST_PROXY,
+    INGEST_SWEEP,
+    INGEST_VIDEO,
+    RUN_BUNDLE,
+    SCORE_BATCH,
+)
 
-__all__ = ["ingest_chunk", "ingest_join", "ingest_proxy", "ingest_video", "run_bundle", "score_batch"]
+__all__ = [
+    "ingest_chunk",
+    "ingest_full",
+    "ingest_join",
+    "ingest_proxy",
+    "ingest_sweep",
+    "ingest_video",
+    "run_bundle",
+    "score_batch",
+]
 
 
 @shared_task(name=INGEST_VIDEO)
@@ -77,6 +98,28 @@ def ingest_join(video_id: int, job_id: int) -> None:
     job = Job.objects.filter(pk=job_id, video_id=video_id).select_related("video").first()
     if job is not None:
         do_join_chunks(job.video, job)
+
+
+@shared_task(name=INGEST_FULL, acks_late=True, reject_on_worker_lost=True)
+def ingest_full(video_id: int, job_id: int) -> None:
+    """Encode the full-height rendition a packet participant asked for (the ladder's
+    on-demand rung, ``annotator.actions.full_rung``). A killed worker's message is
+    redelivered and the encode redone in a fresh working directory."""
+    from annotator.actions.full_rung import do_encode_full
+    from annotator.models import Job
+
+    job = Job.objects.filter(pk=job_id, video_id=video_id).select_related("video").first()
+    if job is not None:
+        do_encode_full(job.video, job)
+
+
+@shared_task(name=INGEST_SWEEP)
+def ingest_sweep() -> dict:
+    """Periodic (Celery beat, every ``FRAMELEDGER_INGEST_SWEEP_SECONDS``): queue again the
+    chunks and joins of running ingests whose lease expired (a killed worker's work)."""
+    from annotator.actions.ingest_leases import do_sweep_ingests
+
+    return {str(k): v for k, v in do_sweep_ingests().items()}
 
 
 @shared_task(name=SCORE_BATCH)

@@ -158,6 +158,11 @@ FRAMELEDGER_INGEST_CHUNK_FRAMES = envint("FRAMELEDGER_INGEST_CHUNK_FRAMES", 1800
 # Annotate first: a browser-playable source is remuxed (seconds) and ready for annotation
 # before its proxy is encoded in the background (docs/media.md §2.4). 0 = proxy first.
 FRAMELEDGER_INGEST_REMUX_FIRST = bool(envint("FRAMELEDGER_INGEST_REMUX_FIRST", 1))
+# Chunk leases (docs/media.md §2.1): a chunk (or join) whose worker has not renewed its
+# lease for this long is queued again by the periodic sweep, run every SWEEP seconds by
+# Celery beat (`celery -A deploy worker -B`, or a separate `celery -A deploy beat`).
+FRAMELEDGER_INGEST_LEASE_SECONDS = envint("FRAMELEDGER_INGEST_LEASE_SECONDS", 300)
+FRAMELEDGER_INGEST_SWEEP_SECONDS = envint("FRAMELEDGER_INGEST_SWEEP_SECONDS", 60)
 FILE_UPLOAD_MAX_MEMORY_SIZE = envint("FILE_UPLOAD_MAX_MEMORY_SIZE", 5 * 1024**2)
 
 LOGIN_URL = "/login/"
@@ -237,7 +242,20 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_DEFAULT_QUEUE = envstr("CELERY_QUEUE", "frameledger")
-# Ingest tasks (annotator.ingest_video, .ingest_proxy, .ingest_chunk, .ingest_join) go
+# Redis (and SQS) hand an unacknowledged message to another worker after this many
+# seconds. Tasks are acknowledged late (above), so it must exceed the longest task (a
+# one-pass proxy of a long source), or a task still running would be started twice. A
+# killed worker's chunk does not wait for it: its lease runs out and the sweep re-queues it.
+CELERY_VISIBILITY_TIMEOUT = envint("CELERY_VISIBILITY_TIMEOUT", 6 * 3600)
+# (Only for brokers that have it: the SQLAlchemy transport hands its options to the engine.)
+if CELERY_BROKER_URL.split(":", 1)[0] in {"redis", "rediss", "sentinel", "sqs"}:
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_VISIBILITY_TIMEOUT}
+CELERY_BEAT_SCHEDULE = {
+    "ingest-sweep": {"task": "annotator.ingest_sweep", "schedule": float(FRAMELEDGER_INGEST_SWEEP_SECONDS)},
+}
+CELERY_BEAT_SCHEDULE_FILENAME = envstr("CELERY_BEAT_SCHEDULE_FILENAME", str(VAR_DIR / "celerybeat-schedule"))
+# Ingest tasks (annotator.ingest_video, .ingest_proxy, .ingest_chunk, .ingest_join,
+# .ingest_sweep, .ingest_full) go
 # to this queue when it is set (start workers with -Q <it>); unset, they share the
 # default queue, so one worker serves everything.
 FRAMELEDGER_INGEST_QUEUE = envstr("FRAMELEDGER_INGEST_QUEUE", "")

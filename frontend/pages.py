@@ -19,6 +19,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.templatetags.static import static
+from django.urls import reverse
 
 from annotator import access
 from annotator.media.views import media_urls_for
@@ -41,6 +42,8 @@ def _player_urls(packet_id: int, media: dict | None = None) -> dict:
         "renditions": media["renditions_json"],
         "frames": media["frames"],
         "framePng": media["frame_png"],
+        # The ladder's on-demand rung: the player's "Full resolution" button asks here.
+        "full": reverse("api-packet-full-rendition", kwargs={"packet_id": packet_id}),
     }
 
 

@@ -27,6 +27,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from annotator.actions.ingest_leases import JOIN, LeaseKeeper, holds_lease, new_owner, take_lease
 from annotator.actions.ingest_steps import (
     P_PROBED,
     P_PROXY,
@@ -61,6 +62,8 @@ def start_chunked(video: Video, job: Job, source: Path, workdir: Path, sha: str,
         "chunks": count,
         "done": [],
         "join_queued": False,
+        "planned_at": time.time(),  # the sweep's clock (annotator.actions.ingest_leases)
+        "leases": {},
     }
     result = {**(job.result or {}), "chunked": chunked}  # keeps the remux's entry, if any
     with transaction.atomic():
@@ -109,8 +112,12 @@ def do_encode_chunk(video: Video, job: Job, index: int) -> None:
         return  # the ingest failed or finished meanwhile (a late or redelivered task)
     workdir = _workdir(job)
     count = job.result["chunked"]["chunks"]
+    owner = new_owner()
+    if index in job.result["chunked"]["done"] or not take_lease(job, str(index), owner):
+        return  # done already, or another live worker holds this chunk's lease
+    keeper = LeaseKeeper(job, str(index), owner, _ChunkProgress(job, workdir, index, count))
     try:
-        encode_chunk(workdir, index, progress=_ChunkProgress(job, workdir, index, count))
+        encode_chunk(workdir, index, progress=keeper)
     except Exception:
         if Job.objects.filter(pk=job.pk, status=Job.Status.FAILED).exists():
             return  # another chunk failed first and removed the working directory
@@ -124,9 +131,11 @@ def do_encode_chunk(video: Video, job: Job, index: int) -> None:
                 return
             chunked = row.result["chunked"]
             chunked["done"] = sorted(set(chunked["done"]) | {index})
+            chunked.get("leases", {}).pop(str(index), None)
             finished = len(chunked["done"]) == count and not chunked["join_queued"]
             if finished:
                 chunked["join_queued"] = True
+                chunked["join_queued_at"] = time.time()
                 enqueue_on_commit(INGEST_JOIN, video.pk, job.pk)
             done = len(chunked["done"])
             Job.objects.filter(pk=job.pk).update(
@@ -141,21 +150,32 @@ def do_join_chunks(video: Video, job: Job) -> Video:
     """Join the encoded chunks into the proxy and finish the ingest like a single pass."""
     if job.status != Job.Status.RUNNING or "chunked" not in job.result:
         return video
+    owner = new_owner()
+    if not take_lease(job, JOIN, owner):
+        return video  # finished, failed, or another live worker is joining
     workdir = _workdir(job)
-    progress = Progress(job)
+    progress = LeaseKeeper(job, JOIN, owner, Progress(job))
+    # A private directory: a duplicate join (this one's lease handed on after a stall)
+    # never writes into the same files.
+    joindir = workdir / f"join-{owner.rsplit(':', 1)[-1]}"
+    superseded = False
     try:
         with clean_failure(video, job) as placed:
             progress(P_PROXY, "Joining the proxy chunks.", force=True)
             state = ChunkState.load(workdir)
-            table = join_chunks(workdir, workdir / "proxy.mp4")
+            joindir.mkdir()
+            table = join_chunks(workdir, joindir / "proxy.mp4", progress=lambda f: progress(P_PROXY))
             probed = probe(state.source)
             if probed.frame_count != len(state.kept) + len(state.dropped):
                 raise MediaError("the source changed while its proxy was being encoded")
             report = dropped_report(probed.table, [tuple(d) for d in state.dropped], probed.timestamps)
-            derived = finish_derived(workdir, progress, job.result["chunked"]["sha256"], probed, table, report)
+            derived = finish_derived(joindir, progress, job.result["chunked"]["sha256"], probed, table, report)
             derived["chunks"] = len(state.chunks)
+            if not holds_lease(job, JOIN, owner):
+                superseded = True  # another join holds the lease now; it finishes the ingest
+                return video
             placed.update(place(derived["files"], video, f"{video.pk}-{derived['proxy_sha256'][:16]}"))
             commit_proxy(video, job, derived, placed)
     finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+        shutil.rmtree(joindir if superseded else workdir, ignore_errors=True)
     return video

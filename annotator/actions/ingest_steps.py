@@ -85,6 +85,7 @@ def place(files: dict[str, Path], video: Video, stem: str) -> dict[str, str]:
     folders = {
         "remux": f"videos/remux/{stem}.mp4",
         "proxy": f"videos/proxy/{stem}.mp4",
+        "full": f"videos/full/{stem}.mp4",
         "frame_table": f"videos/frames/{stem}.json",
         "thumbnails": f"videos/thumbs/{stem}.jpg",
     }
@@ -114,6 +115,8 @@ def fail_ingest(video: Video, job: Job, message: str) -> None:
     """Fail the job. The video fails too, unless its remux already made it annotatable:
     then it stays ready on the remux (packets may use it), with the proxy's error."""
     with transaction.atomic():
+        if Job.objects.select_for_update().filter(pk=job.pk, status=Job.Status.DONE).exists():
+            return  # a superseded duplicate (a join whose lease was handed on) failing late
         annotatable = Video.objects.filter(pk=video.pk, status=Video.Status.READY).exclude(remux="").exists()
         status = Video.Status.READY if annotatable else Video.Status.FAILED
         Video.objects.filter(pk=video.pk).update(status=status, error=message)

@@ -19,7 +19,7 @@ from annotator.actions.audit import record
 from annotator.errors import Conflict
 from annotator.models import Video
 
-FILE_FIELDS = ("original", "remux", "proxy", "frame_table", "thumbnails")
+FILE_FIELDS = ("original", "remux", "proxy", "full", "frame_table", "thumbnails")
 
 
 def do_delete_video(*, actor, video: Video) -> dict:
@@ -64,5 +64,6 @@ def remove_video_files(video_id: int, names: list[str]) -> None:
         (root / name).unlink(missing_ok=True)
     tmp = root / "tmp"
     if tmp.is_dir():
-        for leftover in tmp.glob(f"ingest-{video_id}-*"):
-            shutil.rmtree(leftover, ignore_errors=True)
+        for pattern in (f"ingest-{video_id}-*", f"full-{video_id}-*"):
+            for leftover in tmp.glob(pattern):
+                shutil.rmtree(leftover, ignore_errors=True)

@@ -9,4 +9,9 @@ urlpatterns = [
     path("videos/", videos.VideoListView.as_view(), name="video-list"),
     path("videos/<id:video_id>/", videos.VideoDetailView.as_view(), name="video-detail"),
     path("jobs/<id:job_id>/", videos.JobDetailView.as_view(), name="job-detail"),
+    path(
+        "packets/<id:packet_id>/renditions/full/",
+        videos.FullRenditionView.as_view(),
+        name="api-packet-full-rendition",
+    ),
 ]

@@ -11,7 +11,7 @@ timestamps); the join copies their packets, in order, into one faststart MP4 wit
 timestamps checked tick for tick. The joined proxy's frame table equals the single
 pass's (checked by ``check_proxy_table`` and the tests).
 
-Chunk outputs are idempotent: written to ``<name>.part`` and renamed when complete, so
+Chunk outputs are idempotent: written to ``<name>.<pid>-<random>.part`` and renamed when complete, so
 a redelivered chunk (a killed worker) either finds its file and does nothing, or
 encodes it again from scratch.
 """
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 from bisect import bisect_left
 from dataclasses import asdict, dataclass
 from fractions import Fraction
@@ -125,7 +126,9 @@ def encode_chunk(workdir: Path, index: int, progress=None) -> Path:
     if dest.is_file():
         return dest
     dest.parent.mkdir(parents=True, exist_ok=True)
-    part = dest.with_suffix(".part")
+    # A name of this run's own: a duplicate run of the same chunk (a lease handed on while
+    # its first owner still ran) never writes into the same file; both rename the same frames.
+    part = dest.with_suffix(f".{os.getpid()}-{secrets.token_hex(4)}.part")
     a, b = state.chunks[index]
     src = state.source_table
     kept = state.kept
@@ -193,8 +196,11 @@ def _encode_range(state, src: FrameTable, kept, a, b, end, key, part: Path, prog
         encoder.close(flush=ok)
 
 
-def join_chunks(workdir: Path, dest: Path) -> FrameTable:
-    """Copy every chunk's packets into one faststart MP4; return its checked frame table."""
+def join_chunks(workdir: Path, dest: Path, progress=None) -> FrameTable:
+    """Copy every chunk's packets into one faststart MP4; return its checked frame table.
+
+    ``progress(fraction)``, when given, is called after each chunk (a join's lease is
+    renewed through it)."""
     state = ChunkState.load(workdir)
     plan = state.proxy_plan
     kept, end = state.kept, state.source_table.end
@@ -226,6 +232,8 @@ def join_chunks(workdir: Path, dest: Path) -> FrameTable:
                     packet.time_base = plan.out_tb
                     out.mux(packet)
                     n += 1
+            if progress is not None:
+                progress((index + 1) / len(state.chunks))
     if n != len(kept):
         raise FrameMismatch(f"the chunks hold {n} frames, the source {len(kept)}")
     table = FrameTable(**{**build_frame_table(dest).__dict__, "rate": plan.rate})

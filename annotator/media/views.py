@@ -10,7 +10,8 @@ missing one gets. A video that is not ready yet has no media: 404 as well.
 
 Renditions (docs/media.md §4): a video ready for annotation has a ``remux`` (browser-playable
 sources, made first) and/or a ``proxy`` (the seek-friendly encode, possibly still being
-made). Each is served at its own versioned URL (``…/remux/<version>.mp4``, version = the
+made), and a ``full`` rendition (the proxy recipe at the source's own height) once someone
+asked for it. Each is served at its own versioned URL (``…/remux/<version>.mp4``, version = the
 start of its SHA-256), which only ever answers that file's bytes, so a file a player is
 playing is never replaced under it. ``renditions.json`` says which exist now. The frame
 table, exact frames and thumbnails are of the best rendition (the proxy once it exists);
@@ -80,7 +81,7 @@ def frame_table_of(video: Video) -> FrameTable:
     return _load_table(path, os.stat(path).st_mtime_ns)
 
 
-RENDITIONS = ("remux", "proxy")
+RENDITIONS = ("remux", "proxy", "full")
 VERSION_LENGTH = 16
 
 

@@ -40,6 +40,10 @@ class Video(models.Model):
     remux_sha256 = models.CharField(max_length=64, blank=True)
     proxy = models.FileField(upload_to="videos/proxy/", blank=True)
     proxy_sha256 = models.CharField(max_length=64, blank=True)
+    # ``full``: the ladder's on-demand rung, the proxy recipe at the source's own height
+    # (the proxy is capped at 720 lines), same frame table; made when someone asks.
+    full = models.FileField(upload_to="videos/full/", blank=True)
+    full_sha256 = models.CharField(max_length=64, blank=True)
     frame_table = models.FileField(upload_to="videos/frames/", blank=True)
     thumbnails = models.FileField(upload_to="videos/thumbs/", blank=True)
     thumbnail_meta = models.JSONField(default=dict, blank=True)

@@ -56,11 +56,13 @@ def test_a_redelivered_chunk_is_idempotent_and_a_killed_workers_part_file_is_red
     first = encode_chunk(tmp_path, 0)
     stamp = first.stat().st_mtime_ns
     assert encode_chunk(tmp_path, 0) == first and first.stat().st_mtime_ns == stamp  # done: not redone
-    # A worker killed mid-chunk leaves only a .part file: the redelivered task encodes afresh.
-    part = chunk_path(tmp_path, 1).with_suffix(".part")
+    # A worker killed mid-chunk leaves only its own .part file: the redelivered task encodes
+    # afresh under a name of its own (a run still alive is never written over) and renames.
+    part = chunk_path(tmp_path, 1).with_suffix(".4242-0badc0de.part")
     part.write_bytes(b"half a chunk")
-    encode_chunk(tmp_path, 1)
-    assert not part.exists()
+    assert encode_chunk(tmp_path, 1) == chunk_path(tmp_path, 1)
+    assert part.read_bytes() == b"half a chunk"  # left for the working directory's removal
+    assert sorted(p.name for p in part.parent.iterdir()) == sorted(["00000.nut", "00001.nut", part.name])
     for index in range(2, 5):
         encode_chunk(tmp_path, index)
     joined = join_chunks(tmp_path, tmp_path / "joined.mp4")
@@ -130,7 +132,7 @@ def _queues_with(env_value: str | None) -> dict:
     code = (
         "import django, json; django.setup(); from deploy.celery import app; import annotator.tasks; "
         "names = ['annotator.ingest_video', 'annotator.ingest_proxy', 'annotator.ingest_chunk', "
-        "'annotator.ingest_join', "
+        "'annotator.ingest_join', 'annotator.ingest_sweep', 'annotator.ingest_full', "
         "'annotator.score_batch']; "
         "print(json.dumps({n: app.amqp.router.route({}, n, (), {})['queue'].name for n in names}))"
     )
@@ -146,6 +148,8 @@ def test_ingest_tasks_can_be_given_their_own_queue():
         "annotator.ingest_proxy": "ingest",
         "annotator.ingest_chunk": "ingest",
         "annotator.ingest_join": "ingest",
+        "annotator.ingest_sweep": "ingest",
+        "annotator.ingest_full": "ingest",
         "annotator.score_batch": "everything",
     }
 

@@ -78,7 +78,7 @@ def test_a_playable_source_is_annotatable_before_its_proxy_exists(
     listing = client.get(f"{base}/renditions.json").json()
     remux_url = f"{base}/remux/{video.remux_sha256[:16]}.mp4"
     assert listing == {
-        "renditions": {"remux": remux_url, "proxy": None},
+        "renditions": {"remux": remux_url, "proxy": None, "full": None},
         "ready_for_annotation": True,
         "proxy_ready": False,
     }
@@ -100,7 +100,11 @@ def test_a_playable_source_is_annotatable_before_its_proxy_exists(
     assert [i for _, i in synthetic.iter_decoded_indices(video.proxy.path)] == list(range(300))
     assert video.thumbnail_meta["count"] == 100 and video.thumbnail_meta["frames"][-1] == 299
     listing = client.get(f"{base}/renditions.json").json()
-    assert listing["renditions"] == {"remux": remux_url, "proxy": f"{base}/proxy/{video.proxy_sha256[:16]}.mp4"}
+    assert listing["renditions"] == {
+        "remux": remux_url,
+        "proxy": f"{base}/proxy/{video.proxy_sha256[:16]}.mp4",
+        "full": None,
+    }
     assert client.get(remux_url, HTTP_RANGE="bytes=0-99").status_code == 206  # a playing remux stays
     assert barcode_of_png(client.get(f"{base}/frames/137.png")) == 137
     names = {p.relative_to(settings.MEDIA_ROOT).as_posix() for p in Path(settings.MEDIA_ROOT).rglob("*") if p.is_file()}

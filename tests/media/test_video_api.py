@@ -49,7 +49,7 @@ def test_upload_answers_202_and_queues_ingest_after_commit(
     assert detail["status"] == "ready" and detail["frame_count"] == 300 and detail["frame_rate"] == [24, 1]
     assert (detail["ready_for_annotation"], detail["proxy_ready"]) == (True, False)
     remux_url = f"/media/videos/{video_id}/remux/{detail['remux_sha256'][:16]}.mp4"
-    assert detail["media"]["renditions"] == {"remux": remux_url, "proxy": None}
+    assert detail["media"]["renditions"] == {"remux": remux_url, "proxy": None, "full": None}
 
     tasks.ingest_proxy(video_id, job_id)  # what the worker runs next: the proxy
 
@@ -58,7 +58,7 @@ def test_upload_answers_202_and_queues_ingest_after_commit(
     detail = client.get(f"/api/videos/{video_id}/").data
     assert (detail["ready_for_annotation"], detail["proxy_ready"]) == (True, True)
     proxy_url = f"/media/videos/{video_id}/proxy/{detail['proxy_sha256'][:16]}.mp4"
-    assert detail["media"]["renditions"] == {"remux": remux_url, "proxy": proxy_url}
+    assert detail["media"]["renditions"] == {"remux": remux_url, "proxy": proxy_url, "full": None}
     assert detail["media"]["proxy"] == f"/media/videos/{video_id}/proxy.mp4"
     assert detail["job"]["id"] == job_id
     assert [v["id"] for v in client.get("/api/videos/").data] == [video_id]

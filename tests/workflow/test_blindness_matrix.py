@@ -162,6 +162,8 @@ def api_visible(name, params, persona, state, scenario, cast):
         "video-detail": in_group,
         "api-packet": on_packet,
         "api-packet-versions": on_packet,
+        # The full-height rendition of the packet's video (issue 16): anyone on the packet.
+        "api-packet-full-rendition": on_packet,
         "api-own-ledger": persona in {"annotator_a", "annotator_b"},
         "api-ledger-side": persona == f"annotator_{params.get('side', '').lower()}"
         or (role in {"adjudicator", "maintainer"} and frozen),
@@ -319,6 +321,7 @@ def test_writes_by_the_wrong_person_are_refused_and_change_nothing(
         (annotator_a, "post", f"/api/packets/{packet.pk}/union/"),
         (annotator_a, "post", f"/api/packets/{packet.pk}/publish/"),
         (annotator_b, "post", f"/api/packets/{packet.pk}/union/items/0/decision/"),
+        (outsider, "post", f"/api/packets/{packet.pk}/renditions/full/"),
     ]
     for user, method, url in attempts:
         body = {"data": {"verb": "put", "nouns": ["cup"], "start_frame": 2, "end_frame": 30}, "version": 1,

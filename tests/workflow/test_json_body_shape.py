@@ -39,7 +39,13 @@ READS_BODY = {
     ("api-moment-imports", "post"),
 }
 # ... and those that take none: the body is not read at all (docs/api.md).
-NO_BODY = {("api-union", "post"), ("api-publish", "post"), ("api-version-ready", "post"), ("video-detail", "delete")}
+NO_BODY = {
+    ("api-union", "post"),
+    ("api-publish", "post"),
+    ("api-version-ready", "post"),
+    ("video-detail", "delete"),
+    ("api-packet-full-rendition", "post"),
+}
 
 
 def walk(patterns, prefix=""):

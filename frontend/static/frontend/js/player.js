@@ -23,6 +23,11 @@
 // same frame stays on screen, confirmed by rVFC, on the same frame table (checked). It
 // never starts a switch during playback (the switch waits for the next poll while paused);
 // playback started while a switch is under way goes on after it, at the same rate.
+//
+// The ladder's on-demand rung (docs/media.md §4.1): on a packet, the "Full resolution"
+// button (useFullResolution()) asks the server for the video at its own height (the
+// proxy is capped at 720 lines), waits while it is encoded, and switches to it the same
+// way, on the same frame; pressed again ("720p proxy", useProxy()) it switches back.
 
 import { FrameClock } from "./frame_clock.js";
 import { api } from "./api.js";
@@ -42,7 +47,10 @@ function mediaUrls(base) {
 }
 
 export function packetMediaUrls(packetId) {
-  return mediaUrls(`/media/packets/${encodeURIComponent(packetId)}`);
+  return {
+    ...mediaUrls(`/media/packets/${encodeURIComponent(packetId)}`),
+    full: `/api/packets/${encodeURIComponent(packetId)}/renditions/full/`,
+  };
 }
 
 export function videoMediaUrls(videoId) {
@@ -100,7 +108,7 @@ export class FramePlayer extends EventTarget {
     this._keepalive = null; // the always-pending rVFC handle (see _keepFramePending)
     this._destroyed = false;
     this.presentedFrame = null; // the frame rVFC last reported presented
-    // The rendition playing ("proxy" or "remux") and its URL; switches are counted.
+    // The rendition playing ("proxy", "remux" or "full") and its URL; switches are counted.
     this.rendition = null;
     this.src = null;
     this.pollMs = pollMs;
@@ -158,6 +166,11 @@ export class FramePlayer extends EventTarget {
       el("label", {}, ["Rate ", this.rateSelect]),
       el("label", {}, ["Go to ", this.frameInput]),
     ]);
+    // The full-height rung, for packet media only (urls.full: its API URL); shown once the
+    // server says the video has one to offer.
+    this.fullButton = button("full", "Full resolution", "Show the video at its own height (same frame)");
+    this.fullButton.hidden = true;
+    if (typeof this.urls.full === "string") controls.append(this.fullButton);
     this.element = el("div", { class: "fl-player", tabindex: "0" }, [
       el("div", { class: "fl-stage" }, [this.video]),
       readout,
@@ -172,6 +185,7 @@ export class FramePlayer extends EventTarget {
       const steps = { back10: -10, back1: -1, fwd1: 1, fwd10: 10 };
       if (act in steps) this.step(steps[act]);
       else if (act === "play") this.togglePlay();
+      else if (act === "full") (this.rendition === "full" ? this.useProxy() : this.useFullResolution()).catch(() => undefined);
     });
     this.rateSelect.addEventListener("change", () => this.setRate(Number(this.rateSelect.value)));
     this.frameInput.addEventListener("change", () => this.seekToFrame(Number(this.frameInput.value)));
@@ -199,7 +213,76 @@ export class FramePlayer extends EventTarget {
     this._keepFramePending();
     await this.seekToFrame(0);
     if (rendition === "remux") this._schedulePoll();
+    if (typeof this.urls.full === "string") {
+      api.get(this.urls.full).then((state) => this._showFull(state)).catch(() => undefined);
+    }
     return this;
+  }
+
+  // --- the full-height rung -------------------------------------------------------------
+
+  _showFull(state) {
+    this.fullState = state;
+    const offered = !["not_needed", "unavailable"].includes(state.status);
+    this.fullButton.hidden = !offered;
+    if (this.rendition === "full") {
+      this.fullButton.textContent = `${state.proxy_height}p proxy`;
+    } else if (state.status === "queued" || state.status === "running") {
+      const pct = state.progress ? ` ${Math.round(state.progress * 100)} %` : "";
+      this.fullButton.textContent = `Full resolution: encoding${pct}`;
+    } else {
+      this.fullButton.textContent = `Full resolution (${state.height}p)`;
+    }
+    this.dispatchEvent(new CustomEvent("fullstate", { detail: state }));
+  }
+
+  // Ask for the full-height rendition and switch to it on the same frame once it exists.
+  // Resolves true when on it, false when it cannot be had (the reason is shown).
+  async useFullResolution() {
+    if (typeof this.urls.full !== "string") return false;
+    if (this.rendition === "full") return true;
+    let state;
+    try {
+      state = (await api.request("POST", this.urls.full)).data;
+      this._showFull(state);
+      while (state.status === "queued" || state.status === "running") {
+        await new Promise((resolve) => setTimeout(resolve, this.pollMs));
+        if (this._destroyed) return false;
+        state = await api.get(this.urls.full);
+        this._showFull(state);
+      }
+    } catch (error) {
+      this._showError(`Full resolution: ${error.message}`);
+      return false;
+    }
+    if (state.status !== "ready" || !state.url) {
+      this._showError(`Full resolution: ${state.message || state.status}`);
+      return false;
+    }
+    const switched = await this._switchOnce("full", state.url);
+    this._showFull(state);
+    return switched && this.rendition === "full";
+  }
+
+  // Back from the full rung to the proxy (or the remux, if the proxy is not made yet).
+  async useProxy() {
+    if (this.rendition !== "full") return true;
+    const found = await this._fetchRenditions();
+    const [rendition, src] = found.proxy ? ["proxy", found.proxy] : ["remux", found.remux];
+    const switched = await this._switchOnce(rendition, src);
+    if (this.fullState) this._showFull(this.fullState);
+    if (rendition === "remux") this._schedulePoll();
+    return switched;
+  }
+
+  // One switch at a time: wait for one under way (a poll's), then make this one.
+  async _switchOnce(rendition, src) {
+    while (this._switching) await this._switching.catch(() => undefined);
+    if (this.rendition === rendition && this.src === src) return true;
+    this._switching = this._switchTo(rendition, src).finally(() => {
+      this._switching = null;
+    });
+    return this._switching;
   }
 
   async _fetchRenditions() {
@@ -219,7 +302,7 @@ export class FramePlayer extends EventTarget {
   }
 
   _schedulePoll() {
-    if (this._destroyed || this.rendition === "proxy" || typeof this.urls.renditions !== "string") return;
+    if (this._destroyed || this.rendition !== "remux" || typeof this.urls.renditions !== "string") return;
     clearTimeout(this._pollTimer);
     this._pollTimer = setTimeout(() => {
       this.checkRenditions().catch(() => undefined).finally(() => this._schedulePoll());
@@ -229,6 +312,7 @@ export class FramePlayer extends EventTarget {
   // Poll once: if the proxy exists now, switch to it. Resolves true once on the proxy.
   async checkRenditions() {
     if (this.rendition === "proxy") return true;
+    if (this.rendition === "full") return false; // chosen by the user: stays until useProxy()
     if (this._switching) return this._switching;
     // Never during playback: the switch waits for a pause (the next poll after it).
     if (!this.video.paused) return false;
