@@ -384,3 +384,14 @@ def access_label_import(user: AbstractBaseUser, packet_id: int | str) -> PacketA
     """Importing third-party labels into the provisional tier (which only the packet's
     maintainers may see): a person whose role on the packet is maintainer."""
     return _packet_with_role(user, packet_id, {"maintainer"}, "packet")
+
+
+def access_packet_search(user: AbstractBaseUser, packet_id: int | str) -> PacketAccess:
+    """Moment search on a packet's video: its adjudicator always, its maintainers, and
+    its annotators only when the task kind's schema sets ``annotator_assistance`` (off
+    by default, so blind packets get none). Results depend on the video's features
+    only, never on a ledger; anyone else gets the answer a missing packet gets."""
+    access = _packet_with_role(user, packet_id, {"adjudicator", "maintainer", "annotator_a", "annotator_b"}, "search")
+    if access.is_annotator and access.packet.task_kind.schema.get("annotator_assistance") is not True:
+        raise NotFound("search")
+    return access

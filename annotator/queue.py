@@ -21,6 +21,7 @@ INGEST_CHUNK = "annotator.ingest_chunk"
 INGEST_JOIN = "annotator.ingest_join"
 SCORE_BATCH = "annotator.score_batch"
 RUN_BUNDLE = "annotator.run_bundle"
+BUILD_SEARCH_INDEX = "annotator.build_search_index"
 
 
 def send(task_name: str, args: Sequence, **options) -> None:
