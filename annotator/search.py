@@ -32,9 +32,10 @@ from annotator.models import Packet, VideoSearchIndex
 
 MAX_K = 50
 DEFAULT_K = 10
-NMS_IOU = 0.5
-# A "find similar" result overlapping the example this much is the example itself.
-EXAMPLE_IOU = 0.5
+NMS_IOU = 0.3
+# A "find similar" result that overlaps the example this much (IoU), or lies this much
+# inside it (share of the result's length), is the example itself and is left out.
+EXAMPLE_OVERLAP = 0.5
 MAX_TEXT_LENGTH = 500
 KEEP_LOADED = 4
 
@@ -317,13 +318,19 @@ def seconds_of_frame(frame: int, packet: Packet) -> float:
     return frame / rate
 
 
+def _same_as_example(span: tuple[float, float], example: tuple[float, float]) -> bool:
+    from retrieval.grid import iou
+
+    inside = max(0.0, min(span[1], example[1]) - max(span[0], example[0])) / (span[1] - span[0])
+    return iou(span, example) >= EXAMPLE_OVERLAP or inside >= EXAMPLE_OVERLAP
+
+
 def search(packet: Packet, row: VideoSearchIndex | None, *, text: str = "", example=None, k: int = DEFAULT_K) -> dict:
     """The best ``k`` intervals for a text, an example ``(start_s, end_s)``, or both
     (their vectors averaged). Raises ``InvalidInput`` / :class:`IndexNotReady`."""
     import torch
 
     from retrieval.features import l2_normalize
-    from retrieval.grid import iou
     from retrieval.pipeline import rank_zero_shot
     from retrieval.scan import DEFAULT_GAMMA, MAX_FINE_CANDIDATES
 
@@ -355,7 +362,7 @@ def search(packet: Packet, row: VideoSearchIndex | None, *, text: str = "", exam
     results = []
     for s, e, score in zip(cands.starts, cands.ends, ranking.fine, strict=True):
         start, end = grid.interval(int(s), int(e))
-        if example_span is not None and iou((start, end), example_span) >= EXAMPLE_IOU:
+        if example_span is not None and _same_as_example((start, end), example_span):
             continue
         results.append(
             {"rank": len(results) + 1, "start": start, "end": end, "start_frame": _frames(start, packet),

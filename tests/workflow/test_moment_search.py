@@ -94,7 +94,7 @@ def test_uploaded_features_with_text_features_make_a_ready_index_that_finds_the_
             assert r["start_frame"] == round(r["start"] * FPS) and r["end_frame"] == min(round(r["end"] * FPS), 5759)
         for i, a in enumerate(results):  # non-maximum suppression
             for b in results[i + 1 :]:
-                assert iou((a["start"], a["end"]), (b["start"], b["end"])) <= 0.5
+                assert iou((a["start"], a["end"]), (b["start"], b["end"])) <= 0.3
         assert [r["score"] for r in results] == sorted((r["score"] for r in results), reverse=True)
         hits += max(iou((results[0]["start"], results[0]["end"]), g) for g in query["intervals"]) >= 0.5
     assert hits >= 3, "the zero-shot ranker finds most synthetic moments at IoU 0.5"
@@ -107,6 +107,8 @@ def test_find_similar_leaves_the_example_out_and_unknown_text_is_a_clear_400(mom
     body = client.post(url, {"example": [24 * 10, 24 * 30], "k": 8}, format="json").json()
     assert body["query"]["example"] == [10.0, 30.0]
     assert body["results"] and all(iou((r["start"], r["end"]), (10, 30)) < 0.5 for r in body["results"])
+    inside = [r for r in body["results"] if r["start"] >= 10 and r["end"] <= 30]
+    assert inside == []  # a part of the example is the example itself
     same = client.get(url, {"start_frame": 240, "end_frame": 720, "k": 8}).json()
     assert same["results"] == body["results"]
     unknown = client.post(url, {"text": "a sentence nobody uploaded"}, format="json")
