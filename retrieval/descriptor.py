@@ -15,7 +15,8 @@ Per frame (RGB, any size; the caller decodes small frames, e.g. 64 x 36):
 
 Histograms are square-rooted (the Hellinger map, so that a cosine compares them
 sensibly); the 109 values are grouped in four blocks of equal weight (each block scaled
-to unit length), so colour does not drown texture. A clip's vector is the mean of its
+to unit length by ``retrieval.features.l2_normalize``, the package's one normalisation),
+so colour does not drown texture. The computation is numpy only. A clip's vector is the mean of its
 frames' vectors. Vectors are not normalised here: ``retrieval.features.l2_normalize``
 does that for every path.
 """
@@ -24,16 +25,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from retrieval.features import l2_normalize
+
 COLOUR_BINS = 4
 CELLS = 2
 ORIENTATION_BINS = 8
 DIM = COLOUR_BINS**3 + CELLS * CELLS * 3 + CELLS * CELLS * ORIENTATION_BINS + 1  # 109
 DESCRIPTOR_ID = f"frameledger-lowlevel-v1-{DIM}"
-
-
-def _unit(block: np.ndarray) -> np.ndarray:
-    norm = np.linalg.norm(block, axis=-1, keepdims=True)
-    return block / np.maximum(norm, 1e-12)
 
 
 def _cells(image: np.ndarray) -> list[np.ndarray]:
@@ -69,7 +67,7 @@ def frame_descriptor(frame: np.ndarray) -> np.ndarray:
     texture = np.sqrt(np.concatenate(texture) / total) if total > 0 else np.zeros(CELLS * CELLS * ORIENTATION_BINS)
     energy = np.array([magnitude.mean()], dtype=np.float32)
     return np.concatenate(
-        [_unit(colour), _unit(layout), _unit(texture.astype(np.float32)), np.tanh(energy * 10.0)]
+        [l2_normalize(colour), l2_normalize(layout), l2_normalize(texture), np.tanh(energy * 10.0)]
     ).astype(np.float32)
 
 
