@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 from django.conf import settings
 
-from annotator.errors import InvalidInput, WorkflowError
+from annotator.errors import Conflict, InvalidInput, WorkflowError
 from annotator.families import adapter_for
 from annotator.models import Packet, VideoSearchIndex
 
@@ -173,10 +173,13 @@ def is_moment_packet(packet: Packet) -> bool:
 
 
 def packet_grid(packet: Packet):
-    from retrieval.grid import Grid
+    from retrieval.grid import Grid, GridError
 
     corpus = adapter_for(packet.task_kind.schema["family"]).task_parameters(packet)["corpus"][0]
-    return Grid.from_spec(corpus["grid"], float(packet.video.duration))
+    try:
+        return Grid.from_spec(corpus["grid"], float(packet.video.duration))
+    except GridError as error:
+        raise Conflict(f"the packet's grid cannot be searched ({error})") from None
 
 
 def _text_encoder(row: VideoSearchIndex):

@@ -155,7 +155,8 @@ def do_upload_search_features(
 def _remove(names) -> None:
     root = Path(settings.MEDIA_ROOT)
     for name in names:
-        (root / name).unlink(missing_ok=True)
+        if name:
+            (root / name).unlink(missing_ok=True)
 
 
 # ---------------------------------------------------------------------- building
@@ -310,9 +311,12 @@ def do_build_search_index(video_id: int) -> VideoSearchIndex | None:
     )  # fmt: skip
 
 
-def _finish(row: VideoSearchIndex, **fields) -> VideoSearchIndex:
+def _finish(row: VideoSearchIndex, **fields) -> VideoSearchIndex | None:
     with transaction.atomic():
-        current = VideoSearchIndex.objects.select_for_update().get(pk=row.pk)
+        current = VideoSearchIndex.objects.select_for_update().filter(pk=row.pk).first()
+        if current is None:  # the video was deleted while its index was built
+            _remove([fields.get("vectors"), fields.get("text_vectors")])
+            return None
         old = [current.vectors, current.text_vectors]
         if fields["status"] != VideoSearchIndex.Status.READY:
             fields.update(vectors="", text_vectors="", clip_count=0, built_at=None)

@@ -321,3 +321,19 @@ def test_an_index_is_queued_only_for_ready_videos_with_a_moment_packet(packet):
     assert request_search_index(video, force=True).status == "pending"
     video.status = Video.Status.PROCESSING
     assert request_search_index(video, force=True) is None
+
+
+@pytest.mark.django_db
+def test_deleting_a_video_removes_its_index_files(settings, maintainer, django_capture_on_commit_callbacks):
+    from annotator.actions.videos import do_delete_video
+
+    write_scene_video(Path(settings.MEDIA_ROOT) / "videos" / "proxy" / "alone.mp4")
+    video = make_ready_video("alone", frame_count=432, fps=(12, 1))
+    video.proxy.name = "videos/proxy/alone.mp4"
+    video.save()
+    row = do_build_search_index(video.pk)  # a maintainer's rebuild works on any ready video
+    folder = Path(settings.MEDIA_ROOT) / "search-index" / str(video.pk)
+    assert row.status == "ready" and (Path(settings.MEDIA_ROOT) / row.vectors).is_file()
+    with django_capture_on_commit_callbacks(execute=True):
+        do_delete_video(actor=maintainer, video=video)
+    assert not folder.exists() and not VideoSearchIndex.objects.exists()
