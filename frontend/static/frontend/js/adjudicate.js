@@ -604,7 +604,10 @@ async function mountSearch(adj) {
       return "Select an item with an interval first, then Find similar.";
     },
     onUse(hit) {
-      if (!canDecide) return;
+      if (!canDecide) {
+        notice("Read-only: only the packet's adjudicator edits the final value.");
+        return;
+      }
       if (adj.selected === null) {
         notice("Select an item first: the result becomes an interval of its final value.");
         return;
