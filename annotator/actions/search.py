@@ -31,7 +31,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotator.actions.audit import record
-from annotator.errors import InvalidInput
+from annotator.errors import Conflict, InvalidInput
 from annotator.families import adapter_for, family_names
 from annotator.models import Packet, Video, VideoSearchIndex
 from annotator.queue import BUILD_SEARCH_INDEX, enqueue_on_commit
@@ -60,6 +60,16 @@ def request_search_index(video: Video, *, force: bool = False) -> VideoSearchInd
     VideoSearchIndex.objects.filter(pk=row.pk).update(status=VideoSearchIndex.Status.PENDING, updated_at=timezone.now())
     row.status = VideoSearchIndex.Status.PENDING
     enqueue_on_commit(BUILD_SEARCH_INDEX, video.pk)
+    return row
+
+
+@transaction.atomic
+def do_rebuild_search_index(video: Video, *, actor) -> VideoSearchIndex:
+    """A maintainer's rebuild: queued whatever the video's packets, audited."""
+    if video.status != Video.Status.READY:
+        raise Conflict(f"video {video.pk} is not ready (status {video.status})")
+    row = request_search_index(video, force=True)
+    record(actor, "search_index.rebuild", video, details={"video": video.pk})
     return row
 
 

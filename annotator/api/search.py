@@ -27,7 +27,7 @@ from rest_framework.views import APIView
 
 import annotator.urlconverters  # noqa: F401  (registers the <id:…> path converter)
 from annotator import access
-from annotator.actions.search import do_upload_search_features, request_search_index
+from annotator.actions.search import do_rebuild_search_index, do_upload_search_features
 from annotator.api.body import JSONObjectParser
 from annotator.errors import Conflict, InvalidInput
 from annotator.models import Video, VideoSearchIndex
@@ -122,7 +122,7 @@ class VideoSearchIndexView(APIView):
                 text_features=text.read() if text is not None else None,
             )  # fmt: skip
         else:
-            request_search_index(video, force=True)
+            do_rebuild_search_index(video, actor=request.user)
         return Response({"video": video.pk, "index": index_status(_index(video))}, status=status.HTTP_202_ACCEPTED)
 
 

@@ -13,7 +13,7 @@ import pytest
 from annotator.actions.search import do_build_search_index, request_search_index
 from annotator.actions.taskkinds import do_create_task_kind
 from annotator.builtin_kinds import BUILTIN_KINDS
-from annotator.models import TaskKind, Video, VideoSearchIndex
+from annotator.models import AuditEntry, TaskKind, Video, VideoSearchIndex
 from retrieval.grid import iou
 from retrieval.synthetic import SyntheticConfig, generate_corpus
 from tests.factories import client_for, ensure_builtin_rows, make_packet, make_ready_video
@@ -156,6 +156,7 @@ def test_a_missing_or_corrupt_vectors_file_is_a_409_asking_for_a_rebuild(setting
     # The maintainer rebuilds; the search works again.
     rebuilt = client_for(moment_packet.created_by).post(f"/api/videos/{moment_packet.video_id}/search-index/")
     assert rebuilt.status_code == 202 and rebuilt.json()["index"]["status"] == "pending"
+    assert AuditEntry.objects.filter(operation="search_index.rebuild").count() == 1
     do_build_search_index(moment_packet.video_id)
     assert client.post(url, {"example": [0, 48]}, format="json").status_code == 200
 
