@@ -59,6 +59,7 @@ def _packet_context(packet_access: access.PacketAccess, request) -> dict:
             "media": {**_player_urls(packet.pk, media), "thumbsMeta": media["thumbnails_meta"]},
             # Moment search (moment_search.js): shown only to whom the search API answers.
             "search": _may_search(request.user, packet),
+            "videoId": packet.video_id,
         },
     }
 

@@ -166,3 +166,19 @@ def test_an_annotator_searches_where_the_task_kind_allows_assistance(page_as, se
     assert [rows.nth(0).locator("input").nth(k).input_value() for k in range(2)] == ["30", "36"]
     assert "search result 1" in page.locator("#notice").inner_text()
     page.screenshot(path=str(SHOTS / "05-workspace-assisted.png"), full_page=True)
+
+
+def test_a_maintainer_sees_the_index_and_rebuilds_it(page_as, search_packet, maintainer):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page = page_as(maintainer, f"/packets/{search_packet.pk}/")
+    card = page.locator("#search-index")
+    card.locator("[data-field=status]").wait_for()
+    assert card.locator("[data-field=status]").inner_text() == "ready"
+    assert card.locator("[data-field=source]").inner_text() == "uploaded"
+    assert card.locator("[data-field=clips]").inner_text() == "36 × 512 (1 s each)"
+    before = VideoSearchIndex.objects.get(video=search_packet.video).built_at
+    page.locator("#search-index-rebuild").click()
+    page.wait_for_function("document.querySelector('#search-index').textContent.includes('Rebuild queued.')")
+    page.wait_for_function("document.querySelector('#search-index [data-field=status]').textContent === 'ready'")
+    assert VideoSearchIndex.objects.get(video=search_packet.video).built_at > before
+    page.screenshot(path=str(SHOTS / "06-maintainer-index-card.png"), full_page=True)

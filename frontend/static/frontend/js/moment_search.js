@@ -6,13 +6,15 @@
 //   const search = await mountMomentSearch(root, { packetId, timeline, player, example, onUse, setNotice });
 //   search.useHighlighted();   // the `c` key
 //
+//   mountIndexCard(root, { videoId });   // the maintainers' card: the index's status, Rebuild
+//
 // `example()` returns the interval to find similar ones to, [startFrame, endFrame], or a
 // string saying why there is none. The API (/api/packets/<id>/search/) says which
 // searches the packet supports and why; the panel shows that sentence as it is.
 // Results come from the video's features only (docs/retrieval.md).
 
 import { api } from "./api.js";
-import { el } from "./ui.js";
+import { el, when } from "./ui.js";
 
 const LANE = "search";
 
@@ -151,4 +153,50 @@ export function withInterval(list, hit) {
   if (last && (last[0] === "" || last[1] === "")) rows.pop();
   if (!rows.some(([a, b]) => a === hit.start && b === hit.end)) rows.push([hit.start, hit.end]);
   return rows;
+}
+
+// The maintainers' card on the packet page: the video's search index (status, source,
+// size, when built, error) and a Rebuild button; it looks again while a build is queued.
+export async function mountIndexCard(root, { videoId }) {
+  const url = `/api/videos/${videoId}/search-index/`;
+  const rebuild = el("button", { type: "button", id: "search-index-rebuild", text: "Rebuild index" });
+  const details = el("dl", { class: "kv", id: "search-index-details" });
+  const message = el("p", { class: "small", "aria-live": "polite" });
+  root.replaceChildren(el("h2", { text: "Moment-search index" }), details, rebuild, message);
+  root.hidden = false;
+  let timer = null;
+  function show(index) {
+    const rows = [
+      ["status", index.status],
+      ["source", index.source || "—"],
+      ["clips", index.clips ? `${index.clips} × ${index.dim} (${index.clip_length} s each)` : "—"],
+      ["made by", index.encoder || "—"],
+      ["built", index.built_at ? `${when(index.built_at)} (${index.build_seconds} s)` : "—"],
+    ];
+    if (index.error) rows.push(["error", index.error]);
+    details.replaceChildren(...rows.flatMap(([k, v]) => [el("dt", { text: k }), el("dd", { text: String(v), dataset: { field: k } })]));
+    clearTimeout(timer);
+    if (index.status === "pending" || index.status === "building") timer = setTimeout(load, 2000);
+  }
+  async function load() {
+    try {
+      show((await api.get(url)).index);
+    } catch (error) {
+      message.textContent = error.message || String(error);
+    }
+  }
+  rebuild.addEventListener("click", async () => {
+    rebuild.disabled = true;
+    try {
+      const { data } = await api.request("POST", url, { body: {} });
+      message.textContent = "Rebuild queued.";
+      show(data.index);
+      await load();
+    } catch (error) {
+      message.textContent = error.message || String(error);
+    } finally {
+      rebuild.disabled = false;
+    }
+  });
+  await load();
 }
