@@ -295,7 +295,7 @@ def _text_vector(row: VideoSearchIndex, loaded: LoadedIndex, text: str) -> np.nd
     return l2_normalize(vector)
 
 
-def _example_vector(segments, grid, start: float, end: float) -> tuple[np.ndarray, float, float]:
+def example_vector(segments, grid, start: float, end: float) -> tuple[np.ndarray, float, float]:
     from retrieval.features import l2_normalize
 
     a, b = grid.nearest_index(start), grid.nearest_index(end)
@@ -328,49 +328,61 @@ def _same_as_example(span: tuple[float, float], example: tuple[float, float]) ->
     return iou(span, example) >= EXAMPLE_OVERLAP or inside >= EXAMPLE_OVERLAP
 
 
-def search(packet: Packet, row: VideoSearchIndex | None, *, text: str = "", example=None, k: int = DEFAULT_K) -> dict:
-    """The best ``k`` intervals for a text, an example ``(start_s, end_s)``, or both
-    (their vectors averaged). Raises ``InvalidInput`` / :class:`IndexNotReady`."""
+def rank_intervals(segments, times, grid, query: np.ndarray, *, k: int, example_span=None) -> tuple[list, int]:
+    """Pure ranking: the best ``k`` grid intervals ``(start_s, end_s, score)`` for a unit
+    ``query`` over the grid's segment vectors (zero-shot scan statistic of the cosine,
+    the best 64 row champions thinned by temporal NMS), leaving out what is the example
+    itself. Returns them with the number of intervals scored."""
     import torch
 
-    from retrieval.features import l2_normalize
     from retrieval.pipeline import rank_zero_shot
     from retrieval.scan import DEFAULT_GAMMA, MAX_FINE_CANDIDATES
+
+    ranking = rank_zero_shot(
+        segments, torch.from_numpy(np.asarray(query, dtype=np.float32)), times, grid.times, gamma=DEFAULT_GAMMA,
+        step=grid.step, k=MAX_FINE_CANDIDATES, nms_iou=NMS_IOU,
+    )  # fmt: skip
+    cands = ranking.candidates
+    found = []
+    for s, e, score in zip(cands.starts, cands.ends, ranking.fine, strict=True):
+        start, end = grid.interval(int(s), int(e))
+        if example_span is not None and _same_as_example((start, end), example_span):
+            continue
+        found.append((start, end, float(score)))
+        if len(found) == k:
+            break
+    return found, cands.n_scored
+
+
+def search(packet: Packet, row: VideoSearchIndex | None, *, text: str = "", example=None, k: int = DEFAULT_K) -> dict:
+    """The best ``k`` intervals for a text, an example ``(start_s, end_s)``, or both
+    (their vectors added, then normalised). Raises ``InvalidInput`` / :class:`IndexNotReady`."""
+    from retrieval.features import l2_normalize
 
     if not is_moment_packet(packet):
         raise InvalidInput("search finds intervals of moment-query packets; this task kind has none")
     if row is None:
         raise IndexNotReady(not_ready_reason(None))
     loaded = load(row)
-    duration = float(packet.video.duration)
     grid = packet_grid(packet)
-    segments, times = _segments(loaded, grid, duration)
+    segments, times = _segments(loaded, grid, float(packet.video.duration))
     parts, used = [], {}
     if text:
         parts.append(_text_vector(row, loaded, text))
         used["text"] = text
     example_span = None
     if example is not None:
-        vector, a, b = _example_vector(segments, grid, *example)
+        vector, a, b = example_vector(segments, grid, *example)
         parts.append(vector)
         example_span = (a, b)
         used["example"] = [a, b]
     if not parts:
         raise InvalidInput("give a text, an example interval, or both")
-    query = torch.from_numpy(l2_normalize(np.sum(parts, axis=0)))
-    ranking = rank_zero_shot(
-        segments, query, times, grid.times, gamma=DEFAULT_GAMMA, step=grid.step, k=MAX_FINE_CANDIDATES, nms_iou=NMS_IOU
-    )
-    cands = ranking.candidates
-    results = []
-    for s, e, score in zip(cands.starts, cands.ends, ranking.fine, strict=True):
-        start, end = grid.interval(int(s), int(e))
-        if example_span is not None and _same_as_example((start, end), example_span):
-            continue
-        results.append(
-            {"rank": len(results) + 1, "start": start, "end": end, "start_frame": _frames(start, packet),
-             "end_frame": _frames(end, packet), "score": round(float(score), 6)}
-        )  # fmt: skip
-        if len(results) == k:
-            break
-    return {"query": used, "results": results, "grid": grid.to_spec(), "source": row.source, "scored": cands.n_scored}
+    found, scored = rank_intervals(segments, times, grid, l2_normalize(np.sum(parts, axis=0)), k=k,
+                                   example_span=example_span)  # fmt: skip
+    results = [
+        {"rank": rank, "start": start, "end": end, "start_frame": _frames(start, packet),
+         "end_frame": _frames(end, packet), "score": round(score, 6)}
+        for rank, (start, end, score) in enumerate(found, start=1)
+    ]  # fmt: skip
+    return {"query": used, "results": results, "grid": grid.to_spec(), "source": row.source, "scored": scored}
