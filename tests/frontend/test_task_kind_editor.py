@@ -111,7 +111,7 @@ def test_a_copy_of_a_kind_reads_back_as_the_same_schema(maintainer):
 @pytest.mark.django_db
 def test_the_editor_sets_the_assistance_flag_only_when_ticked_and_a_copy_keeps_it(maintainer):
     client = client_for(maintainer)
-    assert client.post("/task-kinds/", swim_form(slug="helped", annotator_assistance="on")).status_code == 302
+    assert client.post("/task-kinds/", swim_form(slug="helped", assistance="on")).status_code == 302
     assert client.post("/task-kinds/", swim_form(slug="blind")).status_code == 302
     helped, blind = TaskKind.objects.get(slug="helped"), TaskKind.objects.get(slug="blind")
     assert helped.schema["annotator_assistance"] is True and "annotator_assistance" not in blind.schema

@@ -34,7 +34,7 @@ function formValues() {
     boundary_start: value("boundary_start"),
     boundary_end: value("boundary_end"),
     sort_keys: value("sort_keys"),
-    annotator_assistance: form.elements.annotator_assistance.checked,
+    assistance: form.elements.assistance.checked,
     fields: [...form.querySelectorAll(".field-row")].map(rowValues),
   };
 }
