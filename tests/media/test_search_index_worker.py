@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from annotator.models import Job, VideoSearchIndex
+from annotator.models import Job, Video, VideoSearchIndex
 from retrieval.grid import iou
-from tests.factories import client_for, ensure_builtin_rows
+from tests.factories import client_for, ensure_builtin_rows, make_packet
 from tests.scene_video import write_scene_video
 
 
@@ -82,3 +82,34 @@ def test_the_build_task_goes_to_the_retrieval_queue_only_when_it_is_set():
     routed = subprocess.run(run, env=env, capture_output=True, text=True, check=True).stdout
     assert "'annotator.build_search_index': {'queue': 'retrieval'}" in routed
     assert "'annotator.ingest_*': {'queue': 'ingest'}" in routed
+
+
+@pytest.mark.django_db
+def test_the_end_of_ingest_queues_the_index_of_a_video_a_moment_packet_uses(
+    tmp_path, maintainer, annotator_a, annotator_b, adjudicator, eager_celery, django_capture_on_commit_callbacks
+):
+    """Remux first: the video is ready (and put in a moment packet) while its proxy is
+    still to be encoded; finishing the proxy queues the index build, from the proxy."""
+    from django.core.files import File
+
+    from annotator import tasks
+    from annotator.actions.ingest import do_ingest_video
+
+    source, _ = write_scene_video(tmp_path / "scenes.mp4")
+    video = Video.objects.create(title="scenes", original_name=source.name, created_by=maintainer)
+    with open(source, "rb") as handle:
+        video.original.save(source.name, File(handle), save=True)
+    job = Job.objects.create(kind="ingest", video=video, created_by=maintainer)
+    with django_capture_on_commit_callbacks(execute=False):  # the proxy task is not run yet
+        do_ingest_video(video, job, remux_first=True)
+    video.refresh_from_db()
+    assert video.status == Video.Status.READY and video.remux and not video.proxy
+    with django_capture_on_commit_callbacks(execute=False):  # nor the build the packet queues
+        make_packet(maintainer, annotator_a, annotator_b, adjudicator, kind="moment-queries", video=video)
+    VideoSearchIndex.objects.all().delete()  # so only the end of ingest can make it
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        tasks.ingest_proxy(video.pk, job.pk)
+    video.refresh_from_db()
+    assert video.proxy, video.error
+    row = VideoSearchIndex.objects.get(video=video)
+    assert len(callbacks) >= 1 and row.status == "ready" and row.source == "descriptor" and row.clip_count == 36
