@@ -391,3 +391,14 @@ def access_full_rendition(user: AbstractBaseUser, packet_id: int | str) -> Packe
     on the packet, as for its other media. It is the video's, shared by every packet on
     it, and its status never says who asked."""
     return access_packet(user, packet_id)
+
+
+def access_packet_search(user: AbstractBaseUser, packet_id: int | str) -> PacketAccess:
+    """Moment search on a packet's video: its adjudicator always, its maintainers, and
+    its annotators only when the task kind's schema sets ``annotator_assistance`` (off
+    by default, so blind packets get none). Results depend on the video's features
+    only, never on a ledger; anyone else gets the answer a missing packet gets."""
+    access = _packet_with_role(user, packet_id, {"adjudicator", "maintainer", "annotator_a", "annotator_b"}, "search")
+    if access.is_annotator and access.packet.task_kind.schema.get("annotator_assistance") is not True:
+        raise NotFound("search")
+    return access

@@ -11,7 +11,8 @@ A schema is a JSON object::
       "identity_fields": [...],   # fields that say "the same event" (may be empty)
       "boundary_fields": ["start_frame", "end_frame"],    # frame boundaries, or []
       "tolerance": 12,            # boundary tolerance in frames (scorer parameter)
-      "sort_keys": [...]          # export order of events
+      "sort_keys": [...],         # export order of events
+      "annotator_assistance": false  # optional: annotators may use moment search (default false)
     }
 
 Field types: ``enum`` (``choices``), ``enum_set`` (``choices``, ``min_items``), ``int``
@@ -78,6 +79,8 @@ def check_schema(schema: Any) -> dict:
     tolerance = schema.get("tolerance", 0)
     if not isinstance(tolerance, int) or isinstance(tolerance, bool) or tolerance < 0:
         raise SchemaError("tolerance must be a non-negative integer (frames)", field="tolerance")
+    if not isinstance(schema.get("annotator_assistance", False), bool):
+        raise SchemaError("annotator_assistance must be true or false", field="annotator_assistance")
     return schema
 
 

@@ -18,6 +18,8 @@ layer do not import each other.
   already final.
 * ``annotator.run_bundle``: run one executable moment-search bundle in the sandbox, on
   the bundle queue.
+* ``annotator.build_search_index``: build a video's moment-search index; on the queue
+  ``FRAMELEDGER_RETRIEVAL_QUEUE`` when set, else the default one.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from __future__ import annotations
 from celery import shared_task
 
 from annotator.queue import (
+    BUILD_SEARCH_INDEX,
     INGEST_CHUNK,
     INGEST_FULL,
     INGEST_JOIN,
@@ -36,6 +39,7 @@ from annotator.queue import (
 )
 
 __all__ = [
+    "build_search_index",
     "ingest_chunk",
     "ingest_full",
     "ingest_join",
@@ -138,3 +142,11 @@ def run_bundle(run_id: int) -> str:
     from annotator.actions.bundles import do_run_bundle
 
     return do_run_bundle(run_id).status
+
+
+@shared_task(name=BUILD_SEARCH_INDEX, acks_late=True, reject_on_worker_lost=True)
+def build_search_index(video_id: int) -> None:
+    """Build a video's moment-search index; the outcome is written to its row."""
+    from annotator.actions.search import do_build_search_index
+
+    do_build_search_index(video_id)

@@ -1,7 +1,9 @@
 """Moment-retrieval benchmark: speed of the exhaustive scan, latency, build time, quality.
 
 Run: ``.venv/bin/python bench/retrieval.py [--device auto|cpu|cuda] [--threads 1]
-[--train-seconds 60]``. Default run: about 3 minutes on 2 cores.
+[--train-seconds 60]``. Default run: about 3 minutes on 2 cores. ``--app-only`` runs only
+the web app's path instead (``bench/retrieval_app.py``: the search index built by the app,
+search latency through the HTTP API on a 2-hour video).
 
 It prints:
 
@@ -256,7 +258,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--real-queries", type=int, default=40, help="per source, real annotation structure")
     parser.add_argument("--seed", type=int, default=100)
     parser.add_argument("--json", default=None, help="also write the figures to this file")
+    parser.add_argument("--app-only", action="store_true", help="only the in-app path (bench/retrieval_app.py)")
+    parser.add_argument("--searches", type=int, default=200, help="--app-only: searches of each kind")
+    parser.add_argument("--descriptor-seconds", type=float, default=360.0, help="--app-only: descriptor video length")
     args = parser.parse_args(argv)
+    if args.app_only:
+        from bench import retrieval_app
+
+        torch.set_num_threads(args.threads)
+        out = retrieval_app.main(args)
+        if args.json:
+            Path(args.json).write_text(json.dumps(out, indent=2) + "\n")
+        return 0
     torch.set_num_threads(args.threads)
     device = resolve_device(args.device)
     devices = [torch.device("cpu")] + ([device] if device.type == "cuda" else [])

@@ -260,6 +260,11 @@ CELERY_BEAT_SCHEDULE_FILENAME = envstr("CELERY_BEAT_SCHEDULE_FILENAME", str(VAR_
 # default queue, so one worker serves everything.
 FRAMELEDGER_INGEST_QUEUE = envstr("FRAMELEDGER_INGEST_QUEUE", "")
 CELERY_TASK_ROUTES = {"annotator.ingest_*": {"queue": FRAMELEDGER_INGEST_QUEUE}} if FRAMELEDGER_INGEST_QUEUE else {}
+# The moment-search index builds (annotator.build_search_index) go to this queue when it
+# is set; unset, the default queue, so one worker serves everything (docs/retrieval.md).
+FRAMELEDGER_RETRIEVAL_QUEUE = envstr("FRAMELEDGER_RETRIEVAL_QUEUE", "")
+if FRAMELEDGER_RETRIEVAL_QUEUE:
+    CELERY_TASK_ROUTES = {**CELERY_TASK_ROUTES, "annotator.build_search_index": {"queue": FRAMELEDGER_RETRIEVAL_QUEUE}}
 
 LOGGING = {
     "version": 1,
@@ -294,6 +299,8 @@ FRAMELEDGER_MAX_MOMENT_IMPORT_BYTES = envint("FRAMELEDGER_MAX_MOMENT_IMPORT_BYTE
 FRAMELEDGER_UPLOAD_PATHS += [
     (r"^/api/versions/[0-9]+/bundles/$", FRAMELEDGER_BUNDLE_MAX_BYTES + MULTIPART_SLACK_BYTES),
     (r"^/api/moment-imports/$", FRAMELEDGER_MAX_MOMENT_IMPORT_BYTES + MULTIPART_SLACK_BYTES),
+    # Uploaded CLIP features of a video's moment-search index (annotator.actions.search).
+    (r"^/api/videos/[0-9]+/search-index/$", 2 * 512 * 1024**2 + MULTIPART_SLACK_BYTES),
 ]
 FRAMELEDGER_SANDBOX_UID = envint("FRAMELEDGER_SANDBOX_UID", 65534)
 FRAMELEDGER_SANDBOX_GID = envint("FRAMELEDGER_SANDBOX_GID", 65534)
@@ -305,3 +312,11 @@ FRAMELEDGER_SANDBOX_SECRET_PATHS = [p for p in envstr("FRAMELEDGER_SANDBOX_SECRE
 # "Text encoders"): hash fits synthetic features only; real CLIP features need a
 # precomputed:PATH or python:module:factory encoder whose weights are on disk.
 FRAMELEDGER_RETRIEVAL_ENCODER = envstr("FRAMELEDGER_RETRIEVAL_ENCODER", "hash")
+# The locally installed visual encoder of the moment-search index, as
+# "package.module:factory" (weights already on disk; nothing is ever downloaded).
+# factory() returns an object with encode_frames(N x H x W x 3 uint8) -> N x D and,
+# optionally, encode_text(list[str]) -> N x D in the same space. Unset: videos without
+# uploaded features get the embedded low-level descriptor (search by example only).
+FRAMELEDGER_SEARCH_ENCODER = envstr("FRAMELEDGER_SEARCH_ENCODER", "")
+# Seconds per clip of the index built from the video itself (encoder or descriptor).
+FRAMELEDGER_SEARCH_CLIP_SECONDS = float(envstr("FRAMELEDGER_SEARCH_CLIP_SECONDS", "1.0"))

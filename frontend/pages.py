@@ -23,6 +23,7 @@ from django.urls import reverse
 
 from annotator import access
 from annotator.media.views import media_urls_for
+from annotator.search import is_moment_packet
 from annotator.verify import version_problems
 from scoring.registry import scorers_of
 
@@ -59,8 +60,21 @@ def _packet_context(packet_access: access.PacketAccess, request) -> dict:
             "role": packet_access.role,
             "username": request.user.username,
             "media": {**_player_urls(packet.pk, media), "thumbsMeta": media["thumbnails_meta"]},
+            # Moment search (moment_search.js): shown only to whom the search API answers.
+            "search": _may_search(request.user, packet),
+            "videoId": packet.video_id,
         },
     }
+
+
+def _may_search(user, packet) -> bool:
+    if not is_moment_packet(packet):
+        return False
+    try:
+        access.access_packet_search(user, packet.pk)
+    except access.NotFound:
+        return False
+    return True
 
 
 # ---------------------------------------------------------------------- the protocol

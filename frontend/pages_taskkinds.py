@@ -26,7 +26,7 @@ from frontend.pages import _or_404
 from scoring.registry import scorers_of
 
 KEYS = ("slug", "name", "description", "family", "scorer_id", "root_key", "tolerance",
-        "boundary_start", "boundary_end", "sort_keys")  # fmt: skip
+        "boundary_start", "boundary_end", "sort_keys", "assistance")  # fmt: skip
 
 # The types the form edits; token lists (the tennis shots) need sub-fields, which the
 # API takes (``POST /api/task-kinds/``).
@@ -53,6 +53,7 @@ def form_from_schema(kind: TaskKind) -> tuple[dict, list[dict]] | None:
         "boundary_start": boundaries[0],
         "boundary_end": boundaries[1],
         "sort_keys": ", ".join(schema.get("sort_keys") or []),
+        "assistance": "on" if schema.get("annotator_assistance") is True else "",
     }
     identity = set(schema.get("identity_fields") or [])
     rows = [
@@ -153,6 +154,8 @@ def schema_from_form(form: dict, rows: list[dict]) -> dict:
         schema["identity_fields"] = identity
     if _names(form["sort_keys"]):
         schema["sort_keys"] = _names(form["sort_keys"])
+    if form.get("assistance") == "on":  # moment search for annotators (off: blind, no help)
+        schema["annotator_assistance"] = True
     return schema
 
 

@@ -18,6 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotator.actions.audit import record
+from annotator.actions.search import request_search_index
 from annotator.media.errors import MediaError
 from annotator.media.frametable import FrameTable
 from annotator.media.thumbs import make_thumbnails
@@ -216,5 +217,6 @@ def commit_proxy(video: Video, job: Job, derived: dict, placed: dict[str, str]) 
         )
         stale = [name for name in previous if name and name not in placed.values()]
         transaction.on_commit(lambda: remove_media(stale))
+        request_search_index(row)  # a moment packet's video: its search index, from the proxy
     video.refresh_from_db()
     job.refresh_from_db()

@@ -4,6 +4,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from annotator.actions.audit import record
+from annotator.actions.search import request_search_index
 from annotator.canonical import canonical_sha256
 from annotator.errors import InvalidInput
 from annotator.families import adapter_for
@@ -88,6 +89,7 @@ def do_create_packet(
     Ledger.objects.create(packet=packet, side=Ledger.Side.A, annotator=annotator_a)
     Ledger.objects.create(packet=packet, side=Ledger.Side.B, annotator=annotator_b)
     record(actor, "create_packet", packet, packet=packet, hashes={"packet": digest})
+    request_search_index(video)  # a moment packet: its video's search index, after commit
     return packet
 
 

@@ -16,6 +16,7 @@ from django.conf import settings
 from django.db import transaction
 
 from annotator.actions.audit import record
+from annotator.actions.search import INDEX_DIR as SEARCH_INDEX_DIR
 from annotator.errors import Conflict
 from annotator.models import Video
 
@@ -62,6 +63,7 @@ def remove_video_files(video_id: int, names: list[str]) -> None:
     root = Path(settings.MEDIA_ROOT)
     for name in names:
         (root / name).unlink(missing_ok=True)
+    shutil.rmtree(root / SEARCH_INDEX_DIR / str(video_id), ignore_errors=True)  # its moment-search index
     tmp = root / "tmp"
     if tmp.is_dir():
         for pattern in (f"ingest-{video_id}-*", f"full-{video_id}-*"):

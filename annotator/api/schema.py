@@ -67,6 +67,7 @@ SUCCESS_STATUS = {
     ("VideoListView", "POST"): 202,
     ("VersionBundlesView", "POST"): 202,
     ("MomentImportView", "POST"): 201,
+    ("VideoSearchIndexView", "POST"): 202,
 }
 
 # (view, method) -> another success status the route also answers.
@@ -78,6 +79,9 @@ FROZEN_READERS = {
     "VersionDetailView", "VersionExportView", "AgreementView", "ScoringRunListView", "ScoreDiagnosticsView",
     "LeaderboardView", "CalibrationView", "ReadyView",
 }  # fmt: skip
+
+# Reads that answer 409 when what they read is not ready (a video's search index).
+NOT_READY_READERS = {("PacketSearchView", "GET")}
 
 LIST_VIEWS = {"AuditLogView", "VersionBundlesView"}  # besides the GET of every *ListView
 
@@ -186,7 +190,32 @@ REQUEST_BODIES = {
     },
 }
 
+SEARCH_FIELDS = {
+    "text": _string("a description (text search)"),
+    "example": {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2,
+                "description": "[start_frame, end_frame]: find intervals similar to this one"},
+    "k": {"type": "integer", "minimum": 1, "maximum": 50, "description": "how many intervals (default 10)"},
+}  # fmt: skip
+REQUEST_BODIES[("PacketSearchView", "POST")] = _json_body(SEARCH_FIELDS, [])
+REQUEST_BODIES[("VideoSearchIndexView", "POST")] = {
+    "multipart/form-data": {
+        "type": "object",
+        "properties": {
+            "features": {**BINARY, "description": "CLIP frame features: .npz (key features) or .npy, L x D"},
+            "clip_length": _string("seconds per feature row (required with features)"),
+            "text_features": {**BINARY, "description": ".npz with texts and embeddings in the same space"},
+        },
+    },
+    **_json_body({}, []),
+}
+
 QUERY_PARAMETERS = {
+    ("PacketSearchView", "GET"): [
+        OpenApiParameter("text", str, description="a description: search by text"),
+        OpenApiParameter("start_frame", int, description="first frame of an example interval (find similar)"),
+        OpenApiParameter("end_frame", int, description="last frame of the example interval"),
+        OpenApiParameter("k", int, description="how many intervals (1-50, default 10)"),
+    ],
     ("VersionExportView", "GET"): [
         OpenApiParameter("file", str, description="one file of the export (e.g. gt.json) instead of the zip")
     ],
@@ -260,7 +289,7 @@ class AutoSchema(SpectacularAutoSchema):
             statuses.add(404)
         if method in WRITE_METHODS or self.key in QUERY_PARAMETERS:
             statuses.add(400)
-        if method in WRITE_METHODS:
+        if method in WRITE_METHODS or self.key in NOT_READY_READERS:
             statuses.add(409)
         if method in BODY_METHODS:
             statuses.update({413, 415})

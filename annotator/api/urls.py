@@ -35,4 +35,5 @@ urlpatterns = [
     path("", include("annotator.api.grading_urls")),
     path("", include("annotator.api.bundles")),
     path("", include("annotator.api.moment_imports")),
+    path("", include("annotator.api.search")),
 ]

@@ -48,6 +48,9 @@ class FamilyAdapter:
     reference_calibration: bool = False
     # Whether maintainers may submit executable bundles (``annotator.actions.bundles``).
     executable_bundles: bool = False
+    # Its packets ask for intervals on a time grid: their videos get a moment-search index
+    # (annotator.search); task_parameters gives the grid.
+    moment_search: bool = False
     # The label file the packet page imports into the provisional tier
     # (``annotator.label_imports.PREVIEWS``), or None.
     label_format: str | None = None

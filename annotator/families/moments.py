@@ -27,6 +27,7 @@ class MomentsAdapter(FamilyAdapter):
     family = "moments"
     reference_calibration = True
     executable_bundles = True
+    moment_search = True
 
     def check_project_parameters(self, params: dict) -> dict:
         """``grid``: ``{"step": seconds}``, the moment grid (positive, at most 60 s);

@@ -3,7 +3,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotator", "0010_projects"),
+        ("annotator", "0011_video_search_index"),
     ]
 
     operations = [

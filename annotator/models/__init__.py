@@ -12,6 +12,7 @@ from annotator.models.grading import (
 )
 from annotator.models.packets import Ledger, LedgerEvent, Packet
 from annotator.models.projects import Project
+from annotator.models.search import VideoSearchIndex
 from annotator.models.taskkinds import TaskKind
 from annotator.models.tokens import ApiToken
 from annotator.models.truth import Decision, GroundTruthVersion, Union, UnionItem
@@ -38,4 +39,5 @@ __all__ = [
     "Union",
     "UnionItem",
     "Video",
+    "VideoSearchIndex",
 ]

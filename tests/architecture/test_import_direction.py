@@ -46,6 +46,7 @@ LAYERS: list[tuple[str, int]] = [
     ("annotator.verify", 3),
     ("annotator.overview", 3),
     ("annotator.label_imports", 3),
+    ("annotator.search", 3),
     # The audit log's appender: a read that finds tampered data records it.
     ("annotator.actions.audit", 3),
     # 4 writes

@@ -77,5 +77,11 @@ def test_the_preview_builds_the_schema_the_server_builds(page_as):
     )
     server_rows = [row for row in rows if row["name"] or row["choices"].strip()]  # as form_rows keeps them
     assert built == schema_from_form(form, server_rows)
+    helped = page.evaluate(
+        """async (values) => (await import("/static/frontend/js/kind_editor_model.js")).schemaFromForm(values)""",
+        {**form, "assistance": True, "fields": rows},
+    )
+    assert helped == schema_from_form({**form, "assistance": "on"}, server_rows)
+    assert helped["annotator_assistance"] is True
     assert built["fields"][1] == {"name": "nouns", "type": "enum_set", "choices": ["x"], "min_items": 2,
                                   "required": False}  # fmt: skip

@@ -208,3 +208,9 @@ def test_type_ahead_takes_the_exact_then_shortest_prefix_then_initials_then_subs
     assert verbs == ["take", "cut", "crack", "turn on", "move around"]
     assert fr == ["fridge", "freezer", "fridge_drawer"]  # the hint: the best first, then the others
     assert em == ["egg_mixture"]
+
+
+def test_a_search_result_becomes_an_interval_and_c_is_free_in_both_key_tables(page):
+    *lists, tables = run(page, "moment_search_adds_a_result_as_an_interval")
+    assert lists == [[[12, 18]], [[0, 6], [12, 18]], [[0, 6], [12, 18]], [[0, 6], [12, 18]], [[12, 18]], [[12, 18]]]
+    assert tables == [[n, n, "use-candidate"] for n, _, _ in tables]  # no key twice; c takes the result

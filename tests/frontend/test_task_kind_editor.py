@@ -106,3 +106,15 @@ def test_a_copy_of_a_kind_reads_back_as_the_same_schema(maintainer):
     # token lists are not edited in the form: no copy link for the tennis kind
     assert 'href="?from=break-point-ledger"' not in page and 'href="?from=action-ledger"' in page
     assert 'href="?from=moment-queries"' not in page  # its interval grid step is not on the form
+
+
+@pytest.mark.django_db
+def test_the_editor_sets_the_assistance_flag_only_when_ticked_and_a_copy_keeps_it(maintainer):
+    client = client_for(maintainer)
+    assert client.post("/task-kinds/", swim_form(slug="helped", assistance="on")).status_code == 302
+    assert client.post("/task-kinds/", swim_form(slug="blind")).status_code == 302
+    helped, blind = TaskKind.objects.get(slug="helped"), TaskKind.objects.get(slug="blind")
+    assert helped.schema["annotator_assistance"] is True and "annotator_assistance" not in blind.schema
+    assert schema_from_form(*form_from_schema(helped)) == helped.schema
+    assert 'id="kind-assistance" checked' in client.get("/task-kinds/?from=helped").content.decode()
+    assert 'id="kind-assistance" checked' not in client.get("/task-kinds/?from=blind").content.decode()

@@ -104,7 +104,9 @@ def test_a_bad_content_length_is_a_400_json_error(server, request):
 def test_upload_routes_take_large_bodies_and_still_require_sign_in(server, request):
     port, _ = request.getfixturevalue(server)
     size = settings.FRAMELEDGER_MAX_BODY_BYTES + 2 * MIB
-    for path in ("/api/videos/", "/api/packets/1/submissions/", "/api/versions/1/bundles/", "/api/moment-imports/"):
+    paths = ("/api/videos/", "/api/packets/1/submissions/", "/api/versions/1/bundles/", "/api/moment-imports/",
+             "/api/videos/1/search-index/")  # fmt: skip
+    for path in paths:
         assert limit_for(path) > size
         with socket.create_connection(("127.0.0.1", port)) as sock:
             sock.sendall(head("POST", path, f"Content-Length: {size}", "Content-Type: application/octet-stream"))
@@ -122,6 +124,7 @@ def test_only_the_listed_upload_routes_get_a_large_limit():
     assert limit_for("/api/packets/7/submissions/") > small
     assert limit_for("/api/versions/3/bundles/") > settings.FRAMELEDGER_BUNDLE_MAX_BYTES
     assert limit_for("/api/moment-imports/") > small
+    assert limit_for("/api/videos/4/search-index/") > 512 * MIB
 
 
 def test_wsgi_keeps_non_file_request_data_under_the_same_small_limit(client):

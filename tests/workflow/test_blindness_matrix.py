@@ -182,6 +182,11 @@ def api_visible(name, params, persona, state, scenario, cast):
         **dict.fromkeys(["api-score-file", "api-score-diagnostics"], role == "maintainer"),
         # Executable bundles (issue 13): maintainers of the packet only.
         **dict.fromkeys(["api-version-bundles", "api-bundle-run"], role == "maintainer"),
+        # Moment search (issue 13): results come from the video's features only. The
+        # adjudicator always, the packet's maintainers, annotators only where the task kind
+        # allows assistance (not this one); the index status is maintainer-wide video material.
+        "api-packet-search": role in {"adjudicator", "maintainer"},
+        "api-video-search-index": in_group,
     }
     if name == "job-detail":
         # An ingest job is about a video; a scoring job is grading material of its packet.

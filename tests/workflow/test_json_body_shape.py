@@ -37,6 +37,8 @@ READS_BODY = {
     ("api-token", "post"),
     ("api-version-bundles", "post"),
     ("api-moment-imports", "post"),
+    ("api-packet-search", "post"),
+    ("api-video-search-index", "post"),
 }
 # ... and those that take none: the body is not read at all (docs/api.md).
 NO_BODY = {

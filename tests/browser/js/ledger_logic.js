@@ -220,3 +220,15 @@ export async function type_ahead_best_candidate() {
     S.choiceCandidates(nouns, "em"),
   ];
 }
+
+export async function moment_search_adds_a_result_as_an_interval() {
+  const M = await import("/js/moment_search.js");
+  const K = await import("/js/shortcuts.js");
+  const hit = { start: 12, end: 18 };
+  const keys = (table) => table.flatMap((row) => row.keys);
+  return [
+    M.withInterval([], hit), M.withInterval([[0, 6]], hit), M.withInterval([[0, 6], ["", ""]], hit),
+    M.withInterval([[0, 6], [4, ""]], hit), M.withInterval([[12, 18]], hit), M.withInterval(undefined, hit),
+    [K.WORKSPACE_SHORTCUTS, K.ADJUDICATE_SHORTCUTS].map((t) => [keys(t).length, new Set(keys(t)).size, K.keymap(t).get("c")]),
+  ];
+}

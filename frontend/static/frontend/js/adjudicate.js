@@ -13,6 +13,7 @@ import { boundaryFields, draftToEvent, emptyDraft, eventToDraft, formatValue, su
 import { connectPacket, renderPresence } from "./live.js";
 import { mountPlayer } from "./player.js";
 import { mountAdjudicateKeys } from "./adjudicate_keys.js";
+import { mountMomentSearch, withInterval } from "./moment_search.js";
 import { mountPublishDialog } from "./publish_dialog.js";
 import { ADJUDICATE_SHORTCUTS } from "./shortcuts.js";
 import { Timeline } from "./timeline.js";
@@ -91,6 +92,7 @@ async function main() {
   mountWiring(adj);
   mountKeys(adj);
   mountLive(adj);
+  if (config.search) await mountSearch(adj);
   adj.render();
   await adj.showVersions();
   $("#adjudication").dataset.state = "ready";
@@ -246,7 +248,7 @@ function mountTimeline(adj) {
     });
   }
   timeline.addEventListener("seek", (e) => player && player.seekToFrame(e.detail.frame));
-  timeline.addEventListener("select", (e) => adj.select(Number(e.detail.key)));
+  timeline.addEventListener("select", (e) => e.detail.lane !== "search" && adj.select(Number(e.detail.key)));
 }
 
 // ---- the selected item: A beside B, the decision form ---------------------------------------
@@ -570,6 +572,7 @@ function mountKeys(adj) {
       $("#rationale").select();
     },
     decide: () => adj.decide(),
+    "use-candidate": () => adj.search && adj.search.useHighlighted(),
     "zoom-in": () => timeline.zoomIn(),
     "zoom-out": () => timeline.zoomOut(),
     "zoom-fit": () => timeline.fit(),
@@ -577,6 +580,48 @@ function mountKeys(adj) {
     help: () => $("#help-dialog").showModal(),
   };
   mountAdjudicateKeys({ commands, focusHome: () => $("#adjudication").focus({ preventScroll: true }) });
+}
+
+// ---- moment search: a result becomes an interval of the final value (edit) ------------------
+async function mountSearch(adj) {
+  const field = adj.schema.fields.find((f) => f.type === "interval_list");
+  if (!field) return;
+  const frameOfTime = (t) => (adj.player && adj.player.clock ? adj.player.clock.frameAtTime(t) : Math.round((t * adj.packet.video.frame_rate[0]) / adj.packet.video.frame_rate[1]));
+  const notice = (text) => ($("#live-notice").textContent = text);
+  adj.search = await mountMomentSearch($("#moment-search"), {
+    packetId: config.packetId,
+    timeline: adj.timeline,
+    player: adj.player,
+    setNotice: notice,
+    // The final value's last interval when editing, else the selected item's (A, then B).
+    example() {
+      const item = adj.items.find((it) => it.position === adj.selected);
+      const editing = canDecide && adj.chosenAction() === "edit" ? adj.editForm.draft : null;
+      for (const value of [editing, item && item.a_value, item && item.b_value]) {
+        const list = ((value && value[field.name]) || []).filter(([a, b]) => a !== "" && b !== "");
+        if (list.length) return [frameOfTime(list[list.length - 1][0]), frameOfTime(list[list.length - 1][1])];
+      }
+      return "Select an item with an interval first, then Find similar.";
+    },
+    onUse(hit) {
+      if (!canDecide) {
+        notice("Read-only: only the packet's adjudicator edits the final value.");
+        return;
+      }
+      if (adj.selected === null) {
+        notice("Select an item first: the result becomes an interval of its final value.");
+        return;
+      }
+      const input = document.querySelector('#decision-form input[name=action][value="edit"]');
+      if (!input.checked) {
+        input.checked = true;
+        adj.showEditor();
+      }
+      const draft = adj.editForm.draft;
+      adj.editForm.setDraft({ ...draft, [field.name]: withInterval(draft[field.name], hit) });
+      notice(`Edit: interval ${hit.start}–${hit.end} s (search result ${hit.rank}) added to the final value.`);
+    },
+  });
 }
 
 // ---- presence and the other adjudicator's decisions, live ----------------------------------------

@@ -34,6 +34,7 @@ function formValues() {
     boundary_start: value("boundary_start"),
     boundary_end: value("boundary_end"),
     sort_keys: value("sort_keys"),
+    assistance: form.elements.assistance.checked,
     fields: [...form.querySelectorAll(".field-row")].map(rowValues),
   };
 }

@@ -27,7 +27,7 @@ function names(text) {
     .filter(Boolean);
 }
 
-// values: {family, root_key, tolerance, boundary_start, boundary_end, sort_keys,
+// values: {family, root_key, tolerance, boundary_start, boundary_end, sort_keys, assistance,
 //          fields: [{name, type, required, identity, choices, min, max, frame}]}
 export function schemaFromForm(values) {
   const rows = values.fields.filter((row) => String(row.name ?? "").trim() || String(row.choices ?? "").trim());
@@ -53,6 +53,7 @@ export function schemaFromForm(values) {
   const identity = rows.filter((row) => row.identity).map((row) => String(row.name).trim());
   if (identity.length) schema.identity_fields = identity;
   if (names(values.sort_keys).length) schema.sort_keys = names(values.sort_keys);
+  if (values.assistance) schema.annotator_assistance = true; // the "assistance" check box
   return schema;
 }
 

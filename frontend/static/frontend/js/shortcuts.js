@@ -26,6 +26,7 @@ export const WORKSPACE_SHORTCUTS = [
   { keys: ["Ctrl+z"], command: ["undo"], help: "undo" },
   { keys: ["Ctrl+Shift+z", "Ctrl+y"], command: ["redo", "redo"], help: "redo" },
   { keys: ["+", "-", "0"], command: ["zoom-in", "zoom-out", "zoom-fit"], help: "zoom the timeline in / out / to the whole video" },
+  { keys: ["c"], command: ["use-candidate"], help: "moment search: the highlighted result becomes an interval of the event (where search is offered)" },
   { keys: ["Ctrl+s"], command: ["save-now"], help: "retry saving now" },
   { keys: ["?"], command: ["help"], help: "this sheet" },
 ];
@@ -43,6 +44,7 @@ export const ADJUDICATE_SHORTCUTS = [
   { keys: ["r"], command: ["rationale"], help: "write the rationale (selected: typing replaces it)" },
   { keys: ["Ctrl+Enter"], command: ["decide"], help: "record the decision" },
   { keys: ["+", "-", "0"], command: ["zoom-in", "zoom-out", "zoom-fit"], help: "zoom the timeline in / out / to the whole video" },
+  { keys: ["c"], command: ["use-candidate"], help: "moment search: edit, with the highlighted result added as an interval of the final value" },
   { keys: ["Escape"], command: ["escape"], help: "leave a field" },
   { keys: ["?"], command: ["help"], help: "this sheet" },
 ];

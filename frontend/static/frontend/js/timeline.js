@@ -3,6 +3,7 @@
 //
 //   const tl = new Timeline(root, { frameCount, thumbs });   // thumbs: thumbs.json meta or null
 //   tl.setLanes([{ id: "own", label: "Your events", items: [{ key, start, end, label, className }] }]);
+//   tl.setLane({ id, label, items, pinned: true });            // one lane; pinned: kept by setLanes
 //   tl.setPlayhead(frame); tl.setSelected(key); tl.zoomIn(); tl.zoomOut(); tl.fit();
 //   tl.addEventListener("seek", (e) => e.detail.frame);     // click on empty timeline
 //   tl.addEventListener("select", (e) => e.detail.key);     // click on an event
@@ -52,8 +53,11 @@ export class Timeline extends EventTarget {
   }
 
   // Lanes are packed into rows once per change (not on every zoom, pan or playhead move).
+  // A lane set with `pinned: true` (the search results) stays below the page's own lanes
+  // when they are replaced.
   setLanes(lanes) {
-    this.lanes = lanes.map(packLane);
+    const pinned = this.lanes.filter((l) => l.pinned && !lanes.some((n) => n.id === l.id));
+    this.lanes = [...lanes.map(packLane), ...pinned];
     this.render();
   }
 

@@ -16,6 +16,7 @@ import { SAVE, createStore, eventByKey, events, hasUnsaved, initialState, ordere
 import { connectPacket, renderPresence } from "./live.js";
 import { boundaryTarget, keyframeTarget, secondStep } from "./navigation.js";
 import { RATES, mountPlayer } from "./player.js";
+import { mountMomentSearch, withInterval } from "./moment_search.js";
 import { WORKSPACE_SHORTCUTS } from "./shortcuts.js";
 import { Timeline } from "./timeline.js";
 import { VirtualRows } from "./virtual_rows.js";
@@ -75,6 +76,7 @@ async function main() {
   mountPresence();
   mountOrphaned(ws);
   firstPaint(ws, ledger);
+  if (config.search && ws.intervalField) await mountSearch(ws);
 }
 
 // ---- state and saving ---------------------------------------------------------------
@@ -533,7 +535,7 @@ function mountTimeline(ws) {
     timeline.setSelected(state.selected);
   };
   timeline.addEventListener("seek", (e) => ws.seek(player.seekToFrame(e.detail.frame)));
-  timeline.addEventListener("select", (e) => ws.select(e.detail.key));
+  timeline.addEventListener("select", (e) => e.detail.lane !== "search" && ws.select(e.detail.key));
   player.addEventListener("frame", (e) => timeline.setPlayhead(e.detail.frame));
 }
 
@@ -698,9 +700,33 @@ function mountKeys(ws) {
     "zoom-out": () => timeline.zoomOut(),
     "zoom-fit": () => timeline.fit(),
     "save-now": () => ws.autosave.retryNow(),
+    "use-candidate": () => ws.search && ws.search.useHighlighted(),
     help: () => $("#help-dialog").showModal(),
   };
   ({ inKeyOrder: ws.inKeyOrder } = mountWorkspaceKeys({ commands, player, seek, focusHome: ws.focusHome, setNotice: ws.setNotice, onEndKey: ws.endKeyPressed }));
+}
+
+// ---- moment search (where the task kind allows it): a result becomes an interval ------------
+async function mountSearch(ws) {
+  const { intervalField, form } = ws;
+  ws.search = await mountMomentSearch($("#moment-search"), {
+    packetId: config.packetId,
+    timeline: ws.timeline,
+    player: ws.player,
+    setNotice: ws.setNotice,
+    // The draft's last complete interval, in frames.
+    example() {
+      const list = (form.draft[intervalField.name] || []).filter(([a, b]) => a !== "" && b !== "");
+      if (!list.length) return "Mark an interval first (i / o), then Find similar.";
+      const [start, end] = list[list.length - 1];
+      return [ws.frameOfTime(start), ws.frameOfTime(end)];
+    },
+    onUse(hit) {
+      if (ws.readOnly()) return;
+      ws.changeEvent((data) => ({ ...data, [intervalField.name]: withInterval(data[intervalField.name], hit) }));
+      ws.setNotice(`Interval ${hit.start}–${hit.end} s (search result ${hit.rank}) added to the event.`);
+    },
+  });
 }
 
 function mountPresence() {
