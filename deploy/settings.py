@@ -284,9 +284,14 @@ CELERY_TASK_ROUTES = {
 }
 # Redis redelivers a message that was taken but never acknowledged (acks_late: a worker
 # killed mid-task) after this many seconds; it must exceed the longest task.
+# CELERY_UNACKED_RESTORE_INTERVAL: how often (seconds) a worker looks for such messages.
 # (Redis only: other transports take no such options; the SQLite broker passes them to SQLAlchemy.)
 CELERY_BROKER_TRANSPORT_OPTIONS = (
-    {"visibility_timeout": envint("CELERY_VISIBILITY_TIMEOUT", 3600)}
+    {
+        "visibility_timeout": envint("CELERY_VISIBILITY_TIMEOUT", 3600),
+        "unacked_restore_interval": envint("CELERY_UNACKED_RESTORE_INTERVAL", 10),
+        "unacked_restore_throttle": 1,
+    }
     if CELERY_BROKER_URL.startswith(("redis://", "rediss://"))
     else {}
 )

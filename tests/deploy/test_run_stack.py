@@ -65,8 +65,9 @@ def test_run_stack_serves_ingests_scores_and_stops_cleanly(tmp_path):
         assert response.status_code == 202, response.text
         job_id, video_id = response.json()["job"]["id"], response.json()["video"]["id"]
         job = wait_for(
-            lambda: (j := maintainer.get(f"{stack.base}/api/jobs/{job_id}/").json())["status"] in {"done", "failed"}
-            and j,
+            lambda: (
+                (j := maintainer.get(f"{stack.base}/api/jobs/{job_id}/").json())["status"] in {"done", "failed"} and j
+            ),
             180,
             "the ingest job",
         )
@@ -91,9 +92,11 @@ def test_run_stack_serves_ingests_scores_and_stops_cleanly(tmp_path):
         run = maintainer.post(f"{stack.base}/api/packets/{packet_id}/scoring-runs/", json={"tier": "provisional"})
         assert run.status_code == 202, run.text
         body = wait_for(
-            lambda: (b := maintainer.get(f"{stack.base}/api/scoring-runs/{run.json()['id']}/").json())["job"]["status"]
-            in {"done", "failed"}
-            and b,
+            lambda: (
+                (b := maintainer.get(f"{stack.base}/api/scoring-runs/{run.json()['id']}/").json())["job"]["status"]
+                in {"done", "failed"}
+                and b
+            ),
             120,
             "the scoring run",
         )
