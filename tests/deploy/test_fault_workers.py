@@ -52,9 +52,7 @@ def test_worker_killed_mid_ingest_and_mid_scoring(tmp_path):
             response = maintainer.post(f"{base}/api/videos/", data={"title": "drill"}, files={"file": fh})
         assert response.status_code == 202, response.text
         job_id, video_id = response.json()["job"]["id"], response.json()["video"]["id"]
-        wait_for(
-            lambda: maintainer.get(f"{base}/api/jobs/{job_id}/").json()["status"] != "queued", 60, "running", 0.02
-        )
+        wait_for(lambda: maintainer.get(f"{base}/api/jobs/{job_id}/").json()["status"] != "queued", 60, "running", 0.02)
         kill_worker(stack, "worker-ingest")
         job = wait_for(
             lambda: (j := maintainer.get(f"{base}/api/jobs/{job_id}/").json())["status"] in {"done", "failed"} and j,
