@@ -182,6 +182,7 @@ def _prepare(annotators: int, submissions: int, plan_path: Path) -> None:
         "submissions": submissions,
         "solution": str(sorted(SOLUTION.glob("*.solution.json"))[0]),
         "proxy_size": video.proxy.size,
+        "frame_count": video.frame_count,
         "host": "",
     }
     plan_path.write_text(json.dumps(plan))

@@ -95,7 +95,7 @@ class Annotator(HttpUser):
                 response.failure(f"status {response.status_code}")
 
     def _save(self, method: str, path: str, name: str, kind: str):
-        self.frame = (self.frame + 37) % 25000
+        self.frame = (self.frame + 37) % (PLAN["frame_count"] - 20)
         body = {"data": {"verb": "take", "nouns": ["cup"], "start_frame": self.frame, "end_frame": self.frame + 12}}
         with self.client.request(
             method,
