@@ -237,6 +237,7 @@ def start_topology(name: str, env: dict, work: Path, web_workers: int) -> tuple[
         stack_env = {
             **env,
             "FRAMELEDGER_MEDIA_ACCEL_PREFIX": "/_media/",
+            "DATABASE_POOL_SIZE": os.environ.get("DATABASE_POOL_SIZE", "4"),
             "PROMETHEUS_MULTIPROC_DIR": str(work / "metrics"),
             "FRAMELEDGER_KEEP_METRICS": "1",
             "DJANGO_SECURE_PROXY_SSL_HEADER": "X-Forwarded-Proto:https",
