@@ -130,9 +130,7 @@ def render(*, site: bool = False) -> str:
         "    '' '';\n"
         "}\n"
         "upstream frameledger {\n"
-        "    least_conn;\n"
-        + "".join(f"    server {u} max_fails=0;\n" for u in upstreams)
-        + "    keepalive 64;\n"
+        "    least_conn;\n" + "".join(f"    server {u} max_fails=0;\n" for u in upstreams) + "    keepalive 64;\n"
         "}\n"
         f"{redirect}"
         "server {\n"
@@ -190,7 +188,7 @@ def render(*, site: bool = False) -> str:
         f"    fastcgi_temp_path {runtime}/fastcgi;\n"
         f"    uwsgi_temp_path {runtime}/uwsgi;\n"
         f"    scgi_temp_path {runtime}/scgi;\n"
-        "    log_format frameledger_json escape=json '{\"time\":\"$time_iso8601\",\"remote\":\"$remote_addr\","
+        '    log_format frameledger_json escape=json \'{"time":"$time_iso8601","remote":"$remote_addr",'
         '"method":"$request_method","uri":"$request_uri","status":$status,"bytes":$body_bytes_sent,'
         '"seconds":$request_time,"upstream":"$upstream_addr","upstream_seconds":"$upstream_response_time"}\';\n'
         f"    access_log {runtime}/access.log frameledger_json;\n"
