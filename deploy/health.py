@@ -3,18 +3,19 @@
 - ``GET /healthz``: 200 while the process answers (liveness; touches nothing else).
 - ``GET /readyz``: 200 when the database, the Celery broker and the channel layer all answer
   within ``READY_TIMEOUT`` seconds, 503 otherwise; the JSON body says which failed.
-- ``GET /metrics``: Prometheus text (``deploy/metrics.py``).
+- ``GET /metrics``: Prometheus text (``deploy/metrics.py``), for ``FRAMELEDGER_METRICS_ALLOW`` only.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import time
 
 from asgiref.sync import async_to_sync
 from django.conf import settings
 from django.db import connection
-from django.http import HttpResponse, JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
@@ -79,10 +80,30 @@ def readyz(request):
     return JsonResponse({"ready": ready, "checks": results}, status=200 if ready else 503)
 
 
+def metrics_allowed(address: str | None) -> bool:
+    """Whether ``address`` is in ``FRAMELEDGER_METRICS_ALLOW`` (addresses or networks)."""
+    try:
+        ip = ipaddress.ip_address((address or "").strip())
+    except ValueError:
+        return False
+    for entry in settings.FRAMELEDGER_METRICS_ALLOW:
+        try:
+            if ip in ipaddress.ip_network(entry, strict=False):
+                return True
+        except ValueError:
+            continue
+    return False
+
+
 @never_cache
 @require_GET
 def metrics(request):
+    """Only for ``FRAMELEDGER_METRICS_ALLOW`` (the client address as the web server sees it,
+    forwarded by nginx): anyone else gets the same 404 as an unknown path."""
     from deploy.metrics import render
+
+    if not metrics_allowed(request.META.get("REMOTE_ADDR")):
+        raise Http404("Not found")
 
     body, content_type = render()
     return HttpResponse(body, content_type=content_type)

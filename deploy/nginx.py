@@ -12,7 +12,7 @@ folders and the X-Accel prefix can never disagree with Django's) plus these vari
 ``FRAMELEDGER_SERVER_NAME``        ``server_name``                                first allowed host
 ``FRAMELEDGER_TLS_CERT``/``_KEY``  certificate chain and key: TLS on when set      unset
 ``FRAMELEDGER_NGINX_REDIRECT_LISTEN``  with TLS: a plain-HTTP listener that 301s   ``80``
-``FRAMELEDGER_METRICS_ALLOW``      addresses/CIDRs allowed ``/metrics``           ``127.0.0.1``
+``FRAMELEDGER_METRICS_ALLOW``      addresses/CIDRs allowed ``/metrics``           ``127.0.0.1,::1``
 ``FRAMELEDGER_NGINX_RUNTIME_DIR``  pid, logs and temp files (whole-file mode)     ``/var/lib/nginx``
 =================================  ============================================  ======================
 
@@ -55,7 +55,7 @@ def render(*, site: bool = False) -> str:
     listen = env("FRAMELEDGER_NGINX_LISTEN", "443" if tls else "80")
     hosts = [h for h in settings.ALLOWED_HOSTS if h and h != "*"]
     server_name = env("FRAMELEDGER_SERVER_NAME", hosts[0] if hosts else "_")
-    metrics_allow = [a.strip() for a in env("FRAMELEDGER_METRICS_ALLOW", "127.0.0.1").split(",") if a.strip()]
+    metrics_allow = list(settings.FRAMELEDGER_METRICS_ALLOW)
     runtime = env("FRAMELEDGER_NGINX_RUNTIME_DIR", "/var/lib/nginx")
     static_url = "/" + settings.STATIC_URL.strip("/") + "/"
     accel = settings.FRAMELEDGER_MEDIA_ACCEL_PREFIX

@@ -187,6 +187,8 @@ STORAGES = {
 # When set (e.g. "/_media/"), media files are answered with X-Accel-Redirect to this
 # internal nginx location (deploy/nginx.py), so nginx sends the bytes and answers Range.
 FRAMELEDGER_MEDIA_ACCEL_PREFIX = envstr("FRAMELEDGER_MEDIA_ACCEL_PREFIX", "")
+# Client addresses or networks that may read /metrics (deploy/health.py; nginx uses the same list).
+FRAMELEDGER_METRICS_ALLOW = envlist("FRAMELEDGER_METRICS_ALLOW", ["127.0.0.1", "::1"])
 FILE_UPLOAD_MAX_MEMORY_SIZE = envint("FILE_UPLOAD_MAX_MEMORY_SIZE", 5 * 1024**2)
 
 LOGIN_URL = "/login/"

@@ -108,6 +108,14 @@ def test_metrics_has_request_latency_by_route_and_job_counts():
     assert "frameledger_queue_depth" in text and "frameledger_jobs" in text
 
 
+@pytest.mark.django_db
+def test_metrics_are_refused_outside_the_allow_list(settings):
+    assert Client(REMOTE_ADDR="10.1.2.3").get("/metrics").status_code == 404
+    settings.FRAMELEDGER_METRICS_ALLOW = ["10.0.0.0/8"]
+    assert Client(REMOTE_ADDR="10.1.2.3").get("/metrics").status_code == 200
+    assert Client(REMOTE_ADDR="127.0.0.1").get("/metrics").status_code == 404
+
+
 def test_json_log_lines():
     from deploy.logs import JsonFormatter
 
