@@ -13,6 +13,7 @@ import shutil
 import signal
 
 import pytest
+import requests
 from websockets.sync.client import connect
 
 from annotator.media import synthetic
@@ -80,6 +81,9 @@ def test_run_stack_serves_ingests_scores_and_stops_cleanly(tmp_path):
         assert media.status_code == 206, media.headers
         assert media.headers["Content-Range"].startswith("bytes 0-99/") and len(media.content) == 100
         assert media.content[4:8] == b"ftyp" and "X-Accel-Redirect" not in media.headers
+        # the internal location answers only X-Accel-Redirect, never a client (no access check there)
+        assert maintainer.get(f"{stack.base}/_media/").status_code == 404
+        assert requests.get(f"{stack.base}/media/videos/{video_id}/proxy.mp4", timeout=10).status_code == 404
 
         # score a submission on the scoring queue
         version = maintainer.get(f"{stack.base}/api/packets/{packet_id}/versions/").json()[0]
