@@ -51,7 +51,7 @@ __all__ = [
 ]
 
 
-@shared_task(name=INGEST_VIDEO)
+@shared_task(name=INGEST_VIDEO, acks_late=True, reject_on_worker_lost=True)
 def ingest_video(video_id: int, job_id: int) -> None:
     """Ingest one uploaded video; progress and outcome are written to the Job row."""
     from annotator.actions.ingest import do_ingest_video
@@ -126,8 +126,10 @@ def ingest_sweep() -> dict:
     return {str(k): v for k, v in do_sweep_ingests().items()}
 
 
-@shared_task(name=SCORE_BATCH)
+@shared_task(name=SCORE_BATCH, acks_late=True, reject_on_worker_lost=True)
 def score_batch(run_id: int, result_ids: list[int]) -> int:
+    """Score a chunk of a run. A redelivered message (a worker killed mid-batch) scores only
+    the results still pending, so no submission is scored twice."""
     from annotator.actions.grading import do_score_batch
 
     return do_score_batch(run_id, result_ids)

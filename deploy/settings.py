@@ -8,12 +8,14 @@ the Celery broker and the channel layer to Redis.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from django.core.exceptions import ImproperlyConfigured
 
 from deploy.env import envbool, envint, envlist, envstr, proxy_ssl_header
+from deploy.logs import logging_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(envstr("FRAMELEDGER_VAR_DIR", str(BASE_DIR / "var")))
@@ -39,6 +41,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "deploy.metrics.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "annotator.compression.JsonGZipMiddleware",
@@ -48,6 +51,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "annotator.unavailable.DatabaseUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "deploy.urls"
@@ -69,6 +73,15 @@ TEMPLATES = [
         },
     },
 ]
+
+
+def pool_options(size: int) -> dict:
+    """``DATABASE_POOL_SIZE=N`` (N > 0): each process keeps a psycopg pool of up to N
+    connections (Django's ``pool`` option, psycopg-pool), instead of one connection per
+    request (``CONN_MAX_AGE`` must then stay 0)."""
+    if size <= 0:
+        return {}
+    return {"pool": {"min_size": 1, "max_size": size, "timeout": envint("DATABASE_POOL_TIMEOUT", 10)}}
 
 
 def database_from_url(url: str) -> dict:
@@ -93,6 +106,8 @@ def database_from_url(url: str) -> dict:
             "HOST": parsed.hostname or "",
             "PORT": str(parsed.port or ""),
             "CONN_MAX_AGE": envint("DATABASE_CONN_MAX_AGE", 0),
+            "CONN_HEALTH_CHECKS": True,
+            "OPTIONS": pool_options(envint("DATABASE_POOL_SIZE", 0)),
         }
     raise ImproperlyConfigured(f"DATABASE_URL scheme {parsed.scheme!r} is not supported (sqlite, postgres)")
 
@@ -163,6 +178,22 @@ FRAMELEDGER_INGEST_REMUX_FIRST = bool(envint("FRAMELEDGER_INGEST_REMUX_FIRST", 1
 # Celery beat (`celery -A deploy worker -B`, or a separate `celery -A deploy beat`).
 FRAMELEDGER_INGEST_LEASE_SECONDS = envint("FRAMELEDGER_INGEST_LEASE_SECONDS", 300)
 FRAMELEDGER_INGEST_SWEEP_SECONDS = envint("FRAMELEDGER_INGEST_SWEEP_SECONDS", 60)
+# Where uploaded and derived media live (Django's STORAGES): a local folder by default, which
+# may be a shared volume (NFS, a mounted bucket) so that web and worker machines see the same
+# files. FRAMELEDGER_STORAGE_BACKEND / FRAMELEDGER_STORAGE_OPTIONS (JSON) choose another
+# backend, e.g. django-storages' S3 storage mounted through a POSIX layer (docs/deploy.md).
+STORAGES = {
+    "default": {
+        "BACKEND": envstr("FRAMELEDGER_STORAGE_BACKEND", "django.core.files.storage.FileSystemStorage"),
+        "OPTIONS": json.loads(envstr("FRAMELEDGER_STORAGE_OPTIONS", "{}")),
+    },
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+# When set (e.g. "/_media/"), media files are answered with X-Accel-Redirect to this
+# internal nginx location (deploy/nginx.py), so nginx sends the bytes and answers Range.
+FRAMELEDGER_MEDIA_ACCEL_PREFIX = envstr("FRAMELEDGER_MEDIA_ACCEL_PREFIX", "")
+# Client addresses or networks that may read /metrics (deploy/health.py; nginx uses the same list).
+FRAMELEDGER_METRICS_ALLOW = envlist("FRAMELEDGER_METRICS_ALLOW", ["127.0.0.1", "::1"])
 FILE_UPLOAD_MAX_MEMORY_SIZE = envint("FILE_UPLOAD_MAX_MEMORY_SIZE", 5 * 1024**2)
 
 LOGIN_URL = "/login/"
@@ -247,9 +278,15 @@ CELERY_TASK_DEFAULT_QUEUE = envstr("CELERY_QUEUE", "frameledger")
 # one-pass proxy of a long source), or a task still running would be started twice. A
 # killed worker's chunk does not wait for it: its lease runs out and the sweep re-queues it.
 CELERY_VISIBILITY_TIMEOUT = envint("CELERY_VISIBILITY_TIMEOUT", 6 * 3600)
-# (Only for brokers that have it: the SQLAlchemy transport hands its options to the engine.)
-if CELERY_BROKER_URL.split(":", 1)[0] in {"redis", "rediss", "sentinel", "sqs"}:
+# CELERY_UNACKED_RESTORE_INTERVAL: how often (seconds) a Redis worker looks for such messages.
+# (Only for brokers that have these options: the SQLAlchemy transport hands its options to the engine.)
+_broker_scheme = CELERY_BROKER_URL.split(":", 1)[0]
+if _broker_scheme in {"redis", "rediss", "sentinel", "sqs"}:
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_VISIBILITY_TIMEOUT}
+if _broker_scheme in {"redis", "rediss", "sentinel"}:
+    CELERY_BROKER_TRANSPORT_OPTIONS.update(
+        unacked_restore_interval=envint("CELERY_UNACKED_RESTORE_INTERVAL", 10), unacked_restore_throttle=1
+    )
 CELERY_BEAT_SCHEDULE = {
     "ingest-sweep": {"task": "annotator.ingest_sweep", "schedule": float(FRAMELEDGER_INGEST_SWEEP_SECONDS)},
 }
@@ -259,20 +296,20 @@ CELERY_BEAT_SCHEDULE_FILENAME = envstr("CELERY_BEAT_SCHEDULE_FILENAME", str(VAR_
 # to this queue when it is set (start workers with -Q <it>); unset, they share the
 # default queue, so one worker serves everything.
 FRAMELEDGER_INGEST_QUEUE = envstr("FRAMELEDGER_INGEST_QUEUE", "")
-CELERY_TASK_ROUTES = {"annotator.ingest_*": {"queue": FRAMELEDGER_INGEST_QUEUE}} if FRAMELEDGER_INGEST_QUEUE else {}
-# The moment-search index builds (annotator.build_search_index) go to this queue when it
-# is set; unset, the default queue, so one worker serves everything (docs/retrieval.md).
+# The same for scoring (annotator.score_batch) and retrieval (annotator.build_search_index).
+FRAMELEDGER_SCORING_QUEUE = envstr("FRAMELEDGER_SCORING_QUEUE", "")
 FRAMELEDGER_RETRIEVAL_QUEUE = envstr("FRAMELEDGER_RETRIEVAL_QUEUE", "")
-if FRAMELEDGER_RETRIEVAL_QUEUE:
-    CELERY_TASK_ROUTES = {**CELERY_TASK_ROUTES, "annotator.build_search_index": {"queue": FRAMELEDGER_RETRIEVAL_QUEUE}}
-
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": envstr("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "INFO"}},
+CELERY_TASK_ROUTES = {
+    pattern: {"queue": queue}
+    for pattern, queue in (
+        ("annotator.ingest_*", FRAMELEDGER_INGEST_QUEUE),
+        ("annotator.score_*", FRAMELEDGER_SCORING_QUEUE),
+        ("annotator.build_search_index", FRAMELEDGER_RETRIEVAL_QUEUE),
+    )
+    if queue
 }
+# Structured logs (deploy/logs.py): LOG_FORMAT=json (default) or text.
+LOGGING = logging_config(envstr("LOG_FORMAT", "json"), envstr("LOG_LEVEL", "INFO"))
 
 # Submission zip archives (annotator/grading/uploads.py): an archive over any cap is
 # refused with a 400 before or while it is inflated.

@@ -3,8 +3,12 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
 from annotator.login_guard import refuse_when_locked
+from deploy import health
 
 urlpatterns = [
+    path("healthz", health.healthz, name="healthz"),
+    path("readyz", health.readyz, name="readyz"),
+    path("metrics", health.metrics, name="metrics"),
     path("admin/login/", refuse_when_locked(admin.site.login)),
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),

@@ -9,6 +9,7 @@ inside ``transaction.atomic``).
 
 from __future__ import annotations
 
+import functools
 import uuid
 
 from django.db import transaction
@@ -48,17 +49,39 @@ def _check_writable(ledger: Ledger, expected_version) -> None:
         )
 
 
+def in_callers_transaction(func):
+    """``transaction.atomic`` only when the caller has none. Callers normally hold one (with
+    the ledger row locked): a nested ``atomic`` would add a SAVEPOINT and its RELEASE to every
+    save for nothing, since every check that can refuse a save runs before the first write
+    and the caller's transaction rolls back on any error."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        if transaction.get_connection().in_atomic_block:
+            return func(*args, **kwargs)
+        with transaction.atomic():
+            return func(*args, **kwargs)
+
+    return wrapper
+
+
+def _check_room(ledger: Ledger) -> None:
+    # Only do_add_event creates events and each add bumps the version by one, so a ledger
+    # has at most `version` events: below the cap, no COUNT(*) is needed.
+    if ledger.version >= MAX_EVENTS_PER_LEDGER and ledger.events.count() >= MAX_EVENTS_PER_LEDGER:
+        raise Conflict(f"a ledger holds at most {MAX_EVENTS_PER_LEDGER} events")
+
+
 def _bump(ledger: Ledger) -> None:
     ledger.version += 1
     ledger.save(update_fields=["version", "updated_at"])
 
 
-@transaction.atomic
+@in_callers_transaction
 def do_add_event(ledger: Ledger, data, *, actor, expected_version) -> LedgerEvent:
     _check_writable(ledger, expected_version)
     cleaned = check_event(ledger, data)
-    if ledger.events.count() >= MAX_EVENTS_PER_LEDGER:
-        raise Conflict(f"a ledger holds at most {MAX_EVENTS_PER_LEDGER} events")
+    _check_room(ledger)
     event = LedgerEvent.objects.create(ledger=ledger, data=cleaned)
     _bump(ledger)
     record(actor, "add_event", event, packet=ledger.packet, details={"side": ledger.side, "version": ledger.version})
@@ -72,7 +95,7 @@ def _get_event(ledger: Ledger, event_uid) -> LedgerEvent:
         raise InvalidInput("no such event in this ledger", field="event") from None
 
 
-@transaction.atomic
+@in_callers_transaction
 def do_update_event(ledger: Ledger, event_uid, data, *, actor, expected_version) -> LedgerEvent:
     _check_writable(ledger, expected_version)
     event = _get_event(ledger, event_uid)
@@ -83,7 +106,7 @@ def do_update_event(ledger: Ledger, event_uid, data, *, actor, expected_version)
     return event
 
 
-@transaction.atomic
+@in_callers_transaction
 def do_delete_event(ledger: Ledger, event_uid, *, actor, expected_version) -> None:
     _check_writable(ledger, expected_version)
     event = _get_event(ledger, event_uid)

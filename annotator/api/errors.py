@@ -11,6 +11,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from annotator.access import Forbidden, NotFound
 from annotator.errors import WorkflowError
 from annotator.integrity import TamperedData, audit_integrity_failure
+from annotator.unavailable import current_exception_is_db_unavailable, unavailable_response
 
 KEPT_HEADERS = ("WWW-Authenticate", "Retry-After", "Allow")
 
@@ -86,4 +87,6 @@ def page_not_found(request, exception=None):
 
 
 def server_error(request):
+    if current_exception_is_db_unavailable():  # raised outside a view (a middleware)
+        return unavailable_response(request)
     return json_error_page(request, 500) if _is_api(request) else defaults.server_error(request)

@@ -21,6 +21,10 @@ Behaviour of :func:`ranged_file_response`:
   with ``200``, so a client never stitches pieces of two different files;
 - ``HEAD`` gets the same headers and no body.
 
+With ``FRAMELEDGER_MEDIA_ACCEL_PREFIX`` set (behind nginx), a file under ``MEDIA_ROOT`` is
+not sent by Django at all: the answer is ``X-Accel-Redirect`` and nginx serves the bytes
+and the ranges (:func:`accel_redirect_response`).
+
 The body streams in chunks; under ASGI it is an async iterator (file reads happen in a
 worker thread), so Django does not buffer the whole file in memory.
 """
@@ -33,6 +37,7 @@ import os
 import re
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from urllib.parse import quote
 
 from django.http import HttpRequest, HttpResponse, HttpResponseNotModified, StreamingHttpResponse
 from django.utils.http import http_date, parse_http_date_safe
@@ -145,6 +150,35 @@ def _is_asgi(request: HttpRequest) -> bool:
     return isinstance(request, ASGIRequest)
 
 
+def accel_path(path: str) -> str | None:
+    """The internal nginx URI of ``path`` when ``FRAMELEDGER_MEDIA_ACCEL_PREFIX`` is set and
+    the file lies under ``MEDIA_ROOT``; None otherwise (Django sends the bytes itself)."""
+    from django.conf import settings
+
+    prefix = settings.FRAMELEDGER_MEDIA_ACCEL_PREFIX
+    if not prefix:
+        return None
+    root = os.path.realpath(settings.MEDIA_ROOT)
+    real = os.path.realpath(path)
+    if not real.startswith(root + os.sep):
+        return None
+    relative = os.path.relpath(real, root).replace(os.sep, "/")
+    return prefix.rstrip("/") + "/" + quote(relative)
+
+
+def accel_redirect_response(path: str, content_type: str, cache_control: str) -> HttpResponse | None:
+    """Behind nginx (docs/deploy.md): an empty answer whose ``X-Accel-Redirect`` names the
+    file; nginx then sends it, answering Range, If-Range and conditional requests itself.
+    The access check has already run in the view."""
+    uri = accel_path(path)
+    if uri is None:
+        return None
+    response = HttpResponse(content_type=content_type)
+    response["X-Accel-Redirect"] = uri
+    response["Cache-Control"] = cache_control
+    return response
+
+
 def ranged_file_response(
     request: HttpRequest,
     path: str | Path,
@@ -155,6 +189,9 @@ def ranged_file_response(
 ) -> HttpResponse:
     """Answer ``request`` (GET or HEAD) with ``path``, honouring Range and If-Range."""
     path = os.fspath(path)
+    accel = accel_redirect_response(path, content_type, cache_control)
+    if accel is not None:
+        return accel
     stat = os.stat(path)
     size, mtime = stat.st_size, int(stat.st_mtime)
     etag = etag or file_etag(path, stat)

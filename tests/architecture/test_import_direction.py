@@ -20,6 +20,7 @@ LAYERS: list[tuple[str, int]] = [
     ("annotator.login_guard", 1),
     ("annotator.urlconverters", 1),
     ("annotator.compression", 1),
+    ("annotator.unavailable", 1),
     ("annotator.moment_sources", 1),
     ("annotator.bundles", 1),
     ("annotator.gtea", 1),
