@@ -75,18 +75,28 @@ def fresh_producer_pools(app) -> None:
     app.amqp._producer_pool = None
 
 
-@pytest.fixture
-def worker(tmp_path, settings):
+def use_test_broker(settings, tmp_path, prefix: str) -> tuple[str, str]:
+    """Point this process's Celery app at the test broker (the configured Redis when
+    REDIS_URL is set, else a SQLite file under ``tmp_path``) and a queue of the test's
+    own; returns ``(broker_url, queue_name)`` for the worker processes the test starts."""
+    from deploy.celery import app
+
     broker = (
         os.environ.get("REDIS_URL") and settings.CELERY_BROKER_URL or f"sqla+sqlite:///{tmp_path / 'broker.sqlite3'}"
     )
     settings.CELERY_BROKER_URL = broker
-    queue = f"test-{os.getpid()}-{time.monotonic_ns()}"
-    from deploy.celery import app
-
+    queue = f"{prefix}-{os.getpid()}-{time.monotonic_ns()}"
     app.conf.broker_url = broker
     app.conf.task_default_queue = queue
     fresh_producer_pools(app)
+    return broker, queue
+
+
+@pytest.fixture
+def worker(tmp_path, settings):
+    from deploy.celery import app
+
+    broker, queue = use_test_broker(settings, tmp_path, "test")
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "deploy.test_settings",

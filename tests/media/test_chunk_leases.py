@@ -189,16 +189,9 @@ def drill_broker(settings, tmp_path):
     """The configured Redis broker when REDIS_URL is set, else a SQLite file (as the
     ``worker`` fixture); this process publishes to it on a queue of the test's own."""
     from deploy.celery import app
-    from tests.conftest import fresh_producer_pools
+    from tests.conftest import fresh_producer_pools, use_test_broker
 
-    broker = (
-        os.environ.get("REDIS_URL") and settings.CELERY_BROKER_URL or f"sqla+sqlite:///{tmp_path / 'broker.sqlite3'}"
-    )
-    settings.CELERY_BROKER_URL = broker
-    queue_name = f"drill-{os.getpid()}-{time.monotonic_ns()}"
-    app.conf.broker_url = broker
-    app.conf.task_default_queue = queue_name
-    fresh_producer_pools(app)
+    _, queue_name = use_test_broker(settings, tmp_path, "drill")
     yield queue_name
     fresh_producer_pools(app)
     app.conf.broker_url = None
