@@ -62,6 +62,9 @@ def test_qvhighlights_rows_preview_then_import_two_videos(maintainer, annotator_
     assert done.status_code == 200 and b"2 created, 0 updated, 0 unchanged" in done.content
     assert Packet.objects.filter(task_kind__slug="moment-queries-published").count() == 2
     assert GroundTruthVersion.objects.filter(tier="provisional").count() == 2
+    for version in GroundTruthVersion.objects.all():  # each packet and its version's anchors, one click away
+        assert f'href="/packets/{version.packet_id}/"'.encode() in done.content
+        assert f'href="/grading/versions/{version.pk}/"'.encode() in done.content
     again = commit(client, data, **form)
     assert b"0 created, 0 updated, 2 unchanged" in again.content
 
