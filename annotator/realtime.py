@@ -99,9 +99,12 @@ class PacketConsumer(GuardedJsonConsumer):
         self.joined = [user_group(self.packet_id, user.pk), all_group(self.packet_id)]
         if access.sees_everyone_present(role):
             self.joined.append(staff_group(self.packet_id))
-        await self.accept()
+        # Join the groups before accepting: without a channel layer (Redis down) the
+        # handshake fails, so the page never shows a live channel that cannot work, and
+        # its reconnect back-off keeps growing instead of restarting at every accept.
         for group in self.joined:
             await self.channel_layer.group_add(group, self.channel_name)
+        await self.accept()
         await self._announce("presence.hello")
         await self._send_presence()
         self.heartbeat = asyncio.ensure_future(self._beat())

@@ -2,7 +2,8 @@
 
 A separate ``redis-server`` on a free port, started and killed by the test, serves the stack.
 While it is down, saves (PostgreSQL) keep being accepted; websockets that lose the layer are
-closed by the server and the client reconnects (as the page's socket does, with back-off);
+closed by the server, new ones are refused at the handshake, and the client reconnects (as
+the page's socket does, with back-off);
 once Redis is back, presence is whole again, and every accepted save is stored."""
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import subprocess
 import time
 
 import pytest
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, InvalidHandshake
 from websockets.sync.client import connect
 
 from tests.deploy.stack import run_stack, wait_for
@@ -63,7 +64,7 @@ class PresenceClient:
                     self.people = sorted(p["username"] for p in message["people"])
             except TimeoutError:
                 pass
-            except (ConnectionClosed, OSError):
+            except (ConnectionClosed, InvalidHandshake, OSError):  # refused while the layer is down
                 self.exits.close()
                 self.socket = None
                 time.sleep(0.5)

@@ -10,7 +10,7 @@
 import { api } from "./api.js";
 import { EventForm } from "./event_form.js";
 import { boundaryFields, draftToEvent, emptyDraft, eventToDraft, formatValue, summarize } from "./event_schema.js";
-import { connectPacket, renderPresence } from "./live.js";
+import { connectPacket, renderLiveState, renderPresence } from "./live.js";
 import { mountPlayer } from "./player.js";
 import { mountAdjudicateKeys } from "./adjudicate_keys.js";
 import { mountMomentSearch, withInterval } from "./moment_search.js";
@@ -628,6 +628,7 @@ async function mountSearch(adj) {
 function mountLive(adj) {
   connectPacket(config.packetId, {
     onPresence: (people) => renderPresence($("#presence"), people),
+    onState: (state) => renderLiveState($("#presence"), state),
     onItem(item) {
       const before = adj.items.find((it) => it.position === item.position);
       adj.replace(item);

@@ -80,3 +80,15 @@ export function renderPresence(box, people) {
     box.append(chip);
   }
 }
+
+// Show the live channel's state on the presence box: `data-live` ("live", "offline",
+// "refused") for styling and tests, and while offline a chip saying so, since who is
+// here cannot be known then. The next presence message replaces the chips.
+export function renderLiveState(box, state) {
+  box.dataset.live = state;
+  if (state === "live") return;
+  const chip = document.createElement("span");
+  chip.className = "presence-chip live-offline";
+  chip.textContent = state === "refused" ? "live updates unavailable" : "live updates lost · reconnecting";
+  box.replaceChildren(chip);
+}

@@ -3,7 +3,7 @@
 // and these pages are 404 for everyone else.
 
 import { api } from "./api.js";
-import { connectPacket, renderPresence } from "./live.js";
+import { connectPacket, renderLiveState, renderPresence } from "./live.js";
 import { $, el, pageConfig, when } from "./ui.js";
 
 window.frameledger = window.frameledger || {};
@@ -68,7 +68,10 @@ export function packetProgressPage() {
       $("#maintainer-packet").dataset.state = "ready";
       window.frameledger.ready = true;
       setInterval(() => refresh().catch(() => undefined), 10000);
-      connectPacket(config.packetId, { onPresence: (people) => renderPresence($("#presence"), people) });
+      connectPacket(config.packetId, {
+        onPresence: (people) => renderPresence($("#presence"), people),
+        onState: (state) => renderLiveState($("#presence"), state),
+      });
     })
     .catch(fail);
 }

@@ -13,7 +13,7 @@ import { EventForm } from "./event_form.js";
 import { DraftKeeper, isEmptyDraft } from "./drafts.js";
 import { boundaryFields, breakPointWarnings, draftToEvent, emptyDraft, eventToDraft, snapInterval, snapToGrid, summarize } from "./event_schema.js";
 import { SAVE, createStore, eventByKey, events, hasUnsaved, initialState, orderedEvents, reducer } from "./ledger_state.js";
-import { connectPacket, renderPresence } from "./live.js";
+import { connectPacket, renderLiveState, renderPresence } from "./live.js";
 import { boundaryTarget, keyframeTarget, secondStep } from "./navigation.js";
 import { RATES, mountPlayer } from "./player.js";
 import { mountMomentSearch, withInterval } from "./moment_search.js";
@@ -736,6 +736,7 @@ function mountPresence() {
       const me = people.find((p) => p.you);
       $("#tabs-warning").hidden = !(me && me.tabs > 1);
     },
+    onState: (state) => renderLiveState($("#presence"), state),
   });
 }
 
