@@ -100,10 +100,16 @@ class PacketConsumer(GuardedJsonConsumer):
         if access.sees_everyone_present(role):
             self.joined.append(staff_group(self.packet_id))
         # Join the groups before accepting: without a channel layer (Redis down) the
-        # handshake fails, so the page never shows a live channel that cannot work, and
-        # its reconnect back-off keeps growing instead of restarting at every accept.
-        for group in self.joined:
-            await self.channel_layer.group_add(group, self.channel_name)
+        # handshake is refused, so the page never shows a live channel that cannot work,
+        # and its reconnect back-off keeps growing instead of restarting at every accept.
+        try:
+            for group in self.joined:
+                await self.channel_layer.group_add(group, self.channel_name)
+        except Exception as error:  # whatever the channel layer's client raises when it is down
+            logger.warning("packet %s: the channel layer is unavailable (%s); handshake refused", self.packet_id, error)
+            self.member = None  # no hello was sent: nothing to say goodbye to
+            await self.close(code=1013)  # before accept: the handshake is refused (HTTP 403)
+            return
         await self.accept()
         await self._announce("presence.hello")
         await self._send_presence()
