@@ -35,7 +35,9 @@ from annotator.label_imports import (
     preview_gtea_labels,
     preview_moment_rows,
 )
+from annotator.models import Packet, VideoSearchIndex
 from annotator.moment_sources import SOURCES, SourceError, select
+from annotator.search import FEATURE_LAYOUTS, has_media
 from frontend.pages import _or_404
 
 
@@ -188,7 +190,22 @@ def import_moments(request):
     except WorkflowError as error:
         context["error"] = error.message
         return render(request, "frontend/imports/moments.html", context, status=error.status)
+    _mark_annotation_only(context["report"])
+    context["feature_layouts"] = FEATURE_LAYOUTS
     return render(request, "frontend/imports/moments.html", context)
+
+
+def _mark_annotation_only(report: dict) -> None:
+    """Each imported packet: ``annotation_only`` when its video has neither a file nor
+    features yet (search and the zero-shot anchor wait for features)."""
+    packets = Packet.objects.select_related("video").in_bulk([p["packet"] for p in report["packets"]])
+    videos = {packet.video_id for packet in packets.values()}
+    indexes = {row.video_id: row for row in VideoSearchIndex.objects.filter(video_id__in=videos)}
+    for row in report["packets"]:
+        packet = packets[row["packet"]]
+        index = indexes.get(packet.video_id)
+        row["annotation_only"] = not has_media(packet) and not (index is not None and index.features_upload)
+    report["annotation_only"] = sum(row["annotation_only"] for row in report["packets"])
 
 
 def _int(value) -> int | None:

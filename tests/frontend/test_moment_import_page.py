@@ -65,6 +65,11 @@ def test_qvhighlights_rows_preview_then_import_two_videos(maintainer, annotator_
     for version in GroundTruthVersion.objects.all():  # each packet and its version's anchors, one click away
         assert f'href="/packets/{version.packet_id}/"'.encode() in done.content
         assert f'href="/grading/versions/{version.pk}/"'.encode() in done.content
+    # annotation-only videos: the way forward (CLIP features, their layouts) on the result
+    body = done.content.decode()
+    assert 'id="import-annotation-only"' in body and "2 of these packets have no video file" in body
+    assert "an .npz with the key features, or an .npy" in body
+    assert body.count('class="needs-features"') == 2
     again = commit(client, data, **form)
     assert b"0 created, 0 updated, 2 unchanged" in again.content
 
