@@ -25,7 +25,7 @@ function seconds(value) {
   return `${Number(value).toFixed(Number.isInteger(value) ? 0 : 1)} s`;
 }
 
-export async function mountMomentSearch(root, { packetId, timeline = null, player = null, example, onUse, setNotice = () => {}, note = "Click a result to see it; c turns the highlighted one into the draft's interval." }) {
+export async function mountMomentSearch(root, { packetId, timeline = null, player = null, example, onUse, setNotice = () => {}, note = "Click a result to see it; c turns the highlighted one into the draft's interval.", byExample = true }) {
   const url = `/api/packets/${packetId}/search/`;
   let results = [];
   let highlighted = null; // rank
@@ -132,7 +132,8 @@ export async function mountMomentSearch(root, { packetId, timeline = null, playe
     remedy.textContent = info.remedy || "";
     remedy.hidden = !info.remedy;
     searchButton.disabled = input.disabled = !info.text;
-    similarButton.disabled = !info.example;
+    similarButton.disabled = !info.example || !byExample;
+    if (!byExample) similarButton.title = example();
     kInput.disabled = !info.text && !info.example;
     if (!info.text) input.placeholder = "Text search is not available here";
     root.dataset.searchable = String(Boolean(info.text || info.example));
@@ -165,6 +166,7 @@ export function mountSearchWhileWaiting(root, { packetId }) {
     packetId,
     example: () => "Find similar starts from an interval of the union, which opens once both ledgers are frozen; search by text works now.",
     onUse: () => {},
+    byExample: false,
     note: "The union opens once both ledgers are frozen; then a result can become an interval of the final value.",
   });
 }
