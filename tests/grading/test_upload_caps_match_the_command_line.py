@@ -101,3 +101,13 @@ def test_a_site_ceiling_below_a_scorers_cap_is_named_as_the_sites():
     assert (cap.limit, cap.reason) == (1000, "solution exceeds 1000 bytes (FrameLedger upload limit)")
     # a ceiling above the cap cannot lift it: the scorer would refuse the file anyway
     assert byte_cap("egocentric-f1-v2", site_limit=10**9).limit == egocentric.MAX_SOLUTION_BYTES
+
+
+def test_the_server_keeps_its_cap_on_tennis_uploads():
+    """Uploads (the server) still refuse a tennis file over 16 MiB, which the command line
+    scores as the judge does (tests/scoring/test_special_files_and_paths.py)."""
+    cap = byte_cap("hierarchical-bottleneck-v1")
+    assert (cap.limit, cap.reason) == (16 * 1024 * 1024, "solution exceeds 16777216 bytes")
+    oracle = TENNIS_ORACLE.read_bytes()
+    uploaded = make_file("big", "big.json", [oracle, b" " * (cap.limit + 1 - len(oracle))], cap)
+    assert uploaded.content is None and uploaded.rejected_reason == cap.reason

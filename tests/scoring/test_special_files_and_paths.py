@@ -23,7 +23,6 @@ from pathlib import Path
 
 import pytest
 
-from annotator.grading.uploads import byte_cap, make_file
 from scoring.constants import TENNIS_MAX_BYTES
 from tests.scoring.paths import EGO_GT, EGO_ORACLE, PUBLISHED_FRAME_COUNT, TENNIS, TENNIS_GT, run_cli
 from tests.scoring.test_verifier_parity import EGO_REJECTED_REWARD, ego_rejected_details, tennis_rejected_reward
@@ -186,12 +185,3 @@ def test_the_command_line_scores_a_tennis_file_over_16_mib_as_the_judge(work: Pa
     oracle = TENNIS_GT.read_bytes()
     big.write_bytes(oracle + b" " * (TENNIS_MAX_BYTES + 1 - len(oracle)))
     check(work, TENNIS_SCORER, str(big), tennis_files(None))
-
-
-def test_the_server_keeps_its_cap_on_tennis_uploads():
-    """Uploads (the server) still refuse a tennis file over 16 MiB (docs/grading.md)."""
-    cap = byte_cap(TENNIS_SCORER)
-    assert (cap.limit, cap.reason) == (TENNIS_MAX_BYTES, f"solution exceeds {TENNIS_MAX_BYTES} bytes")
-    oracle = TENNIS_GT.read_bytes()
-    uploaded = make_file("big", "big.json", [oracle, b" " * (TENNIS_MAX_BYTES + 1 - len(oracle))], cap)
-    assert uploaded.content is None and uploaded.rejected_reason == cap.reason
