@@ -47,8 +47,9 @@ _CAP_NOUNS = {"actions": "solution", "break_points": "solution", "moments": "sub
 
 
 def over_cap_reason(kind: str) -> str:
-    """The file layer's reason for a file over the cap of ``kind`` (the same text the
-    scorer gives for bytes handed to it over that cap)."""
+    """The file layer's reason for a file over the cap of ``kind`` (for ``actions`` and
+    ``moments`` the same text the scorer gives for bytes over that cap; the tennis scorer
+    takes bytes of any size, its cap being the server's)."""
     return f"{_CAP_NOUNS[kind]} exceeds {SOLUTION_CAPS[kind]} bytes"
 
 
