@@ -92,6 +92,20 @@ def is_maintainer(user: AbstractBaseUser) -> bool:
     return user.is_superuser or user.groups.filter(name=MAINTAINERS_GROUP).exists()
 
 
+def assignment_refusal(annotator_a, annotator_b, adjudicator) -> str | None:
+    """Why a packet cannot be assigned to these three people, or None: the one rule
+    packet creation applies (``actions.packets.check_assignment``) and dry runs
+    predict with (``label_imports.preview_moment_rows``)."""
+    people = [annotator_a, annotator_b, adjudicator]
+    if any(person is None for person in people):
+        return "annotator A, annotator B and the adjudicator are all required"
+    if len({person.pk for person in people}) != 3:
+        return "annotator A, annotator B and the adjudicator must be three different people"
+    if not all(person.is_active for person in people):
+        return "every assigned person must be an active user"
+    return None
+
+
 def require_maintainer(user: AbstractBaseUser) -> None:
     """Maintainer-only material: everyone else gets the answer a missing object gets."""
     if not is_maintainer(user):

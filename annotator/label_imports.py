@@ -10,6 +10,7 @@ import csv
 import re
 from dataclasses import dataclass, field
 
+from annotator import access
 from annotator.canonical import sha256_hex
 from annotator.charting import ChartingError, break_point_event, frames, number_opportunities, read_rows
 from annotator.gtea import LabelFormatError, parse_gtea_line, sort_actions
@@ -176,6 +177,7 @@ class MomentPreview:
     sha256: str
     videos: list[SourceVideo] = field(default_factory=list)
     invalid: list[tuple[int, str, str]] = field(default_factory=list)  # (line, text, reason)
+    refusals: list[str] = field(default_factory=list)  # what the import would refuse as a whole
 
     @property
     def queries(self) -> int:
@@ -191,14 +193,22 @@ class MomentPreview:
 
     @property
     def can_import(self) -> bool:
-        return bool(self.videos) and not self.invalid
+        return bool(self.videos) and not self.invalid and not self.refusals
 
 
-def preview_moment_rows(source: str, name: str, data: bytes, *, reannotated=()) -> MomentPreview:
+def preview_moment_rows(
+    source: str, name: str, data: bytes, *, reannotated=(), people: tuple | None = None
+) -> MomentPreview:
     """QVHighlights / Charades-STA rows as ``annotator.moment_sources`` reads them; when
     the file is refused, every row is read on its own as well, so the preview lists each
-    bad row with its reason (not only the first), plus any reason that spans rows."""
+    bad row with its reason (not only the first), plus any reason that spans rows.
+    ``people`` (annotator A, annotator B, adjudicator; None: not chosen) are checked with
+    the rule packet creation applies, so the dry run refuses what the import would."""
     preview = MomentPreview(source=source, name=name, sha256=sha256_hex(data))
+    if people is not None:
+        refusal = access.assignment_refusal(*people)
+        if refusal is not None:
+            preview.refusals.append(refusal[0].upper() + refusal[1:])
     if len(data) > MAX_MOMENT_BYTES:
         preview.invalid.append((0, "", f"the file is larger than {MAX_MOMENT_BYTES // 1024 // 1024} MiB"))
         return preview

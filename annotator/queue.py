@@ -24,6 +24,7 @@ INGEST_FULL = "annotator.ingest_full"
 SCORE_BATCH = "annotator.score_batch"
 RUN_BUNDLE = "annotator.run_bundle"
 BUILD_SEARCH_INDEX = "annotator.build_search_index"
+RECOMPUTE_CALIBRATION = "annotator.recompute_calibration"
 
 
 def send(task_name: str, args: Sequence, **options) -> None:

@@ -196,14 +196,50 @@ def _text_encoder(row: VideoSearchIndex):
     return encoder if dim in (None, row.dim) else None
 
 
+# What a maintainer can upload for a video so that its index can be built (the layouts
+# ``actions.search.do_upload_search_features`` accepts; docs/retrieval.md).
+FEATURE_LAYOUTS = (
+    "CLIP frame features: an .npz with the key features, or an .npy, holding L × D floats "
+    "(one row per clip, moment_detr layout) with the clip length in seconds; optionally text features "
+    "in the same space: an .npz with texts and embeddings (N × D)"
+)
+
+
+def has_media(packet: Packet) -> bool:
+    """Whether the packet's video has media files (an imported annotation-only video has none)."""
+    video = packet.video
+    return any(field and field.name for field in (video.original, video.proxy, video.remux))
+
+
+def remedy(packet: Packet, row: VideoSearchIndex | None) -> str:
+    """The way forward when nothing can be searched yet ("" while something can or a
+    build is under way)."""
+    building = {VideoSearchIndex.Status.READY, VideoSearchIndex.Status.PENDING, VideoSearchIndex.Status.BUILDING}
+    if row is not None and row.status in building:
+        return ""
+    features = (
+        f"A maintainer can upload CLIP features for this video on the packet page ({FEATURE_LAYOUTS}); "
+        "the index is then built and search works."
+    )
+    if has_media(packet):
+        return f"{features} Or rebuild the index there."
+    name = packet.video.original_name or packet.video.title
+    return (
+        f"This packet's video is annotation-only: no video file, no features. {features} The player needs the "
+        f"video file: ingest it as {name} before its labels are imported (the import then uses it)."
+    )
+
+
 def capabilities(packet: Packet, row: VideoSearchIndex | None) -> dict:
-    """What the search box of this packet can do, in words the page shows as they are."""
-    body = {"index": index_status(row), "text": False, "example": False, "texts": [], "reason": ""}
+    """What the search box of this packet can do, in words the page shows as they are;
+    ``remedy`` says what would make it work when nothing can run."""
+    body = {"index": index_status(row), "text": False, "example": False, "texts": [], "reason": "", "remedy": ""}
     if not is_moment_packet(packet):
         body["reason"] = "Search finds intervals of moment-query packets; this task kind has none."
         return body
     if row is None or row.status != VideoSearchIndex.Status.READY:
         body["reason"] = not_ready_reason(row).capitalize() + "."
+        body["remedy"] = remedy(packet, row)
         return body
     try:
         loaded = load(row)

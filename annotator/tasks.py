@@ -34,6 +34,7 @@ from annotator.queue import (
     INGEST_PROXY,
     INGEST_SWEEP,
     INGEST_VIDEO,
+    RECOMPUTE_CALIBRATION,
     RUN_BUNDLE,
     SCORE_BATCH,
 )
@@ -46,6 +47,7 @@ __all__ = [
     "ingest_proxy",
     "ingest_sweep",
     "ingest_video",
+    "recompute_calibration",
     "run_bundle",
     "score_batch",
 ]
@@ -152,3 +154,17 @@ def build_search_index(video_id: int) -> None:
     from annotator.actions.search import do_build_search_index
 
     do_build_search_index(video_id)
+
+
+@shared_task(name=RECOMPUTE_CALIBRATION, acks_late=True, reject_on_worker_lost=True)
+def recompute_calibration(version_ids: list[int]) -> int:
+    """Compute the calibration anchors of these versions again (queued after CLIP features
+    arrive for their video: the zero-shot anchor needs them). A failure is logged and
+    leaves that version's earlier anchors as they were; returns how many were computed."""
+    from annotator.actions.grading import compute_calibration_on_publish
+    from annotator.models import GroundTruthVersion
+
+    done = 0
+    for version in GroundTruthVersion.objects.filter(pk__in=version_ids).order_by("pk"):
+        done += compute_calibration_on_publish(version) is not None
+    return done

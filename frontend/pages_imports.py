@@ -23,6 +23,7 @@ from django.views.decorators.http import require_http_methods
 
 from annotator import access
 from annotator.actions.moment_imports import do_import_moment_packets
+from annotator.actions.people import roles_of
 from annotator.actions.versions import do_import_provisional_version
 from annotator.errors import WorkflowError
 from annotator.families import adapter_for
@@ -34,7 +35,9 @@ from annotator.label_imports import (
     preview_gtea_labels,
     preview_moment_rows,
 )
+from annotator.models import Packet, VideoSearchIndex
 from annotator.moment_sources import SOURCES, SourceError, select
+from annotator.search import FEATURE_LAYOUTS, has_media
 from frontend.pages import _or_404
 
 
@@ -123,23 +126,45 @@ def _moment_files(request) -> tuple[str, bytes, list[bytes]] | None:
     return (request.POST.get("name", "rows.jsonl")[:200], data, extra) if data else None
 
 
+ASSIGNMENT = ("annotator_a", "annotator_b", "adjudicator")
+
+
+def default_assignment(people) -> dict[str, str]:
+    """Three different people for annotator A, B and the adjudicator: the first two
+    annotators and the first adjudicator who is neither, by role, then anyone left;
+    a place stays empty ("—") rather than repeat a person."""
+    people = list(people)
+    roles = {person.pk: roles_of(person) for person in people}
+    chosen: list = []
+    for wanted in ("annotator", "annotator", "adjudicator"):
+        pick = next((p for p in people if wanted in roles[p.pk] and p not in chosen), None)
+        chosen.append(pick)
+    for place, pick in enumerate(chosen):
+        if pick is None:
+            chosen[place] = next((p for p in people if p not in chosen), None)
+    return {key: str(pick.pk) if pick is not None else "" for key, pick in zip(ASSIGNMENT, chosen, strict=True)}
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def import_moments(request):
     """QVHighlights / Charades-STA rows: one moment packet per video with a provisional
-    version (``do_import_moment_packets``, as ``POST /api/moment-imports/``)."""
+    version (``do_import_moment_packets``, as ``POST /api/moment-imports/``). The form
+    starts with three different people; the dry run refuses what the import would."""
     _or_404(access.require_maintainer, request)
     people = get_user_model().objects.filter(is_active=True).order_by("username")
-    form = {k: request.POST.get(k, "") for k in ("source", "annotator_a", "annotator_b", "adjudicator", "limit")}
+    form = {k: request.POST.get(k, "") for k in ("source", *ASSIGNMENT, "limit")}
     context = {"sources": list(SOURCES), "people": people, "form": form}
     if request.method == "GET":
+        form.update(default_assignment(people))
         return render(request, "frontend/imports/moments.html", context)
     files = _moment_files(request)
     if files is None:
         context["error"] = "Choose an annotation file (.jsonl)."
         return render(request, "frontend/imports/moments.html", context, status=400)
     name, data, extra = files
-    preview = preview_moment_rows(form["source"], name, data, reannotated=extra)
+    chosen_people = tuple(people.filter(pk=_int(form[k])).first() for k in ASSIGNMENT)
+    preview = preview_moment_rows(form["source"], name, data, reannotated=extra, people=chosen_people)
     chosen = preview.videos
     if form["limit"]:
         try:
@@ -153,10 +178,11 @@ def import_moments(request):
         context["error"] = "The file differs from the one previewed; preview it again."
         return render(request, "frontend/imports/moments.html", context, status=409)
     if not preview.can_import:
-        context["error"] = "Nothing was imported: fix the refused rows first."
+        context["error"] = "Nothing was imported: " + (
+            " ".join(preview.refusals) if preview.refusals else "fix the refused rows first."
+        )
         return render(request, "frontend/imports/moments.html", context, status=400)
     try:
-        chosen_people = [people.filter(pk=_int(form[k])).first() for k in ("annotator_a", "annotator_b", "adjudicator")]
         context["report"] = do_import_moment_packets(
             chosen, actor=request.user, annotator_a=chosen_people[0], annotator_b=chosen_people[1],
             adjudicator=chosen_people[2], file_name=name, file_sha256=preview.sha256,
@@ -164,7 +190,22 @@ def import_moments(request):
     except WorkflowError as error:
         context["error"] = error.message
         return render(request, "frontend/imports/moments.html", context, status=error.status)
+    _mark_annotation_only(context["report"])
+    context["feature_layouts"] = FEATURE_LAYOUTS
     return render(request, "frontend/imports/moments.html", context)
+
+
+def _mark_annotation_only(report: dict) -> None:
+    """Each imported packet: ``annotation_only`` when its video has neither a file nor
+    features yet (search and the zero-shot anchor wait for features)."""
+    packets = Packet.objects.select_related("video").in_bulk([p["packet"] for p in report["packets"]])
+    videos = {packet.video_id for packet in packets.values()}
+    indexes = {row.video_id: row for row in VideoSearchIndex.objects.filter(video_id__in=videos)}
+    for row in report["packets"]:
+        packet = packets[row["packet"]]
+        index = indexes.get(packet.video_id)
+        row["annotation_only"] = not has_media(packet) and not (index is not None and index.features_upload)
+    report["annotation_only"] = sum(row["annotation_only"] for row in report["packets"])
 
 
 def _int(value) -> int | None:

@@ -36,10 +36,11 @@ def read_plain_solution(path) -> bytes | BaseException:
 
 
 def read_solution(scorer_id: str, path) -> bytes | BaseException:
-    """The submission bytes as the scorer's verifier reads them (see scoring.files)."""
+    """The submission bytes as the scorer's published verifier reads them, caps included
+    (the drop-in mode of scoring.files: a tennis file is read whole, as its judge does)."""
     from .files import read_solution as read
 
-    return read(get_scorer(scorer_id).kind, path)
+    return read(get_scorer(scorer_id).kind, path, drop_in=True)
 
 
 def _read_text(path: str) -> str:

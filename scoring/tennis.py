@@ -18,7 +18,7 @@ from math import gcd, lcm
 from ._records import dataclass
 from ._records import field as dataclass_field
 from .constants import TENNIS_DEPTH_LIMIT, TENNIS_MAX_BYTES
-from .errors import GroundTruthError, ParameterError, SolutionRejected
+from .errors import GroundTruthError, ParameterError
 from .jsonio import decode_json_document, dumps_indented
 from .results import ScoreResult
 
@@ -26,7 +26,9 @@ MAX_PREDICTED_EVENTS = 256
 MAX_SHOTS_PER_EVENT = 512
 MAX_TOTAL_PREDICTED_SHOTS = 4096
 VERSIONS = ("v1", "v2")
-MAX_SOLUTION_BYTES = TENNIS_MAX_BYTES  # ours: the published judge reads without a cap
+# ours, applied by the server's upload and file layers, not by the scorer: the published
+# judge (and ``python -m scoring score``, its drop-in) reads and scores a file of any size
+MAX_SOLUTION_BYTES = TENNIS_MAX_BYTES
 DEPTH_LIMIT = TENNIS_DEPTH_LIMIT  # deepest nesting the published judge parses
 
 IDENTITY_FIELDS = (
@@ -741,8 +743,6 @@ def parse_submission(solution: bytes | BaseException) -> tuple[list, bool, str |
             raise solution
         if not isinstance(solution, (bytes, bytearray, memoryview)):
             raise TypeError("solution must be bytes")
-        if len(solution) > MAX_SOLUTION_BYTES:
-            raise SolutionRejected(f"solution exceeds {MAX_SOLUTION_BYTES} bytes")
         document = decode_json_document(solution, DEPTH_LIMIT)
         if not isinstance(document, dict):
             root_schema_issue = True

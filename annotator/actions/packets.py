@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
+from annotator.access import assignment_refusal
 from annotator.actions.audit import record
 from annotator.actions.search import request_search_index
 from annotator.canonical import canonical_sha256
@@ -39,15 +40,9 @@ def check_packet_parameters(task_kind: TaskKind, parameters) -> dict:
 
 
 def check_assignment(annotator_a, annotator_b, adjudicator) -> None:
-    people = [annotator_a, annotator_b, adjudicator]
-    if any(p is None for p in people):
-        raise InvalidInput("annotator A, annotator B and the adjudicator are all required", field="assignment")
-    if len({p.pk for p in people}) != 3:
-        raise InvalidInput(
-            "annotator A, annotator B and the adjudicator must be three different people", field="assignment"
-        )
-    if not all(p.is_active for p in people):
-        raise InvalidInput("every assigned person must be an active user", field="assignment")
+    refusal = assignment_refusal(annotator_a, annotator_b, adjudicator)
+    if refusal is not None:
+        raise InvalidInput(refusal, field="assignment")
 
 
 @transaction.atomic

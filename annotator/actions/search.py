@@ -33,8 +33,8 @@ from django.utils import timezone
 from annotator.actions.audit import record
 from annotator.errors import Conflict, InvalidInput
 from annotator.families import adapter_for, family_names
-from annotator.models import Packet, Video, VideoSearchIndex
-from annotator.queue import BUILD_SEARCH_INDEX, enqueue_on_commit
+from annotator.models import GroundTruthVersion, Packet, Video, VideoSearchIndex
+from annotator.queue import BUILD_SEARCH_INDEX, RECOMPUTE_CALIBRATION, enqueue_on_commit
 
 INDEX_DIR = "search-index"
 DESCRIPTOR_FRAME_SIZE = (64, 36)
@@ -159,6 +159,11 @@ def do_upload_search_features(
         details={"clips": int(array.shape[0]), "dim": int(array.shape[1]), "clip_length": clip_length, "texts": count},
     )  # fmt: skip
     request_search_index(video, force=True)
+    # The zero-shot calibration anchor of the video's moment versions needs features: computed
+    # again once these are stored (annotator.grading.moment_corpus reads the upload).
+    versions = list(GroundTruthVersion.objects.filter(packet__in=moment_packets(video)).values_list("pk", flat=True))
+    if versions:
+        enqueue_on_commit(RECOMPUTE_CALIBRATION, sorted(versions))
     return row
 
 

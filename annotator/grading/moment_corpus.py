@@ -1,5 +1,6 @@
 """What a moment-query version hands to a retrieval system: the corpus records (video
-id, duration, grid the scorer uses), the packet's frame-feature file if it has one, and
+id, duration, grid the scorer uses), the packet's frame-feature file if it has one (its
+``parameters.features``, else the CLIP features a maintainer uploaded for its video), and
 the requests (query id, video id, description; never intervals). Used by the executable
 bundle runner and by the reference calibration rows."""
 
@@ -12,7 +13,7 @@ from django.conf import settings
 
 from annotator.export import export_files
 from annotator.grading.inputs import ScoringInputs, task_parameters
-from annotator.models import GroundTruthVersion
+from annotator.models import GroundTruthVersion, VideoSearchIndex
 
 
 def moment_corpus(version: GroundTruthVersion) -> tuple[list[dict], dict[str, Path], list[dict]]:
@@ -25,15 +26,19 @@ def moment_corpus(version: GroundTruthVersion) -> tuple[list[dict], dict[str, Pa
     ]
     records = [dict(r) for r in task_parameters(packet, packet.task_kind.scorer_id)["corpus"]]
     features: dict[str, Path] = {}
-    source = packet.parameters.get("features")
+    source, clip_length = packet.parameters.get("features"), packet.parameters.get("clip_length")
+    if not source:
+        upload = VideoSearchIndex.objects.filter(video=packet.video).exclude(features_upload="").first()
+        if upload is not None:
+            source, clip_length = upload.features_upload, upload.upload_clip_length
     if source:
         path = Path(settings.MEDIA_ROOT) / source
         if path.is_file():
             name = f"features/{records[0]['video_id']}{path.suffix}"
             features[name] = path
             records[0]["features"] = name
-            if packet.parameters.get("clip_length"):
-                records[0]["clip_length"] = packet.parameters["clip_length"]
+            if clip_length:
+                records[0]["clip_length"] = clip_length
     return records, features, requests
 
 

@@ -56,7 +56,7 @@ def test_qvhighlights_rows_preview_then_import_two_videos(maintainer, annotator_
     form = {**people_form(annotator_a, annotator_b, adjudicator), "limit": "2"}
     page = preview(client, data, **form).content.decode()
     assert re.search(r"<strong>2</strong> videos of \d+ · \d+ queries in the file", page)
-    assert "<strong>0</strong> refused rows" in page and 'id="do-import"' in page
+    assert "<strong>0</strong> refused rows" in page and 'id="do-import" >' in page  # enabled
     assert not Packet.objects.exists()  # the dry run wrote nothing
     done = commit(client, data, **form)
     assert done.status_code == 200 and b"2 created, 0 updated, 0 unchanged" in done.content
@@ -65,6 +65,11 @@ def test_qvhighlights_rows_preview_then_import_two_videos(maintainer, annotator_
     for version in GroundTruthVersion.objects.all():  # each packet and its version's anchors, one click away
         assert f'href="/packets/{version.packet_id}/"'.encode() in done.content
         assert f'href="/grading/versions/{version.pk}/"'.encode() in done.content
+    # annotation-only videos: the way forward (CLIP features, their layouts) on the result
+    body = done.content.decode()
+    assert 'id="import-annotation-only"' in body and "2 of these packets have no video file" in body
+    assert "an .npz with the key features, or an .npy" in body
+    assert body.count('class="needs-features"') == 2
     again = commit(client, data, **form)
     assert b"0 created, 0 updated, 2 unchanged" in again.content
 
@@ -79,7 +84,7 @@ def test_every_refused_row_is_listed_and_nothing_is_imported(maintainer, annotat
     reasons = dict(rows)
     assert reasons["2"].startswith("not JSON") and reasons["3"] == "no &#x27;relevant_windows&#x27;"
     assert "reversed or negative" in reasons["4"] and "query id qv1 repeats" in reasons["5"]
-    assert 'id="do-import"' not in page
+    assert 'id="do-import" disabled' in page and "Fix the refused rows first." in page
     refused = commit(client, BAD, **form)
     assert refused.status_code == 400 and not Packet.objects.exists()
     changed = commit(client, QV_VAL.read_bytes(), sha=sha256_hex(BAD), **form)
@@ -93,6 +98,53 @@ def test_the_same_person_twice_is_refused_with_the_reason(maintainer, annotator_
     response = commit(client_for(maintainer), data, **form)
     assert response.status_code == 400 and b"three different people" in response.content
     assert not Packet.objects.exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("places", "reason"),
+    [
+        (("a", "a", "adj"), "must be three different people"),
+        (("a", "b", "a"), "must be three different people"),
+        (("a", "b", None), "are all required"),
+    ],
+)
+def test_the_dry_run_refuses_what_the_import_would(maintainer, annotator_a, annotator_b, adjudicator, places, reason):
+    """The dry run checks the assignment with packet creation's own rule, says why and
+    disables the import; the import of the same form is refused with the same words."""
+    people = {"a": annotator_a, "b": annotator_b, "adj": adjudicator}
+    keys = ("annotator_a", "annotator_b", "adjudicator")
+    form = {key: people[place].pk if place else "" for key, place in zip(keys, places, strict=True)}
+    client = client_for(maintainer)
+    page = preview(client, good_row(1).encode(), **form).content.decode()
+    assert re.search(r'<ul class="banner bad" id="preview-refusals"[^>]*><li>[^<]*' + reason, page), page
+    assert 'id="do-import" disabled' in page
+    refused = commit(client, good_row(1).encode(), **form)
+    assert refused.status_code == 400 and reason in refused.content.decode()
+    assert not Packet.objects.exists()
+
+
+@pytest.mark.django_db
+def test_the_form_starts_with_three_different_people(maintainer, annotator_a, annotator_b, adjudicator):
+    """By role (the people page's), never one person twice; the maintainer, listed
+    first among the people here, is not picked while people with the roles exist."""
+    from django.contrib.auth.models import Group
+
+    Group.objects.get_or_create(name="annotators")[0].user_set.add(annotator_a, annotator_b)
+    Group.objects.get_or_create(name="adjudicators")[0].user_set.add(adjudicator)
+    page = client_for(maintainer).get("/imports/moments/").content.decode()
+    selected = {
+        key: re.search(rf'<select name="{key}"[^>]*>.*?<option value="(\d+)" selected', page, re.S)[1]
+        for key in ("annotator_a", "annotator_b", "adjudicator")
+    }
+    assert len(set(selected.values())) == 3
+    assert selected["adjudicator"] == str(adjudicator.pk)
+    assert {selected["annotator_a"], selected["annotator_b"]} == {str(annotator_a.pk), str(annotator_b.pk)}
+    # Without roles: still three different people, in the list's order.
+    Group.objects.filter(name__in=["annotators", "adjudicators"]).delete()
+    page = client_for(maintainer).get("/imports/moments/").content.decode()
+    picked = re.findall(r'<option value="(\d+)" selected', page)
+    assert len(picked) == 3 and len(set(picked)) == 3
 
 
 @pytest.mark.django_db

@@ -118,3 +118,35 @@ def test_the_editor_sets_the_assistance_flag_only_when_ticked_and_a_copy_keeps_i
     assert schema_from_form(*form_from_schema(helped)) == helped.schema
     assert 'id="kind-assistance" checked' in client.get("/task-kinds/?from=helped").content.decode()
     assert 'id="kind-assistance" checked' not in client.get("/task-kinds/?from=blind").content.decode()
+
+
+@pytest.mark.django_db
+def test_a_row_error_marks_only_that_row_and_keeps_the_posted_rows(maintainer):
+    """A duplicate field name is refused on its row: the kind's own Name input is not
+    outlined, and the form comes back with the rows it was posted with (no blank row
+    added per refused save)."""
+    form = swim_form(**{"field-3-name": "start_frame", "field-4-name": "extra", "field-4-choices": "x"})
+    for _ in range(2):
+        body = client_for(maintainer).post("/task-kinds/", form).content.decode()
+        assert 'id="kind-name" value="Swimming turns" placeholder="Swimming turns" >' in body  # not outlined
+        marked = [line for line in body.splitlines() if 'aria-invalid="true"' in line]
+        assert len(marked) == 1 and 'name="field-3-name"' in marked[0]
+        assert body.count('class="field-row') == 6  # as posted: 5 rows used, 1 blank
+        form = dict(form, field_count="6")
+
+
+@pytest.mark.django_db
+def test_the_dry_run_answers_200_with_what_a_save_would_refuse(maintainer, annotator_a):
+    client = client_for(maintainer)
+    # blank row 1 and row 3 (the second kept row) refused: the place on the form is named
+    form = swim_form(**{"field-1-name": "", "field-1-choices": "", "field-4-name": "verb", "field-4-choices": "a"})
+    answer = client.post("/task-kinds/check/", form)
+    assert answer.status_code == 200
+    assert answer.json() == {
+        "ok": False, "error": "Field 5: field verb: field names must be unique", "field": "schema.fields[3].name",
+        "part": "name", "row": 4,
+    }  # fmt: skip
+    assert client.post("/task-kinds/check/", swim_form(tolerance="x")).json()["part"] == "tolerance"
+    assert client.post("/task-kinds/check/", swim_form()).json() == {"ok": True}
+    assert not TaskKind.objects.filter(slug="swim-turns-page").exists()  # a dry run writes nothing
+    assert client_for(annotator_a).post("/task-kinds/check/", swim_form()).status_code == 404

@@ -18,6 +18,7 @@ from scoring import score_submission
 from tests.factories import client_for
 from tests.grading.test_bundles import synthetic_version
 from tests.grading.test_moment_imports import QV_VAL, people
+from tests.media.conftest import eager_celery  # noqa: F401  (Celery tasks inline)
 
 
 def anchors_of(version) -> dict:
@@ -76,3 +77,40 @@ def test_without_features_the_retrieval_row_says_why(maintainer, annotator_a, an
     assert anchors["constant_window_prior"]["reward"] is not None
     board = client_for(maintainer).get(f"/api/versions/{version.pk}/leaderboard/").json()
     assert "anchor/retrieval_zero_shot" not in {row["label"] for row in board["references"]}
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("eager_celery")
+def test_features_uploaded_later_compute_the_zero_shot_anchor(
+    maintainer, annotator_a, annotator_b, adjudicator, django_capture_on_commit_callbacks
+):
+    """An annotation-only import has no features: its zero-shot anchor is "not computed"
+    until a maintainer uploads CLIP features for the video; then (after commit, in the
+    worker) the version's anchors are computed again with them."""
+    import io
+    import math
+
+    import numpy as np
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.core.management import call_command
+
+    call_command(
+        "import_moments", str(QV_VAL), "--source=qvhighlights", "--limit-videos=1",
+        *people(annotator_a, annotator_b, adjudicator), stdout=io.StringIO(),
+    )  # fmt: skip
+    version = VersionCalibration.objects.get().version
+    assert anchors_of(version)["retrieval_zero_shot"]["reward"] is None
+    video = version.packet.video
+    rows = math.ceil(float(video.duration) / 2)
+    buffer = io.BytesIO()
+    np.save(buffer, np.random.default_rng(3).standard_normal((rows, 512)).astype("float32"))
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client_for(maintainer).post(
+            f"/api/videos/{video.pk}/search-index/",
+            {"features": SimpleUploadedFile("clip.npy", buffer.getvalue()), "clip_length": "2"},
+        )
+    assert response.status_code == 202, response.content
+    zero_shot = anchors_of(version)["retrieval_zero_shot"]
+    assert zero_shot["reward"] is not None and "hash" in zero_shot["description"], zero_shot
+    records, features, _ = moment_corpus(version)
+    assert records[0]["clip_length"] == 2.0 and len(features) == 1

@@ -1,6 +1,8 @@
 """Uploads take their byte caps and over-cap reasons from the scorers, so an upload and
 ``python -m scoring score`` reject the same files with the same text and the same
-reward files."""
+reward files -- except the tennis cap, which is the server's own: the command line, a
+drop-in for the published judge, scores a tennis file of any size as the judge does
+(docs/scoring.md, "Reading a submission")."""
 
 from __future__ import annotations
 
@@ -84,9 +86,14 @@ def test_an_upload_and_the_command_line_reject_the_same_file_with_the_same_outpu
     )  # fmt: skip
     result = score_submission(scorer_id, truth, SolutionRejected(uploaded.rejected_reason), **params)
     assert result.reward == 0.0
+    assert scorer.over_cap_reason in result.reason
+    if scorer.kind == "break_points":  # the judge has no cap: neither has its drop-in
+        scored = score_submission(scorer_id, truth, over_cap, **params)
+        assert scored.reason == "ok" and scored.reward_json == (out / "reward.json").read_bytes()
+        assert result.reward_json != scored.reward_json
+        return
     assert result.reward_json == (out / "reward.json").read_bytes()
     assert result.reward_txt == (out / "reward.txt").read_bytes()
-    assert scorer.over_cap_reason in result.reason
 
 
 def test_a_site_ceiling_below_a_scorers_cap_is_named_as_the_sites():
@@ -94,3 +101,13 @@ def test_a_site_ceiling_below_a_scorers_cap_is_named_as_the_sites():
     assert (cap.limit, cap.reason) == (1000, "solution exceeds 1000 bytes (FrameLedger upload limit)")
     # a ceiling above the cap cannot lift it: the scorer would refuse the file anyway
     assert byte_cap("egocentric-f1-v2", site_limit=10**9).limit == egocentric.MAX_SOLUTION_BYTES
+
+
+def test_the_server_keeps_its_cap_on_tennis_uploads():
+    """Uploads (the server) still refuse a tennis file over 16 MiB, which the command line
+    scores as the judge does (tests/scoring/test_special_files_and_paths.py)."""
+    cap = byte_cap("hierarchical-bottleneck-v1")
+    assert (cap.limit, cap.reason) == (16 * 1024 * 1024, "solution exceeds 16777216 bytes")
+    oracle = TENNIS_ORACLE.read_bytes()
+    uploaded = make_file("big", "big.json", [oracle, b" " * (cap.limit + 1 - len(oracle))], cap)
+    assert uploaded.content is None and uploaded.rejected_reason == cap.reason

@@ -1,11 +1,12 @@
 """Differential fuzzing of the file layer and the parser against a model of the judges.
 
 Hostile submissions (line endings, encodings, nesting around the limits, near-cap
-sizes, wrong types, duplicate keys and entries, non-regular files) are generated from
-fixed seeds and written to files. ``verifier_reading_model.py`` -- the standard-library
-calls the two judges make, run as a script at the judges' call depth -- reads every
-file; our file layer and parser must come to the same outcome (the same error text,
-or the same parsed document), and the scorers must turn it into the judges' reason.
+sizes, wrong types, duplicate keys and entries, non-regular files, special files and
+path spellings) are generated from fixed seeds and written to files.
+``verifier_reading_model.py`` -- the standard-library calls the two judges make, run as
+a script at the judges' call depth -- reads every file; our (drop-in) file layer and
+parser must come to the same outcome (the same error text, or the same parsed
+document), and the scorers must turn it into the judges' reason.
 Invariants checked on every case: no exception escapes, the reward files are
 consistent with the result, the outcome does not depend on the caller's stack, and
 CR / CRLF files score as their LF versions do.
@@ -22,13 +23,13 @@ import os
 import random
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from scoring import score_submission
-from scoring.constants import TENNIS_MAX_BYTES
 from scoring.files import read_solution
 from scoring.jsonio import decode_json_document
 from tests.scoring.paths import EGO_GT, EGO_ORACLE, PUBLISHED_FRAME_COUNT, TENNIS_GT, load_json
@@ -153,17 +154,17 @@ def cases(count: int, seed: int) -> Iterator[tuple[str, str, bytes]]:
 # --------------------------------------------------------------------- the oracle
 
 
-def model_outcomes(paths: list[Path], folder: Path) -> list[dict]:
+def model_outcomes(paths: list[Path | str], folder: Path, *, cwd: Path | None = None) -> list[dict]:
     listing = folder / "paths.txt"
     listing.write_text("".join(f"{path}\n" for path in paths))
     completed = subprocess.run(
-        [sys.executable, str(MODEL), str(listing)], capture_output=True, text=True, timeout=600, check=True
+        [sys.executable, str(MODEL), str(listing)], capture_output=True, text=True, timeout=600, check=True, cwd=cwd
     )
     return [json.loads(line) for line in completed.stdout.splitlines()]
 
 
-def our_outcome(kind: str, path: Path) -> list:
-    solution = read_solution("actions" if kind == "egocentric" else "break_points", path)
+def our_outcome(kind: str, path: Path | str) -> list:
+    solution = read_solution("actions" if kind == "egocentric" else "break_points", path, drop_in=True)
     if isinstance(solution, BaseException):
         return ["error", f"{solution}"]
     try:
@@ -182,7 +183,7 @@ def score_file(kind: str, path: Path):
     scorer = "egocentric-f1-v2" if kind == "egocentric" else "hierarchical-bottleneck-v1"
     truth = EGO_TRUTH if kind == "egocentric" else TENNIS_TRUTH
     params = {"frame_count": PUBLISHED_FRAME_COUNT} if kind == "egocentric" else {}
-    solution = read_solution("actions" if kind == "egocentric" else "break_points", path)
+    solution = read_solution("actions" if kind == "egocentric" else "break_points", path, drop_in=True)
     return score_submission(scorer, truth, solution, **params)
 
 
@@ -194,14 +195,12 @@ def _at_depth(frames: int, function, *args):
 
 
 def expected_outcome(kind: str, path: Path, model: list) -> list:
-    """The model's outcome, except where docs/scoring.md documents a departure: a
-    tennis file over 16 MiB is refused (the judge reads without a cap)."""
-    if kind == "tennis" and path.is_file() and path.stat().st_size > TENNIS_MAX_BYTES:
-        return ["error", f"solution exceeds {TENNIS_MAX_BYTES} bytes"]
+    """The model's outcome: the drop-in file layer has no departure left on the files
+    the model can read (the server's 16 MiB tennis cap is not the command line's)."""
     return model
 
 
-def check_invariants(kind: str, path: Path, model: list) -> None:
+def check_invariants(kind: str, path: Path | str, model: list) -> None:
     result = score_file(kind, path)
     assert 0.0 <= result.reward <= 1.0
     document = json.loads(result.reward_json)
@@ -211,6 +210,7 @@ def check_invariants(kind: str, path: Path, model: list) -> None:
         assert result.reason == PREFIX[kind] + model[1]
         assert result.reward == 0.0
     assert _at_depth(300, score_file, kind, path).reward_json == result.reward_json  # the caller does not matter
+    path = Path(path)
     data = path.read_bytes() if path.is_file() else b""
     if b"\r" in data:  # text mode: the LF version scores the same
         lf = path.with_suffix(".lf")
@@ -276,6 +276,73 @@ def test_non_regular_files_against_the_model(tmp_path: Path):
         for kind in ("egocentric", "tennis"):
             assert our_outcome(kind, path) == outcome[kind], (path, kind)
             check_invariants(kind, path, outcome[kind])
+
+
+def spellings(rng: random.Random, folder: Path, name: str) -> list[str]:
+    """Ways of writing the path of ``folder / name`` (relative ones from ``folder``'s
+    parent) that ``pathlib.Path`` turns into the same or a nearby path."""
+    parent = folder.name
+    candidates = [
+        f"{folder}/{name}/",
+        f"{folder}//{name}",
+        f"{folder}/./{name}//",
+        f"{folder}/{name}/.",
+        f"./{parent}/{name}",
+        f".//{parent}///{name}/",
+        f"{parent}/../{parent}/{name}",
+        f"{folder}/{name}/x",
+        f"{folder}/{name}.missing/",
+    ]
+    return rng.sample(candidates, 4)
+
+
+def _write_then_close(fifo: Path, data: bytes) -> threading.Thread:
+    """A writer that opens ``fifo`` (blocking until a reader comes), writes, closes."""
+
+    def write():
+        with open(fifo, "wb") as handle:
+            handle.write(data)
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    return writer
+
+
+def test_special_files_and_path_spellings_against_the_model(tmp_path: Path, monkeypatch):
+    """Path spellings of generated files, the empty path, ``/dev/null``, and FIFOs whose
+    writer writes a generated file and closes, through the model and our drop-in file
+    layer (relative spellings from the same working directory)."""
+    folder = tmp_path / "work"
+    folder.mkdir()
+    rng = random.Random(28)
+    generated = list(cases(max(2, CASES // 4), seed=28))
+    entries: list[str] = ["", ".", "/dev/null", "//dev/null", "/dev//null/", ".//missing.json", "missing.json/"]
+    for name, _, data in generated:
+        (folder / f"{name}.json").write_bytes(data)
+        entries += spellings(rng, folder, f"{name}.json")
+    monkeypatch.chdir(tmp_path)
+    outcomes = model_outcomes(entries, tmp_path, cwd=tmp_path)
+    assert len(outcomes) == len(entries)
+    tally = {"ok": 0, "error": 0}
+    for entry, outcome in zip(entries, outcomes, strict=True):
+        for kind in ("egocentric", "tennis"):
+            assert our_outcome(kind, entry) == outcome[kind], (entry, kind)
+            check_invariants(kind, entry, outcome[kind])
+            tally[outcome[kind][0]] += 1
+    assert tally["ok"] and tally["error"]
+
+    # FIFOs (the tennis judge reads one to its end; the egocentric judge refuses it)
+    for number, (name, _, data) in enumerate(generated[:4]):
+        theirs, ours = tmp_path / f"theirs{number}.fifo", tmp_path / f"ours{number}.fifo"
+        os.mkfifo(theirs)
+        os.mkfifo(ours)
+        writer = _write_then_close(theirs, data)
+        (model,) = model_outcomes([f"tennis\t{theirs}"], tmp_path)
+        writer.join(timeout=10)
+        writer = _write_then_close(ours, data)
+        assert our_outcome("tennis", ours) == model["tennis"], name
+        writer.join(timeout=10)
+        assert our_outcome("egocentric", ours) == ["error", "solution must be a regular file"]
 
 
 def test_moment_files_with_bom_cr_only_and_crlf_score_as_lf():

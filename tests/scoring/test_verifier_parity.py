@@ -5,7 +5,9 @@ tests with the verifier's exact bytes, and the rules that fix them (docs/scoring
 1. Line endings before a JSON syntax error: the verifiers parse text-mode strings.
 2. Nesting depth: egocentric parses total depth <= 992 and rejects 993, tennis <= 994
    and rejects 995, with the decoder's own message, whoever calls the scorer.
-3. Endless or non-regular files: refused at once, never read whole, never blocking.
+3. Endless or non-regular files: refused in bounded time, never read whole, never
+   blocking for long (the special files and path spellings of issue 28 are in
+   test_special_files_and_paths.py).
 """
 
 from __future__ import annotations

@@ -1,9 +1,12 @@
 """A model of how the two published judges read and parse a solution file.
 
 Run as a script, exactly as the judges are run (``python verifier_reading_model.py
-LIST``): for every path listed in the file LIST (one per line) it prints one JSON line
-``{"egocentric": outcome, "tennis": outcome}``, where an outcome is ``["ok", value]``
-(the parsed document, re-encoded) or ``["error", message]``.
+LIST``): for every path listed in the file LIST (one per line, spelled as it would be
+given to ``--solution``, which both judges parse with ``type=Path``) it prints one JSON
+line ``{"egocentric": outcome, "tennis": outcome}``, where an outcome is ``["ok", value]``
+(the parsed document, re-encoded) or ``["error", message]``. A line ``tennis<TAB>path``
+is read by the tennis judge's step only (a FIFO: the egocentric step would open and close
+it and take its writer's bytes).
 
 The model makes the same standard-library calls as the judges, at the same call depth
 below the script's module level (that depth is what sets how deep a document may nest:
@@ -15,8 +18,9 @@ the figures issue 11 measured, 992 and 994, come out of it):
 * tennis: ``json.loads(Path(path).read_text())`` -- called from ``main``.
 
 It reads no repository code and is the reference of tests/scoring/test_fuzz_hostile_submissions.py.
-Only regular files, directories and missing paths are given to it (an endless device
-would exhaust its memory, as it does the judge's).
+Regular files, directories, missing paths, ``/dev/null`` and FIFOs whose writer writes
+and closes are given to it; an endless device is not (it would exhaust its memory, as it
+does the judge's).
 """
 
 import json
@@ -54,12 +58,14 @@ def load_prediction(path):
 
 
 def main():
-    for line in Path(sys.argv[1]).read_text().splitlines():
+    for line in Path(sys.argv[1]).read_text().split("\n")[:-1]:
+        kinds, _, line = line.rpartition("\t")
         outcome = {}
-        try:
-            outcome["egocentric"] = ["ok", _encode(load_prediction(line))]
-        except Exception as error:  # noqa: BLE001 - the judge's own catch-all
-            outcome["egocentric"] = ["error", f"{error}"]
+        if kinds != "tennis":
+            try:
+                outcome["egocentric"] = ["ok", _encode(load_prediction(Path(line)))]
+            except Exception as error:  # noqa: BLE001 - the judge's own catch-all
+                outcome["egocentric"] = ["error", f"{error}"]
         try:
             outcome["tennis"] = ["ok", _encode(json.loads(Path(line).read_text()))]
         except Exception as error:  # noqa: BLE001 - the judge's own catch-all

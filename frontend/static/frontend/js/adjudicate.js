@@ -13,7 +13,7 @@ import { boundaryFields, draftToEvent, emptyDraft, eventToDraft, formatValue, su
 import { connectPacket, renderLiveState, renderPresence } from "./live.js";
 import { mountPlayer } from "./player.js";
 import { mountAdjudicateKeys } from "./adjudicate_keys.js";
-import { mountMomentSearch, withInterval } from "./moment_search.js";
+import { mountMomentSearch, mountSearchWhileWaiting, withInterval } from "./moment_search.js";
 import { mountPublishDialog } from "./publish_dialog.js";
 import { ADJUDICATE_SHORTCUTS } from "./shortcuts.js";
 import { Timeline } from "./timeline.js";
@@ -51,6 +51,8 @@ async function waitForUnion() {
   let packet = await api.get(packetUrl);
   $("#task-kind").textContent = packet.task_kind.name;
   let union = await loadUnion(packet);
+  // Search depends on the video's features only: the adjudicator has it before the union.
+  if (!union && config.search) await mountSearchWhileWaiting($("#moment-search"), { packetId: config.packetId });
   while (!union) {
     showWaiting(packet);
     $("#adjudication").dataset.state = "waiting";

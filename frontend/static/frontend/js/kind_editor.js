@@ -1,6 +1,13 @@
 // The task-kind editor page (DOM): reads the form, shows the annotation form the schema
 // describes (EventForm, as annotators get it) and keeps the scorer list to the family's.
 // Rules: kind_editor_model.js.
+//
+// Saving asks the server's dry run first (POST /task-kinds/check/: the validator the save
+// runs, answering 200 with what it would refuse), so a refused save stays on the page as
+// it is (no reload, no rows added, no failed request in the console): the one input the
+// refusal names is outlined, and while a refusal is shown every edit asks again, so the
+// outline and the banner go away once the form is fixed. Only a form the dry run accepts
+// is submitted.
 
 import { EventForm } from "./event_form.js";
 import { previewSchema, schemaFromForm } from "./kind_editor_model.js";
@@ -59,6 +66,96 @@ function renderPreview() {
   new EventForm(preview, schema, { idPrefix: "preview" });
 }
 
+// ---- refusals ------------------------------------------------------------------------
+const banner = $("#kind-error");
+const KIND_INPUTS = {
+  slug: ["#kind-slug"],
+  name: ["#kind-name"],
+  family: ["#kind-family"],
+  scorer_id: ["#kind-scorer"],
+  root_key: ["#kind-root-key"],
+  tolerance: ["#kind-tolerance"],
+  boundary_fields: ["#kind-boundary-start", "#kind-boundary-end"],
+  sort_keys: ["#kind-sort-keys"],
+};
+
+function inputsFor(part, row) {
+  if (row !== null && row !== undefined) {
+    const tr = form.querySelector(`.field-row[data-index="${row}"]`);
+    if (!tr) return [];
+    const suffix = part === "min_items" ? "min" : part;
+    return [tr.querySelector(`[name$="-${suffix}"]`) || tr.querySelector("[name$='-name']")];
+  }
+  return (KIND_INPUTS[part] || []).map((selector) => $(selector));
+}
+
+function clearMarks() {
+  for (const marked of form.querySelectorAll(".invalid")) {
+    marked.classList.remove("invalid");
+    marked.removeAttribute("aria-invalid");
+  }
+}
+
+function showRefusal(result) {
+  clearMarks();
+  if (!result || result.ok) {
+    banner.hidden = true;
+    banner.textContent = "";
+    banner.dataset.field = "";
+    return;
+  }
+  banner.textContent = result.error;
+  banner.dataset.field = result.field || "";
+  banner.hidden = false;
+  for (const input of inputsFor(result.part, result.row)) {
+    if (!input) continue;
+    input.classList.add("invalid");
+    input.setAttribute("aria-invalid", "true");
+    const tr = input.closest(".field-row");
+    if (tr) tr.classList.add("invalid");
+  }
+}
+
+async function check() {
+  const response = await fetch(form.dataset.checkUrl, { method: "POST", body: new FormData(form), credentials: "same-origin" });
+  if (!response.ok) return null; // the page's own POST will answer
+  return response.json();
+}
+
+let recheck = null;
+function recheckSoon() {
+  if (banner.hidden) return;
+  clearTimeout(recheck);
+  recheck = setTimeout(async () => {
+    try {
+      showRefusal(await check());
+    } catch {
+      /* offline: the save says so */
+    }
+  }, 250);
+}
+
+let accepted = false;
+form.addEventListener("submit", async (event) => {
+  if (accepted) return;
+  event.preventDefault();
+  let result = null;
+  try {
+    result = await check();
+  } catch {
+    result = null;
+  }
+  if (result && !result.ok) {
+    showRefusal(result);
+    const first = form.querySelector("[aria-invalid=true]");
+    if (first) first.focus();
+    banner.scrollIntoView({ block: "nearest" });
+    return;
+  }
+  accepted = true;
+  HTMLFormElement.prototype.submit.call(form);
+});
+
 function addRow() {
   const rows = form.querySelectorAll(".field-row");
   const last = rows[rows.length - 1];
@@ -80,10 +177,14 @@ function addRow() {
   row.querySelector("[name$='-name']").focus();
 }
 
-form.addEventListener("input", renderPreview);
+form.addEventListener("input", () => {
+  renderPreview();
+  recheckSoon();
+});
 form.addEventListener("change", (event) => {
   if (event.target === form.elements.family) showScorers();
   renderPreview();
+  recheckSoon();
 });
 $("#add-field").addEventListener("click", addRow);
 showScorers();

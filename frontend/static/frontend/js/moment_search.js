@@ -8,6 +8,9 @@
 //
 //   mountIndexCard(root, { videoId });   // the maintainers' card: the index's status, Rebuild
 //
+//   mountSearchWhileWaiting(root, { packetId });   // the adjudicator's panel before the union
+//                                                  // exists: a list, no timeline, no player
+//
 // `example()` returns the interval to find similar ones to, [startFrame, endFrame], or a
 // string saying why there is none. The API (/api/packets/<id>/search/) says which
 // searches the packet supports and why; the panel shows that sentence as it is.
@@ -22,7 +25,7 @@ function seconds(value) {
   return `${Number(value).toFixed(Number.isInteger(value) ? 0 : 1)} s`;
 }
 
-export async function mountMomentSearch(root, { packetId, timeline, player, example, onUse, setNotice = () => {} }) {
+export async function mountMomentSearch(root, { packetId, timeline = null, player = null, example, onUse, setNotice = () => {}, note = "Click a result to see it; c turns the highlighted one into the draft's interval.", byExample = true }) {
   const url = `/api/packets/${packetId}/search/`;
   let results = [];
   let highlighted = null; // rank
@@ -34,12 +37,14 @@ export async function mountMomentSearch(root, { packetId, timeline, player, exam
   const kInput = el("input", { type: "number", id: "search-k", min: "1", max: "50", value: "10", "aria-label": "How many results" });
   const form = el("form", { class: "ms-form", role: "search" }, [input, texts, searchButton, similarButton, el("label", { class: "small muted" }, ["top ", kInput])]);
   const reason = el("p", { class: "ms-reason small", id: "search-reason", role: "status" });
+  const remedy = el("p", { class: "ms-remedy small", id: "search-remedy", hidden: true });
   const status = el("p", { class: "ms-status small", id: "search-status", "aria-live": "polite" });
   const list = el("ol", { class: "ms-results", id: "search-results", "aria-label": "Search results" });
-  root.replaceChildren(el("h2", { text: "Find moments" }), form, reason, status, list, el("p", { class: "small muted", text: "Click a result to see it; c turns the highlighted one into the draft's interval." }));
+  root.replaceChildren(el("h2", { text: "Find moments" }), form, reason, remedy, status, list, el("p", { class: "small muted", id: "search-note", text: note }));
   root.hidden = false;
 
   function renderLane() {
+    if (!timeline) return;
     const items = results.map((r) => ({
       key: `search-${r.rank}`,
       start: r.start_frame,
@@ -71,7 +76,7 @@ export async function mountMomentSearch(root, { packetId, timeline, player, exam
     renderList();
     renderLane();
     const hit = results.find((r) => r.rank === rank);
-    if (hit && seek && player) {
+    if (hit && seek && player && timeline) {
       timeline.reveal(hit.start_frame, hit.end_frame);
       player.seekToFrame(hit.start_frame);
     }
@@ -112,22 +117,31 @@ export async function mountMomentSearch(root, { packetId, timeline, player, exam
     }
     run({ example: span }, `like frames ${span[0]}–${span[1]}`);
   });
-  timeline.addEventListener("select", (event) => {
-    if (event.detail.lane !== LANE) return;
-    highlight(Number(String(event.detail.key).replace("search-", "")), { seek: true });
-  });
+  if (timeline) {
+    timeline.addEventListener("select", (event) => {
+      if (event.detail.lane !== LANE) return;
+      highlight(Number(String(event.detail.key).replace("search-", "")), { seek: true });
+    });
+  }
 
-  // Which searches this packet supports, and why.
+  // Which searches this packet supports, and why; what cannot run is disabled (and the
+  // panel says so), whatever else the page offers.
   try {
     const info = await api.get(url);
     reason.textContent = info.reason;
-    input.disabled = searchButton.disabled = !info.text;
-    similarButton.disabled = !info.example;
+    remedy.textContent = info.remedy || "";
+    remedy.hidden = !info.remedy;
+    searchButton.disabled = input.disabled = !info.text;
+    similarButton.disabled = !info.example || !byExample;
+    if (!byExample) similarButton.title = example();
+    kInput.disabled = !info.text && !info.example;
     if (!info.text) input.placeholder = "Text search is not available here";
+    root.dataset.searchable = String(Boolean(info.text || info.example));
     texts.replaceChildren(...(info.texts || []).map((t) => el("option", { value: t })));
   } catch (error) {
     reason.textContent = error.message || String(error);
-    input.disabled = searchButton.disabled = similarButton.disabled = true;
+    input.disabled = searchButton.disabled = similarButton.disabled = kInput.disabled = true;
+    root.dataset.searchable = "false";
   }
 
   return {
@@ -145,6 +159,18 @@ export async function mountMomentSearch(root, { packetId, timeline, player, exam
   };
 }
 
+// Before both ledgers freeze the adjudicator has no union, timeline or player yet; results
+// depend on the video's features only, so text search can run: the list shows them.
+export function mountSearchWhileWaiting(root, { packetId }) {
+  return mountMomentSearch(root, {
+    packetId,
+    example: () => "Find similar starts from an interval of the union, which opens once both ledgers are frozen; search by text works now.",
+    onUse: () => {},
+    byExample: false,
+    note: "The union opens once both ledgers are frozen; then a result can become an interval of the final value.",
+  });
+}
+
 // The draft's intervals with a search result added (an unfinished last row is replaced,
 // a repeat is not added twice). Pure.
 export function withInterval(list, hit) {
@@ -156,16 +182,66 @@ export function withInterval(list, hit) {
 }
 
 // The maintainers' card on the packet page: the video's search index (status, source,
-// size, when built, error) and a Rebuild button; it looks again while a build is queued.
+// size, when built, error), a Rebuild button and the upload of CLIP features (the way
+// forward for a video with nothing to search with, e.g. an imported annotation-only one);
+// it looks again while a build is queued.
+export const FEATURE_LAYOUTS =
+  "CLIP frame features: an .npz with the key features, or an .npy, holding L × D floats (one row per clip, moment_detr layout), with the clip length in seconds; optionally text features in the same space: an .npz with texts and embeddings (N × D).";
+
 export async function mountIndexCard(root, { videoId }) {
   const url = `/api/videos/${videoId}/search-index/`;
   const rebuild = el("button", { type: "button", id: "search-index-rebuild", text: "Rebuild index" });
   const details = el("dl", { class: "kv", id: "search-index-details" });
-  const message = el("p", { class: "small", "aria-live": "polite" });
-  root.replaceChildren(el("h2", { text: "Moment-search index" }), details, rebuild, message);
+  const message = el("p", { class: "small", "aria-live": "polite", id: "search-index-message" });
+  const forward = el("p", { class: "banner warn small", id: "search-index-forward", hidden: true });
+  const file = el("input", { type: "file", id: "features-file", accept: ".npz,.npy", "aria-label": "CLIP features (.npz or .npy)" });
+  const clip = el("input", { type: "number", id: "features-clip-length", min: "0.01", max: "60", step: "any", value: "2", "aria-label": "seconds per feature row" });
+  const text = el("input", { type: "file", id: "features-text-file", accept: ".npz", "aria-label": "text features (.npz, optional)" });
+  const send = el("button", { type: "submit", id: "features-upload", text: "Upload features" });
+  const uploadForm = el("form", { class: "form-grid", id: "features-form" }, [
+    el("label", {}, ["CLIP features (.npz or .npy)", file]),
+    el("label", {}, ["Seconds per row", clip]),
+    el("label", {}, ["Text features (.npz, optional)", text]),
+    el("div", {}, [send]),
+  ]);
+  root.replaceChildren(
+    el("h2", { text: "Moment-search index" }),
+    forward,
+    details,
+    rebuild,
+    el("h3", { text: "Upload CLIP features" }),
+    el("p", { class: "small muted", id: "features-layouts", text: FEATURE_LAYOUTS }),
+    uploadForm,
+    message,
+  );
   root.hidden = false;
   let timer = null;
+  uploadForm.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    if (!file.files[0]) {
+      message.textContent = "Choose a features file (.npz or .npy) first.";
+      return;
+    }
+    const data = new FormData();
+    data.append("features", file.files[0]);
+    data.append("clip_length", clip.value);
+    if (text.files[0]) data.append("text_features", text.files[0]);
+    send.disabled = true;
+    message.textContent = "Uploading…";
+    try {
+      const body = await api.upload(url, data);
+      message.textContent = "Features stored; the index is being built, and the version's anchors are computed again.";
+      show(body.index);
+    } catch (error) {
+      message.textContent = error.message || String(error);
+    } finally {
+      send.disabled = false;
+    }
+  });
   function show(index) {
+    const nothing = index.status === "unavailable" || index.status === "missing" || index.status === "failed";
+    forward.hidden = !nothing;
+    forward.textContent = nothing ? "Nothing can be searched on this video yet: upload its CLIP features below (the index is then built, and the zero-shot calibration anchor of its versions is computed)." : "";
     const rows = [
       ["status", index.status],
       ["source", index.source || "—"],
