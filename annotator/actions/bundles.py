@@ -178,8 +178,10 @@ def do_run_bundle(run_id: int) -> BundleRun:
     try:
         uids = sandbox_host.parse_uid_range(settings.FRAMELEDGER_SANDBOX_UIDS)
         base = Path(settings.FRAMELEDGER_SANDBOX_DIR or tempfile.gettempdir())
+        sandbox_host.remove_stale_job_folders(base, "bundle-")
         with sandbox_host.uid_lease(uids, base / "frameledger-sandbox-uids") as uid:
             parent = Path(tempfile.mkdtemp(prefix=f"bundle-{run.pk}-", dir=base))  # 0700, root's
+            lock = sandbox_host.hold_job_folder(parent)  # a folder whose lock is free is a dead worker's
             try:
                 records, features, requests = bundle_inputs(run.version)
                 job, calls = sandbox.prepare(
@@ -193,6 +195,7 @@ def do_run_bundle(run_id: int) -> BundleRun:
                 record = sandbox.enforcement_record(job, stages)
             finally:
                 left = sandbox.cleanup(parent)
+                os.close(lock)
                 if left:
                     logger.warning("bundle run %s: job folder not fully removed: %s", run.pk, left[:3])
     except (sandbox.BundleError, sandbox.SandboxRefused, sandbox_host.NoFreeUid, OSError, ValueError) as error:

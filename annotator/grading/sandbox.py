@@ -343,7 +343,8 @@ def run_stage(
 ) -> StageResult:
     """Run one stage in its allow-list root; every process of it is dead on return."""
     result = StageResult(name=name, argv=list(argv))
-    group = host.stage_cgroup(f"{job.root.name}-{name}", pids=limits.processes, memory_bytes=limits.memory_bytes)
+    unique = f"{job.root.parent.name}-{job.root.name}-{name}-{os.getpid()}-{time.monotonic_ns()}"  # never shared
+    group = host.stage_cgroup(unique, pids=limits.processes, memory_bytes=limits.memory_bytes)
     read_only = [(job.app, broot.INSIDE / "app"), (job.root / "task", broot.INSIDE / "task")]
     writable = [(job.out, broot.INSIDE / "out"), (job.tmp, broot.INSIDE / "tmp"), (job.cache, broot.INSIDE / "cache")]
     (writable if index_writable else read_only).append((job.index, broot.INSIDE / "work" / "index"))

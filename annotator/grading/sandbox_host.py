@@ -223,6 +223,51 @@ def stage_cgroup(name: str, *, pids: int, memory_bytes: int) -> StageCgroup:
 # ----------------------------------------------------------------------- job files
 
 
+JOB_LOCK = ".frameledger-job.lock"
+
+
+def hold_job_folder(folder: Path) -> int:
+    """Lock a fresh job folder for as long as the returned descriptor is open (the
+    kernel drops the lock when the worker dies)."""
+    descriptor = os.open(Path(folder) / JOB_LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    fcntl.flock(descriptor, fcntl.LOCK_EX)
+    return descriptor
+
+
+def remove_stale_job_folders(base: Path, prefix: str, grace_seconds: float = 120.0) -> list[str]:
+    """Remove the job folders under ``base`` that no live worker holds: a worker killed
+    mid-run leaves its folder, and the next job on the machine removes it. A folder
+    without its lock file yet (just made) is left alone for ``grace_seconds``."""
+    removed = []
+    for folder in Path(base).glob(f"{prefix}*"):
+        try:
+            info = folder.lstat()
+        except OSError:
+            continue
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
+            continue
+        try:
+            descriptor = os.open(folder / JOB_LOCK, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except FileNotFoundError:
+            if time.time() - info.st_mtime > grace_seconds:
+                remove_tree(folder)
+                removed.append(str(folder))
+            continue
+        except OSError:
+            continue
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(descriptor)
+            continue  # a live worker's job
+        try:
+            remove_tree(folder)
+            removed.append(str(folder))
+        finally:
+            os.close(descriptor)
+    return removed
+
+
 def walk(root: Path) -> Iterator[tuple[os.DirEntry, bool]]:
     """Every entry under ``root`` (iteratively, links never followed), with whether it
     is a real folder. Unreadable folders are skipped."""
@@ -323,6 +368,8 @@ def complete_rows(path: Path, byte_cap: int) -> tuple[bytes, str]:
     except FileNotFoundError:
         return b"", ""
     except OSError as error:
+        if error.errno == errno.ELOOP:
+            return b"", f"{path.parent.name}/{path.name} is a link, not a plain file (never followed): no rows"
         return b"", f"{path.parent.name}/{path.name} could not be opened ({error.strerror}): no rows"
     try:
         info = os.fstat(descriptor)
