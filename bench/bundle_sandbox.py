@@ -128,7 +128,9 @@ def main() -> None:
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
     parent = Path(tempfile.mkdtemp(prefix="bench-bundle-"))
     try:
-        with sandbox_host.uid_lease(sandbox.DEFAULT_UIDS, parent / "uids") as uid:
+        with sandbox_host.uid_lease(
+            sandbox.DEFAULT_UIDS, sandbox_host.uid_lock_dir(Path(tempfile.gettempdir()))
+        ) as uid:
             inside, outside = overhead(parent, uid, args.stages)
             print(f"empty stage, median of {args.stages}: sandboxed {inside:.3f} s, direct {outside:.3f} s, "
                   f"overhead {inside - outside:.3f} s per stage")  # fmt: skip

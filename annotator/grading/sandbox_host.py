@@ -63,17 +63,27 @@ def uid_lease(uids: range, lock_dir: Path) -> Iterator[int]:
     raise NoFreeUid(f"all {len(uids)} sandbox uids ({uids.start}-{uids.stop - 1}) are in use")
 
 
+def uid_lock_dir(base: Path) -> Path:
+    """Where every worker (and test) of a machine leases job uids, under ``base`` (the
+    sandbox folder): one place, so that no two jobs ever hold the same uid."""
+    return Path(base) / "frameledger-sandbox-uids"
+
+
 def processes_of(uid: int) -> list[int]:
-    """Pids whose real, effective, saved or filesystem uid is ``uid``."""
+    """Live (not zombie) pids whose real, effective, saved or filesystem uid is ``uid``."""
     found = []
+    wanted = str(uid).encode()
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
         try:
             with open(f"/proc/{entry.name}/status", "rb") as handle:
+                zombie = False
                 for line in handle:
-                    if line.startswith(b"Uid:"):
-                        if str(uid).encode() in line.split()[1:]:
+                    if line.startswith(b"State:"):
+                        zombie = b"Z" in line.split()[1:2]
+                    elif line.startswith(b"Uid:"):
+                        if wanted in line.split()[1:] and not zombie:
                             found.append(int(entry.name))
                         break
         except OSError:

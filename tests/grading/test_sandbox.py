@@ -24,10 +24,10 @@ REQUESTS = [{"query_id": f"q{k}", "video_id": "v1", "description": f"thing {k}"}
 
 
 @pytest.fixture
-def jobs(tmp_path):
-    """A job parent folder and a uid leased for the test (as the worker leases one)."""
+def jobs():
+    """A job parent folder and a uid leased for the test, where the workers lease theirs."""
     parent = Path(tempfile.mkdtemp(prefix="sandbox-test-"))
-    with sandbox_host.uid_lease(sandbox.DEFAULT_UIDS, tmp_path / "uids") as uid:
+    with sandbox_host.uid_lease(sandbox.DEFAULT_UIDS, sandbox_host.uid_lock_dir(Path(tempfile.gettempdir()))) as uid:
         yield parent, uid
     sandbox.cleanup(parent)
 
