@@ -179,6 +179,7 @@ def do_run_bundle(run_id: int) -> BundleRun:
         uids = sandbox_host.parse_uid_range(settings.FRAMELEDGER_SANDBOX_UIDS)
         base = Path(settings.FRAMELEDGER_SANDBOX_DIR or tempfile.gettempdir())
         sandbox_host.remove_stale_job_folders(base, "bundle-")
+        sandbox_host.remove_stale_cgroups()
         with sandbox_host.uid_lease(uids, sandbox_host.uid_lock_dir(base)) as uid:
             parent = Path(tempfile.mkdtemp(prefix=f"bundle-{run.pk}-", dir=base))  # 0700, root's
             lock = sandbox_host.hold_job_folder(parent)  # a folder whose lock is free is a dead worker's

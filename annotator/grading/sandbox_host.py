@@ -196,6 +196,24 @@ class StageCgroup:
                     time.sleep(0.02)
 
 
+def remove_stale_cgroups(older_than: float = 3600.0) -> int:
+    """Remove the stage cgroups a killed worker left (empty ones only: the kernel refuses
+    to remove a cgroup that still holds a process), older than ``older_than`` seconds so
+    that no stage between making its cgroup and joining it loses it."""
+    removed = 0
+    for controller, version in cgroup_support().items():
+        own = _own_cgroup("" if version == "v2" else controller).lstrip("/")
+        base = CGROUP_ROOT / own if version == "v2" else CGROUP_ROOT / controller / own
+        for folder in base.glob("frameledger-*"):
+            try:
+                if time.time() - folder.stat().st_mtime > older_than:
+                    folder.rmdir()
+                    removed += 1
+            except OSError:
+                continue
+    return removed
+
+
 def stage_cgroup(name: str, *, pids: int, memory_bytes: int) -> StageCgroup:
     """Make the stage's cgroups (under the worker's own, ``frameledger-<name>``) with
     ``pids.max`` and the memory limit; what could not be made is noted, never fatal."""

@@ -80,6 +80,9 @@ def test_a_worker_killed_mid_run_takes_the_job_with_it_and_the_sweep_ends_the_ru
 
     assert str(folders[0]) in sandbox_host.remove_stale_job_folders(Path("/tmp"), "bundle-")
     assert not folders[0].exists()
+    left = [p for p in Path("/sys/fs/cgroup/pids").rglob(f"frameledger-{folders[0].name}-*")]
+    assert sandbox_host.remove_stale_cgroups(older_than=0) >= len(left)
+    assert not any(p.exists() for p in left)  # the killed worker's stage cgroups, empty, removed
 
 
 @needs_sandbox
