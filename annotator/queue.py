@@ -23,6 +23,7 @@ INGEST_SWEEP = "annotator.ingest_sweep"
 INGEST_FULL = "annotator.ingest_full"
 SCORE_BATCH = "annotator.score_batch"
 RUN_BUNDLE = "annotator.run_bundle"
+BUNDLE_SWEEP = "annotator.bundle_sweep"
 BUILD_SEARCH_INDEX = "annotator.build_search_index"
 RECOMPUTE_CALIBRATION = "annotator.recompute_calibration"
 

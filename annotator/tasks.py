@@ -18,6 +18,8 @@ layer do not import each other.
   already final.
 * ``annotator.run_bundle``: run one executable moment-search bundle in the sandbox, on
   the bundle queue.
+* ``annotator.bundle_sweep`` (Celery beat, every ``FRAMELEDGER_BUNDLE_SWEEP_SECONDS``): end
+  the bundle runs whose worker died (no heartbeat for ``FRAMELEDGER_BUNDLE_LEASE_SECONDS``).
 * ``annotator.build_search_index``: build a video's moment-search index; on the queue
   ``FRAMELEDGER_RETRIEVAL_QUEUE`` when set, else the default one.
 """
@@ -28,6 +30,7 @@ from celery import shared_task
 
 from annotator.queue import (
     BUILD_SEARCH_INDEX,
+    BUNDLE_SWEEP,
     INGEST_CHUNK,
     INGEST_FULL,
     INGEST_JOIN,
@@ -41,6 +44,7 @@ from annotator.queue import (
 
 __all__ = [
     "build_search_index",
+    "bundle_sweep",
     "ingest_chunk",
     "ingest_full",
     "ingest_join",
@@ -142,10 +146,19 @@ def run_bundle(run_id: int) -> str:
     """Run one executable bundle in the sandbox (``annotator.actions.bundles``). Queued on
     ``FRAMELEDGER_BUNDLE_QUEUE`` (``FRAMELEDGER_BUNDLE_GPU_QUEUE`` for CUDA): start workers
     for it with ``celery -A deploy worker -Q frameledger-bundles`` (``-Q gpu`` on a CUDA
-    machine), as root so that the sandbox can switch user and namespaces."""
+    machine), as root with bubblewrap installed: otherwise the run ends refused."""
     from annotator.actions.bundles import do_run_bundle
 
     return do_run_bundle(run_id).status
+
+
+@shared_task(name=BUNDLE_SWEEP)
+def bundle_sweep() -> list[int]:
+    """Periodic (Celery beat): end the bundle runs whose worker stopped renewing its
+    heartbeat, so that no run stays ``running`` forever."""
+    from annotator.actions.bundles import do_sweep_bundle_runs
+
+    return do_sweep_bundle_runs()
 
 
 @shared_task(name=BUILD_SEARCH_INDEX, acks_late=True, reject_on_worker_lost=True)

@@ -1,14 +1,17 @@
-"""What the bundle sandbox costs: the reference system's build and run stages in the
-sandbox (``annotator.grading.sandbox``: namespaces, user switch, rlimits, read-only
-layout) against the same command lines run directly, side by side.
+"""What the bundle sandbox costs, side by side in one run: the same stage scripts in the
+sandbox (``annotator.grading.sandbox``: bwrap's allow-list root, a uid of the job's own,
+cgroups, disk accounting, cleanup) and run directly (same scripts, same folders, no sandbox).
 
-Run (as root, for the sandbox to switch user): ``.venv/bin/python bench/bundle_sandbox.py
-[--videos 6] [--rounds 2]``.
+Run as root (the sandbox refuses otherwise): ``.venv/bin/python bench/bundle_sandbox.py
+[--stages 20] [--videos 4] [--rounds 2]``.
 
-It writes a synthetic corpus (``retrieval.synthetic``, 30 s to 20 min videos), then for
-each round runs ``build.sh`` and one ``run.sh`` call of every request, sandboxed and
-direct, alternating, and prints the wall seconds of each stage, the median of each path
-and the ratio sandboxed / direct, with the load average before and after.
+1. **Per-stage overhead**: a stage that does nothing (``exit 0``), ``--stages`` times each way;
+   the median wall seconds of each and the difference (the goal: at most 0.3 s per stage).
+2. **The reference bundle** on a synthetic corpus (``retrieval.synthetic``): build and one call
+   of every request, sandboxed and direct, alternating, ``--rounds`` times; the rows of both
+   must be byte-identical and the scorer's reward the same.
+
+The load average is printed before and after: the machine may be shared.
 """
 
 from __future__ import annotations
@@ -16,10 +19,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 from pathlib import Path
@@ -27,74 +30,133 @@ from pathlib import Path
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from annotator.bundles import reference_bundle  # noqa: E402
-from annotator.grading import sandbox  # noqa: E402
+from annotator.grading import sandbox, sandbox_host  # noqa: E402
 from retrieval.synthetic import SyntheticConfig, generate_corpus, write_corpus  # noqa: E402
+from scoring import score_submission  # noqa: E402
+from tests.grading.sandbox_helpers import bundle  # noqa: E402
+
+RECORD = {"video_id": "v1", "duration": 60.0, "grid": {"step": 2.0}}
+
+
+def direct_env(job: sandbox.Job) -> dict:
+    return {
+        "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
+        "PYTHONPATH": sysconfig.get_paths()["purelib"],
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "HOME": str(job.tmp),
+        "TMPDIR": str(job.tmp),
+        "XDG_CACHE_HOME": str(job.cache),
+        "RETRIEVAL_CACHE_DIR": str(job.cache),
+        "LANG": "C.UTF-8",
+        "OMP_NUM_THREADS": "1",
+    }
+
+
+def direct(job: sandbox.Job, argv: list[str]) -> float:
+    started = time.monotonic()
+    subprocess.run(argv, env=direct_env(job), check=True, capture_output=True, cwd=job.tmp)
+    return time.monotonic() - started
+
+
+def overhead(parent: Path, uid: int, count: int) -> tuple[float, float]:
+    job, _ = sandbox.prepare(parent / "empty", bundle(build="exit 0\n"), [RECORD], {}, [], requests_per_call=1, uid=uid)
+    limits = sandbox.Limits(build_seconds=60)
+    inside, outside = [], []
+    for _ in range(count):
+        stage = sandbox.run_stage(job, "build", ["/job/app/build.sh"], 60, limits, index_writable=True)
+        assert stage.outcome == "ok", stage.stderr
+        inside.append(stage.seconds)
+        outside.append(direct(job, [str(job.app / "build.sh")]))
+    sandbox.cleanup(parent / "empty")
+    return statistics.median(inside), statistics.median(outside)
 
 
 def corpus(folder: Path, videos: int):
-    config = SyntheticConfig(n_videos=videos, min_duration=30, max_duration=1200, seed=11, split=(0.0, 0.0, 1.0))
-    files = write_corpus(generate_corpus(config), folder)
+    config = SyntheticConfig(n_videos=videos, min_duration=30, max_duration=600, seed=11, split=(0.0, 0.0, 1.0))
+    generated = generate_corpus(config)
+    files = write_corpus(generated, folder)
     records = [json.loads(line) for line in files.records.read_text().splitlines()]
     features = {r["features"]: files.corpus_dir / r["features"] for r in records}
     requests = [json.loads(line) for line in files.test_requests.read_text().splitlines()]
-    return records, features, requests
+    asked = {r["query_id"] for r in requests}
+    truth = [
+        {"query_id": q["query_id"], "video_id": q["video_id"], "intervals": q["intervals"]}
+        for q in generated.queries
+        if q["query_id"] in asked
+    ]
+    return records, features, requests, truth
 
 
-def sandboxed(parent: Path, records, features, requests, number: int) -> dict:
-    job, calls = sandbox.prepare(
-        parent / f"job-{number}", reference_bundle(), records, features, requests, requests_per_call=250
-    )
-    stages, rows = sandbox.run_bundle(job, calls, sandbox.Limits(), row_cap=10_000_000)
-    assert all(s.outcome == "ok" for s in stages), [(s.name, s.stderr[-500:]) for s in stages]
-    return {"build": stages[0].seconds, "run": sum(s.seconds for s in stages[1:]), "rows": rows.count(b"\n")}
+def reference(parent: Path, uid: int, number: int, inputs) -> dict:
+    records, features, requests, _ = inputs
+    figures = {}
+    for way in ("sandboxed", "direct"):
+        root = parent / f"{way}-{number}"
+        job, calls = sandbox.prepare(
+            root, reference_bundle(), records, features, requests, requests_per_call=10**6, uid=uid
+        )
+        if way == "sandboxed":
+            stages, rows = sandbox.run_bundle(job, calls, sandbox.Limits(requests_per_call=10**6), row_cap=10_000_000)
+            assert all(s.outcome == "ok" for s in stages), [(s.name, s.stderr[-500:]) for s in stages]
+            figures[way] = {"build": stages[0].seconds, "run": stages[1].seconds, "rows": rows}
+        else:
+            os.chmod(job.index, 0o777)  # the direct run is root's: give it the folders as they are
+            build = direct(job, [str(job.app / "build.sh"), "--corpus", str(job.corpus), "--index-dir", str(job.index)])
+            run = direct(job, [str(job.app / "run.sh"), "--index-dir", str(job.index), "--queries",
+                               str(job.call_queries(1)), "--output", str(job.call_output(1))])  # fmt: skip
+            figures[way] = {"build": round(build, 3), "run": round(run, 3), "rows": job.call_output(1).read_bytes()}
+        sandbox.cleanup(root)
+    return figures
 
 
-def direct(parent: Path, records, features, requests, number: int) -> dict:
-    app = parent / f"direct-{number}"
-    job, _ = sandbox.prepare(app, reference_bundle(), records, features, requests, requests_per_call=10**6)
-    env = sandbox.environment(job, str(Path(sys.executable).parent))
-    times = {}
-    for name, argv in (
-        ("build", [job.app / "build.sh", "--corpus", job.corpus, "--index-dir", job.index]),
-        ("run", [job.app / "run.sh", "--index-dir", job.index, "--queries", job.call_queries(1), "--output",
-                 job.call_output(1)]),
-    ):  # fmt: skip
-        started = time.monotonic()
-        subprocess.run([str(a) for a in argv], env=env, check=True, capture_output=True, cwd=job.root / "tmp")
-        times[name] = round(time.monotonic() - started, 3)
-    times["rows"] = job.call_output(1).read_bytes().count(b"\n")
-    return times
+def reward(rows: bytes, inputs) -> float:
+    records, _, _, truth = inputs
+    corpus_params = [{k: r[k] for k in ("video_id", "duration", "grid") if k in r} for r in records]
+    return score_submission("moment-utility-v1", {"queries": truth}, rows, corpus=corpus_params).reward
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--videos", type=int, default=6)
+    parser.add_argument("--stages", type=int, default=20)
+    parser.add_argument("--videos", type=int, default=4)
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
-    enforcement = sandbox.probe(sandbox.NOBODY)
-    print(f"enforcement: {enforcement.as_dict()}")
-    print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    enforcement = sandbox.probe()
+    if not enforcement.ready:
+        sys.exit(f"the sandbox is not available here: {enforcement.reason}")
+    print(f"sandbox: {enforcement.bwrap}, cgroups {enforcement.cgroups or 'none'}")
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
     parent = Path(tempfile.mkdtemp(prefix="bench-bundle-"))
-    parent.chmod(0o711)
     try:
-        records, features, requests = corpus(parent / "data", args.videos)
-        hours = sum(r["duration"] for r in records) / 3600
-        print(f"corpus: {len(records)} videos, {hours:.2f} h, {len(requests)} requests")
-        results = {"sandboxed": [], "direct": []}
-        for number in range(args.rounds):
-            for name, path in (("sandboxed", sandboxed), ("direct", direct)):
-                figures = path(parent, records, features, requests, number)
-                results[name].append(figures)
-                print(f"round {number + 1} {name:>9}: build {figures['build']:.2f} s, run {figures['run']:.2f} s, "
-                      f"{figures['rows']} rows")  # fmt: skip
-        for stage in ("build", "run"):
-            inside = statistics.median(r[stage] for r in results["sandboxed"])
-            outside = statistics.median(r[stage] for r in results["direct"])
-            print(f"{stage}: median sandboxed {inside:.2f} s, direct {outside:.2f} s, ratio {inside / outside:.2f}")
-        print(f"load average after: {os.getloadavg()[0]:.1f}")
+        with sandbox_host.uid_lease(
+            sandbox.DEFAULT_UIDS, sandbox_host.uid_lock_dir(Path(tempfile.gettempdir()))
+        ) as uid:
+            inside, outside = overhead(parent, uid, args.stages)
+            print(f"empty stage, median of {args.stages}: sandboxed {inside:.3f} s, direct {outside:.3f} s, "
+                  f"overhead {inside - outside:.3f} s per stage")  # fmt: skip
+            inputs = corpus(parent / "data", args.videos)
+            hours = sum(r["duration"] for r in inputs[0]) / 3600
+            print(f"corpus: {len(inputs[0])} videos, {hours:.2f} h, {len(inputs[2])} requests")
+            results = []
+            for number in range(args.rounds):
+                figures = reference(parent, uid, number, inputs)
+                results.append(figures)
+                same = figures["sandboxed"]["rows"] == figures["direct"]["rows"]
+                print(
+                    f"round {number + 1}: build sandboxed {figures['sandboxed']['build']:.2f} s / direct "
+                    f"{figures['direct']['build']:.2f} s; run {figures['sandboxed']['run']:.2f} s / "
+                    f"{figures['direct']['run']:.2f} s; rows identical: {same}"
+                )
+                assert same, "the sandbox changed the reference bundle's rows"
+            for stage in ("build", "run"):
+                a = statistics.median(r["sandboxed"][stage] for r in results)
+                b = statistics.median(r["direct"][stage] for r in results)
+                print(f"reference {stage}: median sandboxed {a:.2f} s, direct {b:.2f} s, difference {a - b:+.2f} s")
+            scores = {way: reward(results[0][way]["rows"], inputs) for way in ("sandboxed", "direct")}
+            print(f"reference reward: sandboxed {scores['sandboxed']:.6f}, direct {scores['direct']:.6f}")
+        print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     finally:
         sandbox.cleanup(parent)
-        shutil.rmtree(parent, ignore_errors=True)
 
 
 if __name__ == "__main__":

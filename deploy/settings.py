@@ -289,6 +289,11 @@ if _broker_scheme in {"redis", "rediss", "sentinel"}:
     )
 CELERY_BEAT_SCHEDULE = {
     "ingest-sweep": {"task": "annotator.ingest_sweep", "schedule": float(FRAMELEDGER_INGEST_SWEEP_SECONDS)},
+    # Bundle runs whose worker died (no heartbeat for FRAMELEDGER_BUNDLE_LEASE_SECONDS) end in error.
+    "bundle-sweep": {
+        "task": "annotator.bundle_sweep",
+        "schedule": float(envint("FRAMELEDGER_BUNDLE_SWEEP_SECONDS", 60)),
+    },
 }
 CELERY_BEAT_SCHEDULE_FILENAME = envstr("CELERY_BEAT_SCHEDULE_FILENAME", str(VAR_DIR / "celerybeat-schedule"))
 # Ingest tasks (annotator.ingest_video, .ingest_proxy, .ingest_chunk, .ingest_join,
@@ -330,6 +335,19 @@ FRAMELEDGER_BUNDLE_FILE_BYTES = envint("FRAMELEDGER_BUNDLE_FILE_BYTES", 16 * 102
 FRAMELEDGER_BUNDLE_MEMORY_BYTES = envint("FRAMELEDGER_BUNDLE_MEMORY_BYTES", 32 * 1024**3)
 FRAMELEDGER_BUNDLE_LOG_BYTES = envint("FRAMELEDGER_BUNDLE_LOG_BYTES", 256 * 1024)
 FRAMELEDGER_BUNDLE_MAX_BYTES = envint("FRAMELEDGER_BUNDLE_MAX_BYTES", 256 * 1024**2)
+# What a bundle's zip may inflate to in all (checked while inflating; the ratio cap is
+# FRAMELEDGER_ZIP_MAX_RATIO, as for submission archives).
+FRAMELEDGER_BUNDLE_MAX_INFLATED_BYTES = envint("FRAMELEDGER_BUNDLE_MAX_INFLATED_BYTES", 1024**3)
+# Per stage: the memory cgroup's limit (where the host has one), the disk the job's writable
+# folders may hold (counted while it runs, killed past it), their entries, and the size of
+# each private tmpfs (/tmp, /var/tmp, /dev/shm) inside.
+FRAMELEDGER_BUNDLE_CGROUP_MEMORY_BYTES = envint("FRAMELEDGER_BUNDLE_CGROUP_MEMORY_BYTES", 16 * 1024**3)
+FRAMELEDGER_BUNDLE_DISK_BYTES = envint("FRAMELEDGER_BUNDLE_DISK_BYTES", 16 * 1024**3)
+FRAMELEDGER_BUNDLE_DISK_ENTRIES = envint("FRAMELEDGER_BUNDLE_DISK_ENTRIES", 200_000)
+FRAMELEDGER_BUNDLE_TMPFS_BYTES = envint("FRAMELEDGER_BUNDLE_TMPFS_BYTES", 256 * 1024**2)
+# A running bundle's worker renews its heartbeat every 10 s; a run whose heartbeat is older
+# than this is ended (error) by the beat sweep, and its redelivered message may run it again.
+FRAMELEDGER_BUNDLE_LEASE_SECONDS = envint("FRAMELEDGER_BUNDLE_LEASE_SECONDS", 120)
 # Moment annotation imports: the .jsonl and its re-annotation CSVs, each at most 64 MiB.
 FRAMELEDGER_MAX_MOMENT_IMPORT_BYTES = envint("FRAMELEDGER_MAX_MOMENT_IMPORT_BYTES", 4 * 64 * 1024**2)
 # The two upload routes above take large bodies too (deploy/body_limits.py).
@@ -339,12 +357,10 @@ FRAMELEDGER_UPLOAD_PATHS += [
     # Uploaded CLIP features of a video's moment-search index (annotator.actions.search).
     (r"^/api/videos/[0-9]+/search-index/$", 2 * 512 * 1024**2 + MULTIPART_SLACK_BYTES),
 ]
-FRAMELEDGER_SANDBOX_UID = envint("FRAMELEDGER_SANDBOX_UID", 65534)
-FRAMELEDGER_SANDBOX_GID = envint("FRAMELEDGER_SANDBOX_GID", 65534)
+# Each bundle job runs as a uid of its own (and the group of the same number), leased from
+# this range for the job's duration: uids no account on the host uses.
+FRAMELEDGER_SANDBOX_UIDS = envstr("FRAMELEDGER_SANDBOX_UIDS", "2000000-2000999")
 FRAMELEDGER_SANDBOX_DIR = envstr("FRAMELEDGER_SANDBOX_DIR", "")  # default: the system temporary folder
-# Paths the sandbox user must not be able to read; a bundle run is refused otherwise.
-# The database file (SQLite) and the media root are always checked.
-FRAMELEDGER_SANDBOX_SECRET_PATHS = [p for p in envstr("FRAMELEDGER_SANDBOX_SECRET_PATHS", "").split(":") if p]
 # Text encoder of the retrieval reference row in moment calibrations (docs/retrieval.md
 # "Text encoders"): hash fits synthetic features only; real CLIP features need a
 # precomputed:PATH or python:module:factory encoder whose weights are on disk.

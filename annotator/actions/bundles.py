@@ -15,21 +15,26 @@ from __future__ import annotations
 import hashlib
 import io
 import logging
+import os
+import socket
 import tempfile
 import zipfile
+from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from annotator.actions.audit import record
 from annotator.actions.grading import do_score_batch, do_start_scoring_run, run_chunks
 from annotator.errors import InvalidInput
 from annotator.families import adapter_for, family_names
-from annotator.grading import sandbox
+from annotator.grading import sandbox, sandbox_host
 from annotator.grading.inputs import check_scorer_id
 from annotator.grading.moment_corpus import moment_corpus
+from annotator.grading.uploads import ZipLimits
 from annotator.models import BundleRun, GroundTruthVersion, Submission, SubmissionScore
 from annotator.queue import RUN_BUNDLE, send
 from scoring.moments import MAX_SOLUTION_BYTES
@@ -46,18 +51,34 @@ def pinned_limits() -> dict:
         file_bytes=settings.FRAMELEDGER_BUNDLE_FILE_BYTES,
         address_space_bytes=settings.FRAMELEDGER_BUNDLE_MEMORY_BYTES,
         log_bytes=settings.FRAMELEDGER_BUNDLE_LOG_BYTES,
+        memory_bytes=settings.FRAMELEDGER_BUNDLE_CGROUP_MEMORY_BYTES,
+        disk_bytes=settings.FRAMELEDGER_BUNDLE_DISK_BYTES,
+        disk_entries=settings.FRAMELEDGER_BUNDLE_DISK_ENTRIES,
+        tmpfs_bytes=settings.FRAMELEDGER_BUNDLE_TMPFS_BYTES,
     ).as_dict()
 
 
+def zip_limits() -> ZipLimits:
+    """The caps a bundle's zip is unpacked under: the submission archives' entry count
+    and ratio, and the bundle's own inflated total."""
+    inflated = settings.FRAMELEDGER_BUNDLE_MAX_INFLATED_BYTES
+    return ZipLimits(
+        entries=settings.FRAMELEDGER_ZIP_MAX_ENTRIES,
+        entry_bytes=inflated,
+        total_bytes=inflated,
+        ratio=settings.FRAMELEDGER_ZIP_MAX_RATIO,
+    )
+
+
 def check_bundle(data: bytes) -> None:
-    """Refuse what cannot be a bundle before it is stored (the runner checks again)."""
+    """Refuse what cannot be a bundle before it is stored (the runner checks again):
+    every entry is inflated and counted, nothing is written."""
     if len(data) > settings.FRAMELEDGER_BUNDLE_MAX_BYTES:
         raise InvalidInput(f"the bundle exceeds {settings.FRAMELEDGER_BUNDLE_MAX_BYTES} bytes", field="bundle")
-    with tempfile.TemporaryDirectory() as folder:
-        try:
-            sandbox.extract(data, Path(folder) / "app")
-        except (sandbox.BundleError, zipfile.BadZipFile, OSError) as error:
-            raise InvalidInput(str(error), field="bundle") from None
+    try:
+        sandbox.extract(data, None, zip_limits())
+    except sandbox.BundleError as error:
+        raise InvalidInput(str(error), field="bundle") from None
 
 
 @transaction.atomic
@@ -115,81 +136,133 @@ def bundle_inputs(version: GroundTruthVersion) -> tuple[list[dict], dict[str, Pa
     return moment_corpus(version)
 
 
-def secret_paths() -> list[str]:
-    paths = list(settings.FRAMELEDGER_SANDBOX_SECRET_PATHS) + [str(settings.MEDIA_ROOT)]
-    database = settings.DATABASES["default"]
-    if "sqlite" in database["ENGINE"] and str(database["NAME"]) != ":memory:":
-        paths.append(str(database["NAME"]))
-    return paths
+def _worker_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def masked_paths() -> list[str]:
-    """Hidden inside the sandbox's mount table (where namespaces work): the secret paths,
-    the app's var folder and the repository's data/ (published answer keys, e.g.
-    QVHighlights val, which imported versions are made of)."""
-    extra = [str(Path(settings.BASE_DIR) / "data"), str(settings.VAR_DIR)]
-    return list(dict.fromkeys(secret_paths() + extra))
+def _claim(run_id: int) -> bool:
+    """Take a queued run, or a running one whose worker stopped renewing its heartbeat
+    (a redelivered message after the worker died): one worker at a time."""
+    now = timezone.now()
+    stale = now - timedelta(seconds=settings.FRAMELEDGER_BUNDLE_LEASE_SECONDS)
+    free = Q(status=BundleRun.Status.QUEUED) | Q(status=BundleRun.Status.RUNNING, heartbeat_at__lt=stale)
+    claimed = BundleRun.objects.filter(free, pk=run_id).update(
+        status=BundleRun.Status.RUNNING, worker=_worker_name(), heartbeat_at=now
+    )
+    return bool(claimed)
+
+
+def _heartbeat(run_id: int):
+    def tick() -> None:
+        BundleRun.objects.filter(pk=run_id, status=BundleRun.Status.RUNNING, worker=_worker_name()).update(
+            heartbeat_at=timezone.now()
+        )
+
+    return tick
 
 
 def do_run_bundle(run_id: int) -> BundleRun:
-    """Run a queued bundle and score its rows. A redelivered task finds it final."""
-    updated = BundleRun.objects.filter(pk=run_id, status__in=[BundleRun.Status.QUEUED, BundleRun.Status.RUNNING])
-    if not updated.update(status=BundleRun.Status.RUNNING):
+    """Run a queued bundle and score its rows. Whatever happens the run ends final
+    (``done`` or ``error`` with the reason and the stages' logs), its job folder is
+    removed and its uid's processes are dead. A redelivered task finds it final."""
+    if not _claim(run_id):
         return BundleRun.objects.get(pk=run_id)
     run = BundleRun.objects.select_related("version__packet__task_kind", "version__packet__video").get(pk=run_id)
-    limits = sandbox.Limits(**run.limits)
-    uid, gid = settings.FRAMELEDGER_SANDBOX_UID, settings.FRAMELEDGER_SANDBOX_GID
-    parent = settings.FRAMELEDGER_SANDBOX_DIR or None
-    root = Path(tempfile.mkdtemp(prefix=f"bundle-{run.pk}-", dir=parent)) / "job"
-    root.parent.chmod(0o711)  # the sandbox user may pass through, not list
+    enforcement = sandbox.probe()
+    if not enforcement.ready:
+        logger.warning("bundle run %s refused: %s", run.pk, enforcement.reason)
+        return _error(run, enforcement.reason, [], enforcement.as_dict())
+    limits = sandbox.Limits.of(run.limits)
+    stages: list[sandbox.StageResult] = []
+    tick = _heartbeat(run.pk)
     try:
-        sandbox.check_secrets(secret_paths(), uid, gid)
-        records, features, requests = bundle_inputs(run.version)
-        job, calls = sandbox.prepare(
-            root,
-            bytes(run.bundle),
-            records,
-            features,
-            requests,
-            requests_per_call=limits.requests_per_call,
-            uid=uid,
-            gid=gid,
-        )
-        enforcement = sandbox.probe(uid)
-        stages, rows = sandbox.run_bundle(job, calls, limits, row_cap=MAX_SOLUTION_BYTES, masks=masked_paths())
-    except (sandbox.BundleError, sandbox.SandboxRefused, OSError) as error:
+        uids = sandbox_host.parse_uid_range(settings.FRAMELEDGER_SANDBOX_UIDS)
+        base = Path(settings.FRAMELEDGER_SANDBOX_DIR or tempfile.gettempdir())
+        sandbox_host.remove_stale_job_folders(base, "bundle-")
+        sandbox_host.remove_stale_cgroups()
+        with sandbox_host.uid_lease(uids, sandbox_host.uid_lock_dir(base)) as uid:
+            parent = Path(tempfile.mkdtemp(prefix=f"bundle-{run.pk}-", dir=base))  # 0700, root's
+            lock = sandbox_host.hold_job_folder(parent)  # a folder whose lock is free is a dead worker's
+            try:
+                records, features, requests = bundle_inputs(run.version)
+                job, calls = sandbox.prepare(
+                    parent / "job", bytes(run.bundle), records, features, requests,
+                    requests_per_call=limits.requests_per_call, uid=uid, zip_limits=zip_limits(),
+                )  # fmt: skip
+                tick()
+                stages, rows = sandbox.run_bundle(
+                    job, calls, limits, row_cap=MAX_SOLUTION_BYTES, device=run.device, tick=tick
+                )
+                record = sandbox.enforcement_record(job, stages)
+            finally:
+                left = sandbox.cleanup(parent)
+                os.close(lock)
+                if left:
+                    logger.warning("bundle run %s: job folder not fully removed: %s", run.pk, left[:3])
+    except (sandbox.BundleError, sandbox.SandboxRefused, sandbox_host.NoFreeUid, OSError, ValueError) as error:
         logger.warning("bundle run %s could not run: %s", run.pk, error)
-        return _error(run, str(error))
+        return _error(run, str(error), stages, enforcement.as_dict())
     except Exception as error:  # a fault of the runner itself: recorded on the run, never left running
         logger.exception("bundle run %s failed", run.pk)
-        return _error(run, f"the runner failed: {type(error).__name__}: {error}")
-    finally:
-        sandbox.cleanup(root.parent)
-    return _score(run, stages, rows, enforcement)
+        return _error(run, f"the runner failed: {type(error).__name__}: {error}", stages, enforcement.as_dict())
+    tick()
+    try:
+        return _score(run, stages, rows, record)
+    except Exception as error:
+        logger.exception("bundle run %s could not be scored", run.pk)
+        return _error(run, f"the rows could not be scored: {type(error).__name__}: {error}", stages, record)
 
 
-def _error(run: BundleRun, message: str) -> BundleRun:
+def _error(run: BundleRun, message: str, stages: list, enforcement: dict | None = None) -> BundleRun:
     BundleRun.objects.filter(pk=run.pk).update(
-        status=BundleRun.Status.ERROR, outcome=message, finished_at=timezone.now()
+        status=BundleRun.Status.ERROR,
+        outcome=message[:2000],
+        stages=[s.as_dict() for s in stages],
+        enforcement=enforcement or {},
+        finished_at=timezone.now(),
     )
     return BundleRun.objects.get(pk=run.pk)
+
+
+def do_sweep_bundle_runs() -> list[int]:
+    """End (``error``) every running bundle run whose worker has not renewed its
+    heartbeat for ``FRAMELEDGER_BUNDLE_LEASE_SECONDS``: the worker died (killed, machine
+    lost). Returns the ids ended. Celery beat runs it as ``annotator.bundle_sweep``."""
+    now = timezone.now()
+    stale = now - timedelta(seconds=settings.FRAMELEDGER_BUNDLE_LEASE_SECONDS)
+    ended = []
+    for run in BundleRun.objects.filter(status=BundleRun.Status.RUNNING, heartbeat_at__lt=stale).defer("bundle"):
+        seen = run.heartbeat_at.isoformat() if run.heartbeat_at else "never"
+        message = f"the worker running it ({run.worker or 'unknown'}) stopped: no heartbeat since {seen}"
+        updated = BundleRun.objects.filter(pk=run.pk, status=BundleRun.Status.RUNNING, heartbeat_at__lt=stale).update(
+            status=BundleRun.Status.ERROR, outcome=message, finished_at=now
+        )
+        if updated:
+            ended.append(run.pk)
+            logger.warning("bundle run %s ended by the sweep: %s", run.pk, message)
+    return ended
 
 
 def outcome_of(stages: list[sandbox.StageResult]) -> str:
     build = stages[0]
     if build.outcome != "ok":
         why = f"timed out after {build.seconds:.1f} s" if build.timed_out else f"exited with {build.exit_code}"
+        why = f"was killed ({build.killed})" if build.killed else why
         return f"build {why}{f' ({build.signal})' if build.signal else ''}: no index, every request scores 0"
     parts = []
     for stage in stages[1:]:
-        if stage.outcome == "timeout":
+        if stage.killed:
+            parts.append(f"{stage.name} was killed ({stage.killed}): the call is invalid, its rows are dropped")
+        elif stage.note:
+            parts.append(f"{stage.name}: {stage.note}")
+        elif stage.outcome == "timeout":
             parts.append(f"{stage.name} timed out; its {stage.rows} complete row(s) count")
         elif stage.outcome == "failed":
             parts.append(f"{stage.name} exited with {stage.exit_code}: the call is invalid, its rows are dropped")
     return "; ".join(parts) or "ok"
 
 
-def _score(run: BundleRun, stages: list, rows: bytes, enforcement: sandbox.Enforcement) -> BundleRun:
+def _score(run: BundleRun, stages: list, rows: bytes, enforcement: dict) -> BundleRun:
     with transaction.atomic():
         submission = Submission.objects.create(
             packet=run.version.packet,
@@ -208,7 +281,7 @@ def _score(run: BundleRun, stages: list, rows: bytes, enforcement: sandbox.Enfor
     outcome = outcome_of(stages)
     BundleRun.objects.filter(pk=run.pk).update(
         stages=[s.as_dict() for s in stages],
-        enforcement=enforcement.as_dict(),
+        enforcement=enforcement,
         submission=submission,
         score=score,
         status=BundleRun.Status.DONE,

@@ -17,7 +17,8 @@ def _add_package(archive: zipfile.ZipFile, package: Path) -> None:
 
 
 def reference_bundle(encoder: str = "hash") -> bytes:
-    """The reference system as a zip: ``build.sh``, ``run.sh``, ``encoder.txt`` and the
+    """The reference system as a zip: ``build.sh``, ``run.sh``, ``encoder.txt``, ``fallback.py``
+    (middle thirds for a corpus without readable features) and the
     ``retrieval`` and ``scoring`` packages it runs (``retrieval`` imports ``scoring``)."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
@@ -26,6 +27,7 @@ def reference_bundle(encoder: str = "hash") -> bytes:
             info.external_attr = 0o100755 << 16
             archive.writestr(info, (REFERENCE_DIR / name).read_bytes())
         archive.writestr("encoder.txt", encoder)
+        archive.write(REFERENCE_DIR / "fallback.py", "fallback.py")
         for package in ("retrieval", "scoring"):  # located, not imported (retrieval imports torch)
             _add_package(archive, Path(importlib.util.find_spec(package).origin).parent)
     return buffer.getvalue()

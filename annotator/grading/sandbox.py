@@ -1,40 +1,33 @@
 """Running an executable moment-search bundle (``build.sh`` / ``run.sh``) under the
 seed's contract, without Django.
 
-The layout of one job (``root``, made by :func:`prepare`; the sandbox user is ``uid``):
+Each stage runs in an **allow-list root** built by bubblewrap (``sandbox_root``): only
+``/usr``, a minimal ``/etc``, the Python runtime the contract provides and the job's own
+folders exist inside; no checkout, no media, no database files, no host sockets, no
+other job. The stage is a new pid namespace whose first process is bwrap's init: when the
+command ends, or at the wall-clock limit, every process of the stage dies with it. Each
+job has a uid of its own (leased by the caller from a range, ``sandbox_host.uid_lease``),
+so its process limit and its files are its own; each stage has its own cgroup (pids and
+memory, where the host has them); the disk a job writes is counted while it runs and the
+stage killed past its quota. What was enforced is recorded with every stage.
 
-| path | owner, mode | what |
-|---|---|---|
-| ``app/`` | root, read-only | the bundle's files (``build.sh`` and ``run.sh`` executable) |
-| ``task/data/corpus/`` | root, read-only | ``records.jsonl`` and the features it names |
-| ``task/queries/call-N.jsonl`` | root, read-only | the requests of call N (at most ``requests_per_call``) |
-| ``work/`` | root, 0755 | the index parent: not writable by the bundle |
-| ``work/index/`` | sandbox during build, root and read-only afterwards | the index |
-| ``out/``, ``tmp/``, ``cache/`` | sandbox | outputs, ``TMPDIR``, the cache folder |
+The layout of one job (``root``, mode 0700, made by :func:`prepare`):
 
-Each stage runs as one process group: ``unshare --net --mount --pid --fork`` (a new
-network namespace with only a loopback that is down, a private mount table, its own
-process ids so that nothing outlives the stage) then ``setpriv`` to the sandbox user with
-no supplementary groups and ``no_new_privs``; rlimits (processes, file size, CPU seconds,
-address space, open files) are set before. A wall-clock limit kills the whole group (and
-with it the pid namespace). stdout and stderr are kept up to ``log_bytes`` each; the rest
-is counted and dropped. The environment is rebuilt from nothing (no database URL, no
-secrets). What the machine allows is detected at run time (:func:`probe`) and recorded
-with every stage: without root there is no user switch and no namespaces, and the record
-says so.
+| host path | inside | owner | what |
+|---|---|---|---|
+| ``app/`` | ``/job/app`` (read-only) | root | the bundle |
+| ``task/data/corpus/``, ``task/queries/`` | ``/job/task`` (read-only) | root | corpus, requests |
+| ``work/index/`` | ``/job/work/index`` (read-write in the build, read-only after) | the job's uid | the index |
+| ``out/``, ``tmp/``, ``cache/`` | ``/job/out``, ``/job/tmp`` (``HOME``), ``/job/cache`` | the job's uid | |
+| ``etc/`` | ``/etc`` (read-only) | root | the minimal ``/etc`` |
 
-The ground truth never enters ``root``: the caller scores the rows after the bundle has
-finished, in its own process. :func:`readable_by` checks, before anything runs, that the
-paths the caller names as secret (database files, media) cannot be read by the sandbox
-user; the job refuses to run otherwise. With namespaces, the ``masks`` the caller names
-are also hidden in the stage's private mount table (an empty read-only tmpfs over each
-folder, ``/dev/null`` over each file), so even world-readable answer keys (published
-datasets in the repository) are out of reach.
+The ground truth never enters the job: the caller scores the rows after the bundle has
+finished, in its own process. Without root or without bwrap nothing runs
+(:class:`SandboxRefused`): a bundle is never run unsandboxed.
 """
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import resource
@@ -42,28 +35,29 @@ import shutil
 import signal
 import stat
 import subprocess
-import sys
-import sysconfig
 import threading
 import time
-import zipfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-NOBODY = 65534
-ENTRY_POINTS = ("build.sh", "run.sh")
-MAX_BUNDLE_ENTRIES = 10_000
-MAX_BUNDLE_BYTES = 2 * 1024**3
+from annotator.grading import sandbox_host as host
+from annotator.grading import sandbox_root as broot
+from annotator.grading.bundle_zip import BUNDLE_ZIP_LIMITS, ENTRY_POINTS, BundleError, extract
+from annotator.grading.uploads import ZipLimits
 
+__all__ = [
+    "BUNDLE_ZIP_LIMITS", "ENTRY_POINTS", "BundleError", "Enforcement", "Job", "Limits", "SandboxRefused",
+    "StageResult", "cleanup", "extract", "prepare", "probe", "run_bundle", "run_stage",
+]  # fmt: skip
 
-class BundleError(ValueError):
-    """The bundle cannot be run (not a zip, no build.sh/run.sh, an unsafe path)."""
+GiB = 1024**3
+DEFAULT_UIDS = range(2_000_000, 2_001_000)
 
 
 class SandboxRefused(RuntimeError):
-    """The machine is set up so that the bundle could read something it must not."""
+    """The machine cannot sandbox the bundle (no root, no bwrap): it is not run."""
 
 
 @dataclass(frozen=True)
@@ -71,14 +65,24 @@ class Limits:
     build_seconds: float = 3600.0
     call_seconds: float = 2700.0
     requests_per_call: int = 250
-    processes: int = 512  # RLIMIT_NPROC of the sandbox user (fork bombs)
-    file_bytes: int = 16 * 1024**3  # RLIMIT_FSIZE: the largest file a stage may write
-    address_space_bytes: int = 32 * 1024**3  # RLIMIT_AS per process; 0 = none (CUDA reserves more)
+    processes: int = 512  # RLIMIT_NPROC of the job's own uid, and pids.max of the stage's cgroup
+    file_bytes: int = 16 * GiB  # RLIMIT_FSIZE: the largest file a stage may write
+    address_space_bytes: int = 32 * GiB  # RLIMIT_AS per process; 0 = none (CUDA reserves more)
     open_files: int = 4096
     log_bytes: int = 256 * 1024  # kept per stream and stage
+    memory_bytes: int = 16 * GiB  # the stage's memory cgroup (tmpfs pages count), where there is one
+    disk_bytes: int = 16 * GiB  # what the job's writable folders may hold together; killed past it
+    disk_entries: int = 200_000  # files and folders in them
+    tmpfs_bytes: int = 256 * 1024**2  # each of /tmp, /var/tmp, /dev/shm inside
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+    @classmethod
+    def of(cls, pinned: dict) -> Limits:
+        """Limits pinned on a run (older rows lack the newer keys: defaults)."""
+        known = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in pinned.items() if k in known})
 
 
 @dataclass
@@ -92,9 +96,12 @@ class StageResult:
     stdout: bytes = b""
     stderr: bytes = b""
     dropped_bytes: int = 0
-    outcome: str = ""  # ok | timeout | failed | killed by SIGXFSZ ...
+    outcome: str = ""  # ok | timeout | failed | killed
+    killed: str = ""  # why the runner killed the stage before its end (disk quota)
+    note: str = ""  # e.g. the output was not a plain file
     requests: int = 0
     rows: int = 0
+    enforced: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         body = asdict(self)
@@ -105,138 +112,95 @@ class StageResult:
 
 @dataclass(frozen=True)
 class Enforcement:
-    """What the machine lets the runner enforce, detected at run time."""
+    """What this machine enforces, detected at run time (:func:`probe`)."""
 
-    user_switch: bool
-    namespaces: bool
-    uid: int
-    notes: tuple[str, ...] = field(default_factory=tuple)
+    ready: bool
+    reason: str = ""
+    bwrap: str = ""
+    cgroups: dict = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
 
-    def as_dict(self) -> dict:
+    def as_dict(self, uid: int | None = None) -> dict:
+        if not self.ready:
+            return {"sandbox": "refused", "reason": self.reason, "notes": list(self.notes)}
         return {
-            "user": self.uid if self.user_switch else f"{os.getuid()} (the worker's own: not root, cannot switch)",
-            "network": "new network namespace (loopback down)" if self.namespaces else "not isolated",
-            "pid_namespace": self.namespaces,
+            "sandbox": f"{self.bwrap}: allow-list root (/usr, minimal /etc, the Python runtime, the job's folders)",
+            "user": uid,
+            "network": "new network namespace (loopback only): no host address, no abstract socket",
+            "pid_namespace": True,
+            "filesystem_sockets": "none: no host folder holding one is inside",
+            "cgroups": dict(self.cgroups) or "none on this host: pid namespace, RLIMIT_NPROC of the job's uid",
+            "disk": "the job's writable folders counted every 0.5 s, the stage killed past limits.disk_bytes",
             "notes": list(self.notes),
         }
 
 
-@lru_cache(maxsize=4)
-def probe(uid: int = NOBODY) -> Enforcement:
-    notes = []
-    root = os.geteuid() == 0
-    if not root:
-        notes.append("the worker is not root: the bundle runs as the worker's user, with its network")
-    tools = all(shutil.which(name) for name in ("unshare", "setpriv"))
-    namespaces = False
-    if root and tools:
-        check = subprocess.run(
-            ["unshare", "--net", "--mount", "--pid", "--fork", "--mount-proc", "true"], capture_output=True
-        )
-        namespaces = check.returncode == 0
-        if not namespaces:
-            notes.append("unshare failed: " + check.stderr.decode(errors="replace").strip()[:200])
-    elif root:
-        notes.append("unshare or setpriv is missing (util-linux)")
-    if root and not namespaces:
-        notes.append("no namespaces: the network is open and background processes are killed by process group only")
-    return Enforcement(user_switch=root and tools, namespaces=namespaces, uid=uid, notes=tuple(notes))
+def _trial() -> str:
+    """Run ``true`` in a minimal root the way stages run; '' when it works."""
+    args = [
+        "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--die-with-parent",
+        "--cap-drop", "ALL", "--ro-bind", "/usr", "/usr", *broot.top_links(), "--proc", "/proc",
+        "--dev", "/dev", "--", "/usr/bin/true",
+    ]  # fmt: skip
+    try:
+        found = subprocess.run([broot.BWRAP, *args], capture_output=True, timeout=30)
+    except (OSError, subprocess.SubprocessError) as error:
+        return str(error)
+    return "" if found.returncode == 0 else found.stderr.decode(errors="replace").strip()[:300] or "bwrap failed"
 
 
-# ------------------------------------------------------------------ file permissions
-
-
-def readable_by(path: str | os.PathLike, uid: int, gid: int) -> bool:
-    """Whether ``uid`` (primary group ``gid``, no others) could read ``path``: every
-    folder on the way must be searchable and the file itself readable."""
-    path = Path(path).resolve()
-    if not path.exists():
-        return False
-    chain = [*reversed(path.parents), path]
-    for number, item in enumerate(chain):
-        info = item.stat()
-        need = stat.S_IXOTH if number < len(chain) - 1 or item.is_dir() else stat.S_IROTH
-        if item == path and item.is_dir():
-            need |= stat.S_IROTH
-        shift = 6 if info.st_uid == uid else 3 if info.st_gid == gid else 0
-        if not (info.st_mode >> shift) & need:
-            return False
-    return True
-
-
-def check_secrets(paths: Iterable[str | os.PathLike], uid: int, gid: int) -> None:
-    exposed = [str(p) for p in paths if p and readable_by(p, uid, gid)]
-    if exposed:
-        raise SandboxRefused(
-            f"the sandbox user {uid} could read {', '.join(exposed)}: make it unreadable "
-            "(e.g. chmod 700 on its folder) before executable bundles are run"
-        )
+@lru_cache(maxsize=1)
+def probe() -> Enforcement:
+    if os.geteuid() != 0:
+        return Enforcement(False, "the bundles worker is not root: it cannot switch to a job's uid or build "
+                           "the sandbox's root, so bundle runs are refused (never run unsandboxed)")  # fmt: skip
+    if not (os.access(broot.BWRAP, os.X_OK) and os.access(broot.SETPRIV, os.X_OK)):
+        return Enforcement(False, f"{broot.BWRAP} (Debian package bubblewrap) or {broot.SETPRIV} (util-linux) "
+                           "is not installed: bundle runs are refused (never run unsandboxed)")  # fmt: skip
+    failure = _trial()
+    if failure:
+        return Enforcement(False, f"bwrap cannot build a sandbox here ({failure}): bundle runs are refused")
+    support = host.cgroup_support()
+    notes = [] if support else ["no usable cgroup v1/v2 pids or memory controller: limits by rlimits only"]
+    return Enforcement(True, bwrap=broot.bwrap_version(), cgroups=support, notes=tuple(notes))
 
 
 # ------------------------------------------------------------------------- the layout
 
 
-def extract(bundle: bytes, target: Path) -> None:
-    try:
-        archive = zipfile.ZipFile(io.BytesIO(bundle))
-    except zipfile.BadZipFile:
-        raise BundleError("the bundle is not a zip file") from None
-    infos = archive.infolist()
-    if len(infos) > MAX_BUNDLE_ENTRIES or sum(i.file_size for i in infos) > MAX_BUNDLE_BYTES:
-        raise BundleError(f"the bundle holds more than {MAX_BUNDLE_ENTRIES} entries or {MAX_BUNDLE_BYTES} bytes")
-    infos = [i for i in infos if not i.filename.startswith("__MACOSX/")]
-    names = [i.filename for i in infos if not i.is_dir()]
-    prefix = os.path.commonpath(names) if len(names) > 1 else os.path.dirname(names[0]) if names else ""
-    if prefix and any(n == prefix for n in names):
-        prefix = os.path.dirname(prefix)
-    for info in infos:
-        if info.is_dir():
-            continue
-        relative = os.path.relpath(info.filename, prefix) if prefix else info.filename
-        parts = Path(relative).parts
-        if relative.startswith("/") or ".." in parts or not parts:
-            raise BundleError(f"unsafe path in the bundle: {info.filename!r}")
-        destination = target.joinpath(*parts)
-        destination.parent.mkdir(parents=True, exist_ok=True)
-        with archive.open(info) as source, open(destination, "wb") as sink:
-            shutil.copyfileobj(source, sink)
-        mode = (info.external_attr >> 16) & 0o111
-        os.chmod(destination, 0o755 if mode or destination.name in ENTRY_POINTS else 0o644)
-    missing = [name for name in ENTRY_POINTS if not (target / name).is_file()]
-    if missing:
-        raise BundleError(f"the bundle has no {' and no '.join(missing)} at its top level")
-
-
-def _own(path: Path, uid: int, gid: int, mode: int) -> None:
-    path.mkdir(parents=True, exist_ok=True)
-    os.chmod(path, mode)
-    if os.geteuid() == 0:
-        os.chown(path, uid, gid)
-
-
 @dataclass
 class Job:
     root: Path
-    uid: int = NOBODY
-    gid: int = NOBODY
+    uid: int
+    gid: int
 
-    @property
-    def app(self) -> Path:
-        return self.root / "app"
-
-    @property
-    def corpus(self) -> Path:
-        return self.root / "task" / "data" / "corpus"
-
-    @property
-    def index(self) -> Path:
-        return self.root / "work" / "index"
+    app = property(lambda self: self.root / "app")
+    corpus = property(lambda self: self.root / "task" / "data" / "corpus")
+    index = property(lambda self: self.root / "work" / "index")
+    out = property(lambda self: self.root / "out")
+    tmp = property(lambda self: self.root / "tmp")
+    cache = property(lambda self: self.root / "cache")
+    etc = property(lambda self: self.root / "etc")
 
     def call_queries(self, number: int) -> Path:
         return self.root / "task" / "queries" / f"call-{number}.jsonl"
 
     def call_output(self, number: int) -> Path:
-        return self.root / "out" / f"call-{number}.jsonl"
+        return self.out / f"call-{number}.jsonl"
+
+    def writable(self) -> list[Path]:
+        return [self.index, self.out, self.tmp, self.cache]
+
+
+def inside(path: Path, job: Job) -> str:
+    """A job path as the bundle sees it."""
+    return str(broot.INSIDE / Path(path).relative_to(job.root))
+
+
+def _own(path: Path, uid: int, gid: int, mode: int) -> None:
+    path.mkdir(parents=True, exist_ok=True)
+    os.chmod(path, mode)
+    os.chown(path, uid, gid)
 
 
 def prepare(
@@ -247,17 +211,18 @@ def prepare(
     requests: Sequence[dict],
     *,
     requests_per_call: int,
-    uid: int = NOBODY,
-    gid: int = NOBODY,
+    uid: int,
+    gid: int | None = None,
+    zip_limits: ZipLimits = BUNDLE_ZIP_LIMITS,
 ) -> tuple[Job, int]:
-    """Lay out a job under ``root`` (created, must not exist). Returns the job and the
+    """Lay out a job under ``root`` (made 0700, must not exist). Returns the job and the
     number of calls. ``features`` maps names inside the corpus folder to files."""
-    job = Job(Path(root), uid, gid)
-    job.root.mkdir(mode=0o755)
-    os.chmod(job.root, 0o755)
-    if os.geteuid() == 0 and not readable_by(job.root, uid, gid):
-        raise SandboxRefused(f"the sandbox user {uid} cannot reach {job.root}: every folder above it needs o+x")
-    extract(bundle, job.app)
+    if os.geteuid() != 0:
+        raise SandboxRefused(probe().reason or "the bundles worker is not root")
+    job = Job(Path(root), uid, uid if gid is None else gid)
+    job.root.mkdir(mode=0o700)
+    os.chmod(job.root, 0o700)
+    extract(bundle, job.app, zip_limits)
     job.corpus.mkdir(parents=True)
     for name, source in features.items():
         destination = job.corpus / name
@@ -269,55 +234,42 @@ def prepare(
         chunk = requests[(number - 1) * requests_per_call : number * requests_per_call]
         job.call_queries(number).parent.mkdir(parents=True, exist_ok=True)
         job.call_queries(number).write_text("".join(json.dumps(r) + "\n" for r in chunk))
-    for folder in (job.root / "app", job.root / "task"):
-        for path in [folder, *folder.rglob("*")]:
-            if path.is_dir():
-                os.chmod(path, 0o755)
-            elif path.parent.name != "app" or path.name not in ENTRY_POINTS:
-                os.chmod(path, path.stat().st_mode & 0o755 | 0o444)
-    _own(job.root / "work", os.geteuid(), os.getegid(), 0o755)
-    for name, mode in (("work/index", 0o755), ("out", 0o755), ("tmp", 0o700), ("cache", 0o700)):
-        _own(job.root / name, uid, gid, mode)
+    for folder in (job.app, job.root / "task"):
+        for path in [folder, *(Path(e.path) for e, _ in host.walk(folder))]:
+            mode = path.lstat().st_mode
+            os.chmod(path, 0o755 if stat.S_ISDIR(mode) or mode & 0o111 else 0o444)
+    _own(job.root / "work", 0, 0, 0o755)
+    for folder in job.writable():
+        _own(folder, job.uid, job.gid, 0o700)
+    broot.write_etc(job.etc, job.uid, job.gid)
     return job, calls
 
 
 def freeze_index(job: Job) -> None:
-    """After the build: the index belongs to root and nobody may write it."""
-    for path in [job.index, *job.index.rglob("*")]:
-        if path.is_symlink():
-            continue
-        if os.geteuid() == 0:
+    """After the build: the index belongs to root and nobody may write it (the calls
+    also see it through a read-only bind). Iterative: any depth."""
+    for path in [job.index, *(Path(e.path) for e, _ in host.walk(job.index))]:
+        try:
             os.chown(path, 0, 0, follow_symlinks=False)
-        os.chmod(path, 0o555 if path.is_dir() else 0o444)
+            if not path.is_symlink():
+                os.chmod(path, 0o555 if path.is_dir() else 0o444)
+        except OSError:
+            continue
 
 
 # ------------------------------------------------------------------------ the process
 
 
-def _interpreter_mount(job: Job, enforcement: Enforcement) -> tuple[list[str], str]:
-    """The folder that holds a ``python`` the sandbox user can run, and the mount that
-    makes it visible when the worker's interpreter lives in a folder it cannot enter."""
-    prefix = Path(sys.base_prefix)
-    executable = Path(sys.executable).resolve()
-    if not enforcement.user_switch or readable_by(executable, job.uid, job.gid):
-        return [], str(executable.parent)
-    if not enforcement.namespaces:
-        return [], str(executable.parent)
-    target = job.root / "python"
-    target.mkdir(mode=0o755, exist_ok=True)
-    return [str(prefix), str(target)], str(target / executable.parent.relative_to(prefix))
-
-
-def environment(job: Job, python_bin: str) -> dict:
-    site = sysconfig.get_paths()["purelib"]
+def environment(job: Job) -> dict:
+    runtime = broot.runtime()
     env = {
-        "PATH": f"{python_bin}:/usr/local/bin:/usr/bin:/bin",
-        "PYTHONPATH": site,
+        "PATH": f"{runtime.python_bin}:/usr/local/bin:/usr/bin:/bin",
+        "PYTHONPATH": runtime.pythonpath,
         "PYTHONDONTWRITEBYTECODE": "1",
-        "HOME": str(job.root / "tmp"),
-        "TMPDIR": str(job.root / "tmp"),
-        "XDG_CACHE_HOME": str(job.root / "cache"),
-        "RETRIEVAL_CACHE_DIR": str(job.root / "cache"),
+        "HOME": inside(job.tmp, job),
+        "TMPDIR": inside(job.tmp, job),
+        "XDG_CACHE_HOME": inside(job.cache, job),
+        "RETRIEVAL_CACHE_DIR": inside(job.cache, job),
         "LANG": "C.UTF-8",
         "OMP_NUM_THREADS": os.environ.get("FRAMELEDGER_SANDBOX_THREADS", "1"),
     }
@@ -326,53 +278,21 @@ def environment(job: Job, python_bin: str) -> dict:
     return env
 
 
-# Runs as root inside the new namespaces, before the user switch: bind the interpreter
-# (when needed), hide each masked path (an empty read-only tmpfs over a folder,
-# /dev/null over a file), then exec the rest. A mount that fails ends the stage (125).
-LAUNCH = """
-if [ -n "$1" ]; then mount --bind -o ro "$1" "$2" || exit 125; fi
-shift 2
-n=$1; shift
-while [ "$n" -gt 0 ]; do
-  if [ -d "$1" ]; then mount -t tmpfs -o ro,size=4k,mode=0555 masked "$1" || exit 125
-  elif [ -e "$1" ]; then mount --bind /dev/null "$1" || exit 125; fi
-  shift; n=$((n - 1))
-done
-exec "$@"
-"""
-
-
-def command(
-    job: Job, enforcement: Enforcement, argv: Sequence[str], mount: Sequence[str], masks: Sequence[str] = ()
-) -> list[str]:
-    if not enforcement.user_switch:
-        return list(argv)
-    drop = ["setpriv", f"--reuid={job.uid}", f"--regid={job.gid}", "--clear-groups", "--no-new-privs", "--"]
-    if not enforcement.namespaces:
-        return [*drop, *argv]
-    isolate = ["unshare", "--net", "--mount", "--pid", "--fork", "--mount-proc", "--kill-child", "--"]
-    hidden = [str(p) for p in masks if not _contains(p, job.root)]
-    bind = list(mount) or ["", ""]
-    return [*isolate, "sh", "-c", LAUNCH, "launch", *bind, str(len(hidden)), *hidden, *drop, *argv]
-
-
-def _contains(outer: str | os.PathLike, inner: Path) -> bool:
-    """Whether ``inner`` lies in ``outer`` (masking it would hide the job itself)."""
-    try:
-        inner.resolve().relative_to(Path(outer).resolve())
-    except ValueError:
-        return False
-    return True
-
-
-def _limits(limits: Limits, seconds: float):
+def _pre_exec(limits: Limits, seconds: float, cgroups: list[bytes]):
     # CPU seconds: every core busy for the whole stage is the most a stage can use
     # legitimately (RLIMIT_CPU counts all threads of a process).
     cpu = int(seconds * (os.cpu_count() or 1)) + 1
     memory = limits.address_space_bytes or resource.RLIM_INFINITY
+    pid = b"%d"
 
     def apply() -> None:
         os.setsid()
+        for procs in cgroups:  # join the stage's cgroups before anything can fork
+            descriptor = os.open(procs, os.O_WRONLY)
+            try:
+                os.write(descriptor, pid % os.getpid())
+            finally:
+                os.close(descriptor)
         for name, value in (
             (resource.RLIMIT_NPROC, limits.processes),
             (resource.RLIMIT_FSIZE, limits.file_bytes),
@@ -394,10 +314,20 @@ class _Capture(threading.Thread):
         self.stream, self.cap, self.kept, self.dropped = stream, cap, bytearray(), 0
 
     def run(self) -> None:
-        while chunk := self.stream.read(65536):
-            room = self.cap - len(self.kept)
-            self.kept += chunk[: max(room, 0)]
-            self.dropped += max(len(chunk) - max(room, 0), 0)
+        try:
+            while chunk := self.stream.read(65536):
+                room = self.cap - len(self.kept)
+                self.kept += chunk[: max(room, 0)]
+                self.dropped += max(len(chunk) - max(room, 0), 0)
+        except (OSError, ValueError):
+            pass
+
+
+def _args_fd(args: Sequence[str]) -> int:
+    descriptor = os.memfd_create("bwrap-args", 0)
+    os.write(descriptor, b"".join(a.encode() + b"\0" for a in args))
+    os.lseek(descriptor, 0, os.SEEK_SET)
+    return descriptor
 
 
 def run_stage(
@@ -406,118 +336,151 @@ def run_stage(
     argv: Sequence[str],
     seconds: float,
     limits: Limits,
-    enforcement: Enforcement,
-    masks: Sequence[str] = (),
+    *,
+    index_writable: bool,
+    device: str = "cpu",
+    tick: Callable[[], None] | None = None,
 ) -> StageResult:
-    """Run one stage; kill its process group after ``seconds`` of wall clock."""
-    mount, python_bin = _interpreter_mount(job, enforcement)
-    full = command(job, enforcement, argv, mount, masks)
+    """Run one stage in its allow-list root; every process of it is dead on return."""
     result = StageResult(name=name, argv=list(argv))
+    unique = f"{job.root.parent.name}-{job.root.name}-{name}-{os.getpid()}-{time.monotonic_ns()}"  # never shared
+    group = host.stage_cgroup(unique, pids=limits.processes, memory_bytes=limits.memory_bytes)
+    read_only = [(job.app, broot.INSIDE / "app"), (job.root / "task", broot.INSIDE / "task")]
+    writable = [(job.out, broot.INSIDE / "out"), (job.tmp, broot.INSIDE / "tmp"), (job.cache, broot.INSIDE / "cache")]
+    (writable if index_writable else read_only).append((job.index, broot.INSIDE / "work" / "index"))
+    args = broot.bwrap_args(
+        uid=job.uid, gid=job.gid, etc=job.etc, read_only=read_only, writable=writable, env=environment(job),
+        argv=argv, tmpfs_bytes=limits.tmpfs_bytes, devices=broot.nvidia_devices() if device == "cuda" else (),
+    )  # fmt: skip
+    split = args.index("--")  # bwrap takes options through the descriptor, the command on its own line
+    descriptor = _args_fd(args[:split])
     started = time.monotonic()
-    process = subprocess.Popen(
-        full,
-        cwd=job.root / "tmp",
-        env=environment(job, python_bin),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        preexec_fn=_limits(limits, seconds),  # noqa: PLW1509 (fork-safe: setsid and setrlimit only)
-    )
-    readers = [_Capture(process.stdout, limits.log_bytes), _Capture(process.stderr, limits.log_bytes)]
-    for reader in readers:
-        reader.start()
+    readers: list[_Capture] = []
     try:
-        process.wait(timeout=seconds)
-    except subprocess.TimeoutExpired:
-        result.timed_out = True
-        _kill_group(process.pid)
-        process.wait()
-    _kill_group(process.pid)  # whatever the stage left behind in its group
-    for reader in readers:
-        reader.join(timeout=5)
+        with subprocess.Popen(
+            [broot.BWRAP, "--args", str(descriptor), *args[split:]],
+            pass_fds=(descriptor,),
+            cwd="/",
+            env={"PATH": "/usr/bin:/bin"},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            preexec_fn=_pre_exec(limits, seconds, group.procs),  # noqa: PLW1509 (setsid, cgroup, setrlimit)
+        ) as process:
+            os.close(descriptor)
+            descriptor = -1
+            readers = [_Capture(process.stdout, limits.log_bytes), _Capture(process.stderr, limits.log_bytes)]
+            for reader in readers:
+                reader.start()
+            _watch(process, job, result, seconds, limits, index_writable, tick)
+            if process.poll() is None:
+                process.kill()  # bwrap's init gets SIGKILL with it (--die-with-parent): the namespace ends
+            group.kill()
+            host.kill_uid(job.uid)
+            process.wait()
+            for reader in readers:
+                reader.join(timeout=5)
+    finally:
+        if descriptor >= 0:
+            os.close(descriptor)
+        group.kill()
+        host.kill_uid(job.uid)
+        result.enforced = {"cgroups": group.enforced, "peak": group.peak(), "notes": group.notes}
+        group.remove()
     result.seconds = round(time.monotonic() - started, 3)
-    result.stdout, result.stderr = bytes(readers[0].kept), bytes(readers[1].kept)
-    result.dropped_bytes = readers[0].dropped + readers[1].dropped
+    if readers:
+        result.stdout, result.stderr = bytes(readers[0].kept), bytes(readers[1].kept)
+        result.dropped_bytes = readers[0].dropped + readers[1].dropped
     code = process.returncode
     result.exit_code = code
     if code is not None and code < 0:
         result.signal = signal.Signals(-code).name
-    elif code is not None and code > 128 and enforcement.namespaces:
+    elif code is not None and code > 128:
         try:
-            result.signal = signal.Signals(code - 128).name  # unshare reports the child's signal
+            result.signal = signal.Signals(code - 128).name  # bwrap reports the child's signal so
         except ValueError:
             pass
-    result.outcome = "timeout" if result.timed_out else "ok" if code == 0 else "failed"
+    if result.killed:
+        result.outcome = "killed"
+    else:
+        result.outcome = "timeout" if result.timed_out else "ok" if code == 0 else "failed"
     return result
 
 
-def _kill_group(pgid: int) -> None:
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def complete_rows(path: Path, byte_cap: int) -> bytes:
-    """The complete lines (ending in a newline) of an output file, up to ``byte_cap``."""
-    try:  # the bundle owns the folder: never follow a link it put there, read only a plain file
-        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return b""
-    with os.fdopen(descriptor, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            return b""
-        data = handle.read(byte_cap + 1)
-    end = data.rfind(b"\n", 0, byte_cap)
-    return data[: end + 1] if end >= 0 else b""
+def _watch(process, job: Job, result: StageResult, seconds: float, limits: Limits, index_writable: bool, tick) -> None:
+    """Wait for the stage; kill it at the wall clock or past the disk quota."""
+    deadline = time.monotonic() + seconds
+    folders = job.writable() if index_writable else job.writable()[1:]
+    last_tick = time.monotonic()
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            result.timed_out = True
+            return
+        try:
+            process.wait(timeout=min(0.5, remaining))
+            return
+        except subprocess.TimeoutExpired:
+            pass
+        used, entries = host.usage(folders + ([] if index_writable else [job.index]))
+        if used > limits.disk_bytes or entries > limits.disk_entries:
+            result.killed = (
+                f"disk quota: the job's folders hold {used} bytes in {entries} entries "
+                f"(at most {limits.disk_bytes} bytes, {limits.disk_entries} entries)"
+            )
+            return
+        if tick is not None and time.monotonic() - last_tick > 10:
+            last_tick = time.monotonic()
+            tick()
 
 
 def run_bundle(
-    job: Job, calls: int, limits: Limits, *, row_cap: int, masks: Sequence[str] = ()
+    job: Job, calls: int, limits: Limits, *, row_cap: int, device: str = "cpu", tick=None
 ) -> tuple[list[StageResult], bytes]:
     """Build, then each call; the rows that count, joined. A build that fails or times
     out ends the job (no rows); a call that fails without a timeout loses its rows; a
     call that times out keeps the complete rows it wrote."""
-    enforcement = probe(job.uid)
-    app = str(job.app)
+    enforcement = probe()
+    if not enforcement.ready:
+        raise SandboxRefused(enforcement.reason)
+    corpus, index = inside(job.corpus, job), inside(job.index, job)
+    app = inside(job.app, job)
     stages = []
     build = run_stage(
-        job,
-        "build",
-        [f"{app}/build.sh", "--corpus", str(job.corpus), "--index-dir", str(job.index)],
-        limits.build_seconds,
-        limits,
-        enforcement,
-        masks,
-    )
+        job, "build", [f"{app}/build.sh", "--corpus", corpus, "--index-dir", index], limits.build_seconds, limits,
+        index_writable=True, device=device, tick=tick,
+    )  # fmt: skip
     stages.append(build)
     freeze_index(job)
     if build.outcome != "ok":
         return stages, b""
     rows = b""
     for number in range(1, calls + 1):
-        queries = job.call_queries(number)
-        argv = [f"{app}/run.sh", "--index-dir", str(job.index), "--queries", str(queries)]
+        queries, output = job.call_queries(number), job.call_output(number)
+        argv = [f"{app}/run.sh", "--index-dir", index, "--queries", inside(queries, job)]
         stage = run_stage(
-            job,
-            f"call-{number}",
-            [*argv, "--output", str(job.call_output(number))],
-            limits.call_seconds,
-            limits,
-            enforcement,
-            masks,
-        )
+            job, f"call-{number}", [*argv, "--output", inside(output, job)], limits.call_seconds, limits,
+            index_writable=False, device=device, tick=tick,
+        )  # fmt: skip
         stage.requests = sum(1 for line in queries.read_text().splitlines() if line.strip())
-        kept = complete_rows(job.call_output(number), row_cap) if stage.outcome != "failed" else b""
+        if stage.outcome in ("ok", "timeout"):
+            kept, stage.note = host.complete_rows(output, row_cap)
+        else:
+            kept = b""
         stage.rows = kept.count(b"\n")
         rows += kept
         stages.append(stage)
     return stages, rows
 
 
-def cleanup(root: Path) -> None:
-    """Remove a job folder, read-only parts included."""
-    for path in [root, *Path(root).rglob("*")]:
-        if path.is_dir() and not path.is_symlink():
-            os.chmod(path, 0o700)
-    shutil.rmtree(root, ignore_errors=True)
+def enforcement_record(job: Job, stages: Sequence[StageResult]) -> dict:
+    """What the run record says was enforced: the machine's, the job's uid, and the
+    cgroup limits each stage actually ran under."""
+    record = probe().as_dict(job.uid)
+    record["stage_cgroups"] = {s.name: s.enforced.get("cgroups", {}) for s in stages}
+    return record
+
+
+def cleanup(root: Path) -> list[str]:
+    """Remove a job folder whatever is in it (never raises; what stayed is returned)."""
+    return host.remove_tree(Path(root))

@@ -156,7 +156,7 @@ def expand_zip(
     folder removed). Folders, dot files and ``__MACOSX`` entries are skipped. An archive
     over any of ``limits`` is refused as a whole (:class:`UploadRefused`)."""
     limits = limits or ZipLimits()
-    _check_directory(archive, limits)
+    check_directory(archive, limits)
     try:
         zipped = zipfile.ZipFile(archive)
     except (zipfile.BadZipFile, OSError) as error:
@@ -171,7 +171,7 @@ def expand_zip(
         ]
         if len(entries) > MAX_BATCH_FILES:
             raise UploadRefused(f"the archive holds {len(entries)} files; a batch takes at most {MAX_BATCH_FILES}")
-        _check_declared(entries, limits)
+        check_declared(entries, limits)
         names = [info.filename.replace("\\", "/").strip("/") for info in entries]
         prefix = _common_directory(names)
         files = []
@@ -194,7 +194,7 @@ def expand_zip(
     return files
 
 
-def _check_directory(archive: BinaryIO, limits: ZipLimits) -> None:
+def check_directory(archive: BinaryIO, limits: ZipLimits) -> None:
     """The entry count and central-directory size the archive's end record declares,
     read before ``zipfile`` parses (and holds in memory) the whole directory."""
     try:
@@ -210,7 +210,7 @@ def _check_directory(archive: BinaryIO, limits: ZipLimits) -> None:
         raise UploadRefused(f"the archive's directory is over {limits.directory_bytes} bytes")
 
 
-def _check_declared(entries: list[zipfile.ZipInfo], limits: ZipLimits) -> None:
+def check_declared(entries: list[zipfile.ZipInfo], limits: ZipLimits) -> None:
     total = 0
     for info in entries:
         declared = info.file_size

@@ -8,10 +8,8 @@ from __future__ import annotations
 import io
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import zipfile
 from pathlib import Path
@@ -26,11 +24,8 @@ from annotator.models import BundleRun, Submission, VersionCalibration
 from retrieval.synthetic import SyntheticConfig, generate_corpus
 from scoring import score_submission
 from tests.factories import client_for, make_packet, make_ready_video
+from tests.grading.sandbox_helpers import needs_sandbox
 
-ENFORCED = sandbox.probe(sandbox.NOBODY)
-needs_sandbox = pytest.mark.skipif(
-    not (ENFORCED.user_switch and ENFORCED.namespaces), reason="needs root and namespaces: " + "; ".join(ENFORCED.notes)
-)
 DURATION = 120.0  # 2,880 frames at 24 fps; the moment-query kind's grid step is 2 s
 
 
@@ -113,7 +108,8 @@ def test_the_reference_bundle_and_a_broken_one_are_graded_through_the_queue(
     ref, bad = bodies[reference.json()["id"]], bodies[broken.json()["id"]]
     assert ref["status"] == "done" and ref["outcome"] == "ok", ref
     assert [s["name"] for s in ref["stages"]] == ["build", "call-1"] and ref["stages"][1]["rows"] == 3
-    assert ref["enforcement"]["network"].startswith("new network namespace") and ref["enforcement"]["user"] == 65534
+    assert ref["enforcement"]["network"].startswith("new network namespace")
+    assert ref["enforcement"]["user"] in sandbox.DEFAULT_UIDS and ref["enforcement"]["sandbox"].startswith("bubblewrap")
     assert bad["status"] == "done" and bad["outcome"].startswith("build exited with 3"), bad
     assert "cannot find my model weights" in bad["stages"][0]["stderr"] and len(bad["stages"]) == 1
     assert bad["reward"] == 0.0
@@ -183,24 +179,39 @@ def test_bundles_are_for_maintainers_and_bad_zips_are_refused(
     assert client.post(url, {"reference": "true", "device": "tpu"}, format="multipart").status_code == 400
 
 
-@pytest.mark.django_db
-def test_a_run_is_refused_when_the_sandbox_user_could_read_a_secret(
-    maintainer, annotator_a, annotator_b, adjudicator, settings, tmp_path
-):
-    from annotator.actions.bundles import do_run_bundle, do_submit_bundle
-    from annotator.bundles import reference_bundle
+@pytest.fixture
+def no_bwrap(monkeypatch):
+    """The worker started after this finds no bwrap where the setting says."""
+    monkeypatch.setenv("FRAMELEDGER_SANDBOX_BWRAP", "/nonexistent/bwrap")
 
-    exposed = Path(tempfile.mkdtemp(prefix="exposed-"))
-    try:
-        exposed.chmod(0o755)
-        (exposed / "db.sqlite3").write_text("answers")
-        (exposed / "db.sqlite3").chmod(0o644)
-        settings.FRAMELEDGER_SANDBOX_SECRET_PATHS = [str(exposed / "db.sqlite3")]
-        version, _ = synthetic_version(maintainer, annotator_a, annotator_b, adjudicator, tmp_path)
-        run = do_submit_bundle(version, reference_bundle(), actor=maintainer, label="ref", dispatch=False)
-        run = do_run_bundle(run.pk)
-        assert run.status == "error" and f"could read {exposed / 'db.sqlite3'}" in run.outcome
-        assert run.submission_id is None and run.stages == []
-        assert do_run_bundle(run.pk).status == "error"  # final: a redelivered task changes nothing
-    finally:
-        shutil.rmtree(exposed)
+
+@needs_sandbox
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_without_bwrap_refuses_bundle_runs_and_never_runs_them_unsandboxed(
+    no_bwrap, worker, settings, tmp_path, maintainer, annotator_a, annotator_b, adjudicator
+):
+    process, log = worker
+    from deploy.celery import app
+
+    settings.FRAMELEDGER_BUNDLE_QUEUE = app.conf.task_default_queue
+    version, _ = synthetic_version(maintainer, annotator_a, annotator_b, adjudicator, Path(settings.MEDIA_ROOT))
+    marker = tmp_path / "ran-unsandboxed"
+    os.chmod(tmp_path, 0o777)
+    upload = io.BytesIO(zip_of({"build.sh": f"#!/bin/sh\ntouch {marker}\n", "run.sh": f"#!/bin/sh\ntouch {marker}\n"}))
+    upload.name = "b.zip"
+    client = client_for(maintainer)
+    created = client.post(f"/api/versions/{version.pk}/bundles/", {"bundle": upload, "label": "b"}, format="multipart")
+    body = wait_for(client, [created.json()["id"]], process, log)[created.json()["id"]]
+    assert body["status"] == "error" and "bubblewrap" in body["outcome"] and "never run unsandboxed" in body["outcome"]
+    assert body["stages"] == [] and body["submission"] is None and not marker.exists()
+
+
+def zip_of(files: dict[str, str]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, text in files.items():
+            info = zipfile.ZipInfo(name)
+            info.external_attr = 0o100755 << 16
+            archive.writestr(info, text)
+    return buffer.getvalue()
