@@ -11,6 +11,7 @@ from tests.browser.ledger_pages import wait_ready
 from tests.media.conftest import OPEN_GOP_CUT
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+SERVER = "uvicorn"  # the embedded default's server (tests/browser/conftest.py)
 
 
 def upload(page, title: str, path) -> None:

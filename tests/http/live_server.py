@@ -1,8 +1,9 @@
-"""A real Daphne in a child process, started the way ``bin/run-demo`` starts it
-(``python -m deploy.serve``), or as plain ``daphne`` to compare with."""
+"""A real server in a child process, started the way ``bin/run-demo`` starts it
+(``python -m deploy.serve``: uvicorn), or as plain ``daphne`` to compare with."""
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import socket
 import subprocess
@@ -34,8 +35,9 @@ def wait_for_port(port: int, process: subprocess.Popen, timeout: float = 60.0) -
 
 
 @contextmanager
-def daphne(env: dict[str, str], *, guarded: bool = True, log_path: Path | None = None):
-    """Yield ``(port, process)`` of a Daphne serving ``deploy.asgi:application``."""
+def server(env: dict[str, str], *, guarded: bool = True, log_path: Path | None = None):
+    """Yield ``(port, process)`` of a server of ``deploy.asgi:application``: the embedded
+    default (``python -m deploy.serve``, uvicorn) when ``guarded``, plain Daphne otherwise."""
     port = free_port()
     runner = [sys.executable, "-m", "deploy.serve"] if guarded else [sys.executable, "-m", "daphne"]
     command = [*runner, "-b", "127.0.0.1", "-p", str(port), "deploy.asgi:application"]
@@ -80,3 +82,35 @@ def read_response(sock: socket.socket, timeout: float = 10.0) -> bytes:
             if length and len(body) >= int(length[0].split(b":")[1]):
                 break
     return data
+
+
+class UvicornProcess(multiprocessing.Process):
+    """The embedded default's server (``deploy.serve.server_config``: uvicorn) in a forked
+    child process, on the parent's settings and test database; the counterpart of Channels'
+    ``DaphneProcess`` for live-server tests. ``port`` and ``ready`` tell the parent when it
+    listens."""
+
+    def __init__(self, host: str, get_application, setup=None):
+        super().__init__(daemon=True)
+        self.host = host
+        self.get_application = get_application
+        self.setup = setup
+        self.port = multiprocessing.Value("i", 0)
+        self.ready = multiprocessing.Event()
+
+    def run(self):
+        import uvicorn
+
+        from deploy.serve import server_config
+
+        if self.setup is not None:
+            self.setup()
+        listener = socket.socket()
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind((self.host if self.host != "localhost" else "127.0.0.1", 0))
+        listener.listen(128)
+        self.port.value = listener.getsockname()[1]
+        config = server_config(self.get_application(), host=self.host, port=self.port.value)
+        server = uvicorn.Server(config)
+        self.ready.set()
+        server.run(sockets=[listener])
