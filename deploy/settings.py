@@ -195,6 +195,9 @@ FRAMELEDGER_MEDIA_ACCEL_PREFIX = envstr("FRAMELEDGER_MEDIA_ACCEL_PREFIX", "")
 # Client addresses or networks that may read /metrics (deploy/health.py; nginx uses the same list).
 FRAMELEDGER_METRICS_ALLOW = envlist("FRAMELEDGER_METRICS_ALLOW", ["127.0.0.1", "::1"])
 FILE_UPLOAD_MAX_MEMORY_SIZE = envint("FILE_UPLOAD_MAX_MEMORY_SIZE", 5 * 1024**2)
+# The most bytes one answer to an open-ended media range (``Range: bytes=N-``) carries
+# (annotator/media/ranges.py); the player asks for the next range when it needs it.
+FRAMELEDGER_MEDIA_RANGE_BYTES = envint("FRAMELEDGER_MEDIA_RANGE_BYTES", 8 * 1024**2)
 
 LOGIN_URL = "/login/"
 LOGIN_REDIRECT_URL = "/"

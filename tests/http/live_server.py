@@ -10,7 +10,10 @@ import subprocess
 import sys
 import time
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -114,3 +117,43 @@ class UvicornProcess(multiprocessing.Process):
         server = uvicorn.Server(config)
         self.ready.set()
         server.run(sockets=[listener])
+
+
+@pytest.fixture
+def embedded(django_db_blocker):
+    """(setup=None) -> (port, pid) of a uvicorn child serving deploy.asgi on the test
+    database (a transactional test), started when called: after the test made its rows and
+    settings, which the child inherits. ``setup()`` runs in the child before it serves."""
+    from channels.testing.live import make_application, set_database_connection
+
+    processes = []
+
+    def start(setup=None):
+        def child_setup():
+            set_database_connection()
+            django_db_blocker.unblock()
+            if setup is not None:
+                setup()
+
+        process = UvicornProcess("127.0.0.1", partial(make_application, static_wrapper=None), setup=child_setup)
+        process.start()
+        assert process.ready.wait(30), "the server did not start"
+        processes.append(process)
+        wait_listening(process.port.value)
+        return process.port.value, process.pid
+
+    yield start
+    for process in processes:
+        process.terminate()
+        process.join(10)
+
+
+def wait_listening(port: int) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError("nothing listens")

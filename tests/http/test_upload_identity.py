@@ -11,54 +11,18 @@ from __future__ import annotations
 import json
 import socket
 import time
-from functools import partial
 
 import pytest
 from django.conf import settings
 from django.test import Client
 
 from annotator.actions.tokens import do_issue_token
-from tests.http.live_server import UvicornProcess, read_response, rss_bytes
+from tests.http import live_server
+from tests.http.live_server import read_response, rss_bytes
 
 pytestmark = pytest.mark.django_db(transaction=True)
+embedded = live_server.embedded  # the uvicorn child fixture (tests/http/live_server.py)
 MIB = 1024 * 1024
-
-
-@pytest.fixture
-def embedded(django_db_blocker):
-    """() -> (port, pid) of a uvicorn child serving deploy.asgi on the test database,
-    started when called (after the test made its rows)."""
-    from channels.testing.live import make_application, set_database_connection
-
-    processes = []
-
-    def start():
-        def setup():
-            set_database_connection()
-            django_db_blocker.unblock()
-
-        process = UvicornProcess("127.0.0.1", partial(make_application, static_wrapper=None), setup=setup)
-        process.start()
-        assert process.ready.wait(30), "the server did not start"
-        processes.append(process)
-        wait_listening(process.port.value)
-        return process.port.value, process.pid
-
-    yield start
-    for process in processes:
-        process.terminate()
-        process.join(10)
-
-
-def wait_listening(port: int) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError("nothing listens")
 
 
 def head(path: str, *headers: str) -> bytes:
