@@ -198,6 +198,9 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = envint("FILE_UPLOAD_MAX_MEMORY_SIZE", 5 * 1024**2)
 # The most bytes one answer to an open-ended media range (``Range: bytes=N-``) carries
 # (annotator/media/ranges.py); the player asks for the next range when it needs it.
 FRAMELEDGER_MEDIA_RANGE_BYTES = envint("FRAMELEDGER_MEDIA_RANGE_BYTES", 8 * 1024**2)
+# Seconds a video keeps its remux once the proxy replaced it (annotator/actions/remux_retention.py);
+# negative: keep it.
+FRAMELEDGER_REMUX_KEEP_SECONDS = envint("FRAMELEDGER_REMUX_KEEP_SECONDS", 600)
 
 LOGIN_URL = "/login/"
 LOGIN_REDIRECT_URL = "/"

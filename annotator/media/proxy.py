@@ -47,6 +47,7 @@ PROXY_PRESET = "superfast"
 PROXY_MAX_HEIGHT = 720
 MAX_TIMESCALE = 2**31 - 1
 MIN_BITS_PER_PIXEL = 0.1
+FLOOR_MAX_KBPS = 100  # the floor is for tiny sources only (bitrate_cap_kbps)
 
 
 def proxy_time_base(source: Fraction) -> Fraction:
@@ -122,16 +123,19 @@ def plan_proxy(
 
 
 def bitrate_cap_kbps(source_bps: int, width: int, height: int, rate: Fraction) -> int:
-    """The proxy's VBV cap: the source's bit rate, but not below a floor for GOP-12 intra.
+    """The proxy's VBV cap: the source's own bit rate, with one exception for tiny sources.
 
-    Tiny, static sources (a 10 kbit/s VP9 barcode clip) would starve a keyframe every 12
-    frames and x264 would skip blocks, showing the previous picture: the floor of
-    ``MIN_BITS_PER_PIXEL`` per displayed pixel keeps every frame its own. 0 = no cap
-    (unknown source rate).
+    A tiny, nearly static source (a 160x96 barcode clip at 9-12 kbit/s) would starve the
+    keyframe every 12 frames and x264 would skip blocks, showing the previous picture: there
+    the cap is raised to ``MIN_BITS_PER_PIXEL`` per displayed pixel and frame, but never above
+    ``FLOOR_MAX_KBPS``. Measured (docs/media.md §3): the 160x96 clips need 19-22 kbit/s to
+    keep every frame exact (the floor gives them 36-46); a 1280x720 30000/1001 source at
+    834 kbit/s keeps all of its frames exact at its own rate, where the old, unbounded floor
+    (2,765 kbit/s at 720p) made the proxy 3.4x the source. 0 = no cap (unknown source rate).
     """
     if source_bps <= 0:
         return 0
-    floor = width * height * float(rate) * MIN_BITS_PER_PIXEL
+    floor = min(width * height * float(rate) * MIN_BITS_PER_PIXEL, FLOOR_MAX_KBPS * 1000)
     return int(max(source_bps, floor) // 1000)
 
 
