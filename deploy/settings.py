@@ -159,9 +159,13 @@ FRAMELEDGER_MAX_SUBMISSION_UPLOAD_BYTES = envint("FRAMELEDGER_MAX_SUBMISSION_UPL
 # authentication; the upload routes below (path regex, bytes) are the only exceptions.
 FRAMELEDGER_MAX_BODY_BYTES = envint("FRAMELEDGER_MAX_BODY_BYTES", 2 * 1024**2)
 MULTIPART_SLACK_BYTES = 1024**2  # form fields and part headers around an uploaded file
+# The largest piece of a resumable upload (PATCH /api/uploads/<key>/); the page sends 8 MiB.
+FRAMELEDGER_UPLOAD_PIECE_BYTES = envint("FRAMELEDGER_UPLOAD_PIECE_BYTES", 64 * 1024**2)
 FRAMELEDGER_UPLOAD_PATHS = [
     (r"^/api/videos/$", FRAMELEDGER_MAX_VIDEO_BYTES + MULTIPART_SLACK_BYTES),
     (r"^/api/packets/[0-9]+/submissions/$", FRAMELEDGER_MAX_SUBMISSION_UPLOAD_BYTES + MULTIPART_SLACK_BYTES),
+    # One piece of a resumable upload (annotator/api/uploads.py, the tus protocol).
+    (r"^/api/uploads/[0-9a-f]{32}/$", FRAMELEDGER_UPLOAD_PIECE_BYTES),
 ]
 # Deepest nesting of arrays/objects accepted in a JSON request body.
 FRAMELEDGER_MAX_JSON_DEPTH = envint("FRAMELEDGER_MAX_JSON_DEPTH", 64)
