@@ -38,12 +38,19 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("-b", "--bind", default="127.0.0.1", help="address to listen on")
     parser.add_argument("-p", "--port", type=int, default=8000)
     parser.add_argument("--http", choices=["h11", "httptools"], default="h11")
+    parser.add_argument(
+        "--proxy-headers",
+        action="store_true",
+        help="trust X-Forwarded-For/-Proto from FORWARDED_ALLOW_IPS (default 127.0.0.1): behind a reverse proxy only",
+    )
     parser.add_argument("--no-checks", action="store_true", help="skip the system checks (tests only)")
     parser.add_argument("application", nargs="?", default="deploy.asgi:application")
     return parser.parse_args(argv)
 
 
-def server_config(application, *, host: str, port: int, http: str = "h11", fd: int | None = None):
+def server_config(
+    application, *, host: str, port: int, http: str = "h11", fd: int | None = None, proxy_headers: bool = False
+):
     """The uvicorn configuration every embedded server uses (``bin/run-demo``, the browser
     and HTTP tests): websockets by the ``websockets`` library, no lifespan (Django has none),
     uvicorn's access log off (``deploy.access_log`` writes it with byte counts)."""
@@ -59,6 +66,10 @@ def server_config(application, *, host: str, port: int, http: str = "h11", fd: i
         log_config=None,  # Django's LOGGING (deploy/logs.py: text or JSON lines) formats uvicorn's too
         timeout_keep_alive=20,
         server_header=False,
+        # Off unless asked: the sign-in limits count by client address, which a forwarded
+        # header from an untrusted client must not choose.
+        proxy_headers=proxy_headers,
+        forwarded_allow_ips=os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1"),
         **kwargs,
     )
 
@@ -74,7 +85,11 @@ def main(argv=None):
     django.setup()
     if not args.no_checks:
         call_command("check", fail_level="ERROR")
-    uvicorn.Server(server_config(args.application, host=args.bind, port=args.port, http=args.http)).run()
+    uvicorn.Server(
+        server_config(
+            args.application, host=args.bind, port=args.port, http=args.http, proxy_headers=args.proxy_headers
+        )
+    ).run()
 
 
 if __name__ == "__main__":
