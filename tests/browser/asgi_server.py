@@ -15,6 +15,7 @@ import pytest
 from channels.testing.live import make_application, set_database_connection
 from django.conf import settings
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
+from django.db import connections
 from django.test import Client
 
 from tests.browser.ledger_pages import wait_ready
@@ -31,6 +32,7 @@ def asgi_server(django_db_setup, django_db_blocker, settings):
         django_db_blocker.unblock()  # the server, unlike test code, always reaches the database
 
     process = UvicornProcess("localhost", partial(make_application, static_wrapper=ASGIStaticFilesHandler), setup=setup)
+    connections.close_all()  # a forked child must not share the parent's database socket
     process.start()
     if not process.ready.wait(timeout=30):
         process.terminate()

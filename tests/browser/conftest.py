@@ -130,6 +130,9 @@ class _LazyServer:
         self.process = UvicornProcess(
             "localhost", partial(make_application, static_wrapper=ASGIStaticFilesHandler), setup=setup
         )
+        from django.db import connections
+
+        connections.close_all()  # a forked child must not share the parent's database socket
         self.process.start()
         if not self.process.ready.wait(timeout=30):
             self.process.terminate()

@@ -124,18 +124,21 @@ def embedded(django_db_blocker):
     """(setup=None) -> (port, pid) of a uvicorn child serving deploy.asgi on the test
     database (a transactional test), started when called: after the test made its rows and
     settings, which the child inherits. ``setup()`` runs in the child before it serves."""
-    from channels.testing.live import make_application, set_database_connection
+    from channels.testing.live import make_application
+    from django.db import connections
 
     processes = []
 
     def start(setup=None):
         def child_setup():
-            set_database_connection()
+            # The settings already name the test database (pytest-django switched them
+            # before the fork), on SQLite and PostgreSQL alike.
             django_db_blocker.unblock()
             if setup is not None:
                 setup()
 
         process = UvicornProcess("127.0.0.1", partial(make_application, static_wrapper=None), setup=child_setup)
+        connections.close_all()  # a forked child must not share the parent's database socket
         process.start()
         assert process.ready.wait(30), "the server did not start"
         processes.append(process)
