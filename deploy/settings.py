@@ -161,6 +161,8 @@ FRAMELEDGER_MAX_BODY_BYTES = envint("FRAMELEDGER_MAX_BODY_BYTES", 2 * 1024**2)
 MULTIPART_SLACK_BYTES = 1024**2  # form fields and part headers around an uploaded file
 # The largest piece of a resumable upload (PATCH /api/uploads/<key>/); the page sends 8 MiB.
 FRAMELEDGER_UPLOAD_PIECE_BYTES = envint("FRAMELEDGER_UPLOAD_PIECE_BYTES", 64 * 1024**2)
+# An unfinished resumable upload untouched this long is removed with its bytes (the ingest sweep).
+FRAMELEDGER_UPLOAD_EXPIRE_SECONDS = envint("FRAMELEDGER_UPLOAD_EXPIRE_SECONDS", 86400)
 FRAMELEDGER_UPLOAD_PATHS = [
     (r"^/api/videos/$", FRAMELEDGER_MAX_VIDEO_BYTES + MULTIPART_SLACK_BYTES),
     (r"^/api/packets/[0-9]+/submissions/$", FRAMELEDGER_MAX_SUBMISSION_UPLOAD_BYTES + MULTIPART_SLACK_BYTES),

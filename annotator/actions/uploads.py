@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import secrets
+from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
@@ -113,6 +114,20 @@ def complete(actor, upload: ResumableUpload) -> None:
         row.completed_at, row.video, row.job = timezone.now(), video, job
         row.save(update_fields=["completed_at", "video", "job", "updated_at"])
     upload.refresh_from_db()
+
+
+def expire_seconds() -> int:
+    return int(getattr(settings, "FRAMELEDGER_UPLOAD_EXPIRE_SECONDS", 86400))
+
+
+def do_expire_uploads(now=None) -> list[str]:
+    """Unfinished uploads untouched for ``FRAMELEDGER_UPLOAD_EXPIRE_SECONDS`` (a day) are
+    removed with their bytes (run by the ingest sweep); returns their keys."""
+    cutoff = (now or timezone.now()) - timedelta(seconds=expire_seconds())
+    stale = list(ResumableUpload.objects.filter(completed_at__isnull=True, updated_at__lt=cutoff))
+    for upload in stale:
+        do_delete_upload(upload=upload)
+    return [upload.key for upload in stale]
 
 
 def do_delete_upload(*, upload: ResumableUpload) -> None:

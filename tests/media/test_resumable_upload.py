@@ -166,3 +166,24 @@ def test_a_connection_cut_at_50_percent_resumes_and_the_stored_file_is_the_sourc
     # The ingest ran (eager Celery in the server): its own hash of the source agrees.
     video.refresh_from_db()
     assert video.sha256 == hashlib.sha256(data).hexdigest()
+
+
+@pytest.mark.django_db
+def test_an_unfinished_upload_untouched_for_a_day_is_removed_by_the_sweep(maintainer, settings):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from annotator.actions.uploads import do_expire_uploads, part_path
+    from annotator.tasks import ingest_sweep
+
+    client = client_for(maintainer)
+    url = create(client, 10)["Location"]
+    assert patch(client, url, 0, b"12345").status_code == 204
+    upload = ResumableUpload.objects.get()
+    assert part_path(upload).exists()
+    assert ingest_sweep() == {}  # fresh: kept
+    assert do_expire_uploads(
+        now=timezone.now() + timedelta(seconds=settings.FRAMELEDGER_UPLOAD_EXPIRE_SECONDS + 1)
+    ) == [upload.key]
+    assert not ResumableUpload.objects.exists() and not part_path(upload).exists()
