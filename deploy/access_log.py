@@ -10,13 +10,16 @@ waits while the socket's buffer is full, and the count stops at the client's dis
 so ``sent`` is what left the server (give or take the kernel's socket buffer), not what a
 response promised: a client that reads 1 MB of a media response and stops is logged with
 about 1 MB. ``of`` is the ``Content-Length`` the response declared (``-`` when none).
-``aborted`` marks a response the client left before its end. Behind nginx (``bin/run-stack``)
-nginx writes the access log and media bytes never pass through Django (X-Accel).
+``aborted`` marks a response the client left before its end. It is on where
+``FRAMELEDGER_ACCESS_LOG=1`` (``deploy.serve`` sets it: the embedded default has no other
+access log); behind nginx (``bin/run-stack``) nginx writes the access log and media bytes
+never pass through Django (X-Accel), so the stack's workers leave it off.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import time
 
 logger = logging.getLogger("frameledger.access")
@@ -34,7 +37,7 @@ class AccessLogMiddleware:
         self.app = app
 
     async def __call__(self, scope, receive, send):
-        if scope["type"] != "http":
+        if scope["type"] != "http" or os.environ.get("FRAMELEDGER_ACCESS_LOG") != "1":
             return await self.app(scope, receive, send)
         started = time.monotonic()
         state = {"status": None, "length": None, "sent": 0, "gone": False, "done": False}

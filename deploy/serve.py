@@ -78,6 +78,7 @@ def main(argv=None):
     """Run the system checks (an error, such as a weak secret key, stops the start), then uvicorn."""
     args = parse_args(argv)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "deploy.settings")
+    os.environ.setdefault("FRAMELEDGER_ACCESS_LOG", "1")  # deploy.access_log: this server's only access log
     import django
     import uvicorn
     from django.core.management import call_command

@@ -106,6 +106,7 @@ class UvicornProcess(multiprocessing.Process):
 
         from deploy.serve import server_config
 
+        os.environ["FRAMELEDGER_ACCESS_LOG"] = "1"  # as deploy.serve sets it
         if self.setup is not None:
             self.setup()
         listener = socket.socket()
