@@ -17,8 +17,8 @@ Usage::
     .venv/bin/python bench/media.py --table-frames 20000 --seek-size 640x360
 
 Generated videos are cached under ``var/bench/``. The server is the embedded default's
-(uvicorn, as ``bin/run-demo`` runs it) unless ``BENCH_SERVER=wsgi`` (Django's live server). Figures depend on the machine and on
-what else runs on it; the numbers in docs/media.md say where they were taken.
+(uvicorn, as ``bin/run-demo`` runs it) unless ``BENCH_SERVER=wsgi`` (Django's live server).
+Figures depend on the machine and on what else runs on it; the numbers in docs/media.md say where they were taken.
 """
 
 from __future__ import annotations

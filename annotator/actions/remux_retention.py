@@ -4,8 +4,8 @@ The rule: a ready video's remux (the stream copy made first so annotation starts
 is deleted ``FRAMELEDGER_REMUX_KEEP_SECONDS`` (default 600) after its proxy was committed,
 by the periodic ingest sweep. By then every open player has moved to the proxy (the player
 polls ``renditions.json`` and switches on the same frame) and new pages open the proxy, so
-nothing plays the remux any more; what stays on disk is the original and the proxy (at most
-the source's bit rate), about 2x the source, instead of about 3x. The frame table,
+nothing plays the remux any more; what stays on disk is the original and the proxy (the
+source's bit rate, or the keyframes' floor where higher), about 2-2.25x the source, not 3x. The frame table,
 thumbnails and exact frames are the proxy's already. A negative value keeps every remux.
 Each drop is audited (``video.remux_dropped``, with the bytes freed).
 """

@@ -12,7 +12,7 @@ from __future__ import annotations
 from functools import partial
 
 import pytest
-from channels.testing.live import make_application, set_database_connection
+from channels.testing.live import make_application
 from django.conf import settings
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 from django.db import connections
@@ -28,7 +28,7 @@ def asgi_server(django_db_setup, django_db_blocker, settings):
     forked (each test has its own MEDIA_ROOT, see tests/conftest.py)."""
 
     def setup():  # in the forked server process
-        set_database_connection()
+        # The settings already name the test database (pytest-django switched them before the fork).
         django_db_blocker.unblock()  # the server, unlike test code, always reaches the database
 
     process = UvicornProcess("localhost", partial(make_application, static_wrapper=ASGIStaticFilesHandler), setup=setup)

@@ -116,7 +116,7 @@ class _LazyServer:
     def _start_uvicorn(self) -> str:
         from functools import partial
 
-        from channels.testing.live import make_application, set_database_connection
+        from channels.testing.live import make_application
         from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 
         from tests.http.live_server import UvicornProcess
@@ -124,7 +124,7 @@ class _LazyServer:
         blocker = self.blocker
 
         def setup():  # in the forked server process
-            set_database_connection()
+            # The settings already name the test database (pytest-django switched them before the fork).
             blocker.unblock()
 
         self.process = UvicornProcess(
