@@ -60,7 +60,7 @@ def server_config(
     return uvicorn.Config(
         application,
         http=http,
-        ws="websockets",
+        ws="websockets-sansio",  # the websockets library (its sans-I/O protocol; uvicorn deprecates the other)
         lifespan="off",
         access_log=False,
         log_config=None,  # Django's LOGGING (deploy/logs.py: text or JSON lines) formats uvicorn's too
