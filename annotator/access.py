@@ -40,6 +40,7 @@ from annotator.models import (
     Ledger,
     Packet,
     Project,
+    ResumableUpload,
     ScoringRun,
     Submission,
     SubmissionScore,
@@ -207,6 +208,16 @@ def access_video(user: AbstractBaseUser, video_id: int | str) -> Video:
         return Video.objects.get(pk=int(video_id))
     except (Video.DoesNotExist, ValueError, TypeError):
         raise NotFound("video") from None
+
+
+def access_upload(user: AbstractBaseUser, key: str) -> ResumableUpload:
+    """A resumable upload is its maintainer's own: anyone else gets the missing answer."""
+    if not is_maintainer(user):
+        raise NotFound("upload")
+    upload = ResumableUpload.objects.filter(key=str(key)[:32], created_by=user).first()
+    if upload is None:
+        raise NotFound("upload")
+    return upload
 
 
 def both_frozen(packet: Packet) -> bool:

@@ -126,10 +126,22 @@ def ingest_full(video_id: int, job_id: int) -> None:
 @shared_task(name=INGEST_SWEEP)
 def ingest_sweep() -> dict:
     """Periodic (Celery beat, every ``FRAMELEDGER_INGEST_SWEEP_SECONDS``): queue again the
-    chunks and joins of running ingests whose lease expired (a killed worker's work)."""
+    chunks and joins of running ingests whose lease expired (a killed worker's work), and
+    drop the remuxes the proxy replaced (``annotator.actions.remux_retention``) and the
+    resumable uploads left unfinished for a day (``annotator.actions.uploads``)."""
     from annotator.actions.ingest_leases import do_sweep_ingests
+    from annotator.actions.remux_retention import do_drop_superseded_remuxes
 
-    return {str(k): v for k, v in do_sweep_ingests().items()}
+    report = {str(k): v for k, v in do_sweep_ingests().items()}
+    from annotator.actions.uploads import do_expire_uploads
+
+    dropped = do_drop_superseded_remuxes()
+    if dropped:
+        report["remux_dropped"] = dropped
+    expired = do_expire_uploads()
+    if expired:
+        report["uploads_expired"] = expired
+    return report
 
 
 @shared_task(name=SCORE_BATCH, acks_late=True, reject_on_worker_lost=True)

@@ -1,8 +1,9 @@
 """Server memory before and after an unauthenticated 600 MB POST to /login/.
 
-Starts a real Daphne on a free port twice: as ``bin/run-demo`` starts it
-(``python -m deploy.serve``: limits checked from the request head) and as plain
-``daphne`` (only the ASGI middleware, which Daphne calls after buffering the body).
+Starts a real server on a free port twice: as ``bin/run-demo`` starts it
+(``python -m deploy.serve``: uvicorn, which hands the body to the ASGI middleware as it
+arrives) and as plain ``daphne`` (the same middleware, which Daphne calls after buffering
+the body).
 Sends the body over a socket in 1 MiB pieces and stops when the server answers.
 Prints the server's resident memory (RSS) before, after, and its peak (VmHWM).
 
@@ -21,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.http.live_server import daphne, read_response  # noqa: E402
+from tests.http.live_server import read_response, server  # noqa: E402
 
 MIB = 1024 * 1024
 
@@ -65,7 +66,7 @@ def post_login(port: int, total: int) -> tuple[int, bytes, float]:
 def run(guarded: bool, total: int) -> None:
     label = "python -m deploy.serve" if guarded else "plain daphne (ASGI middleware only)"
     env = {"DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "deploy.test_settings")}
-    with daphne(env, guarded=guarded) as (port, process):
+    with server(env, guarded=guarded) as (port, process):
         time.sleep(1.0)
         before = memory(process.pid)
         sent, status, seconds = post_login(port, total)

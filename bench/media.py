@@ -16,8 +16,9 @@ Usage::
     .venv/bin/python bench/media.py --skip-browser      # frame table only
     .venv/bin/python bench/media.py --table-frames 20000 --seek-size 640x360
 
-Generated videos are cached under ``var/bench/``. Figures depend on the machine and on
-what else runs on it; the numbers in docs/media.md say where they were taken.
+Generated videos are cached under ``var/bench/``. The server is the embedded default's
+(uvicorn, as ``bin/run-demo`` runs it) unless ``BENCH_SERVER=wsgi`` (Django's live server).
+Figures depend on the machine and on what else runs on it; the numbers in docs/media.md say where they were taken.
 """
 
 from __future__ import annotations
@@ -433,6 +434,8 @@ def django_live_server(media_root: Path):
     # A file database, so every server thread opens its own connection (no shared one).
     connections["default"].settings_dict["TEST"]["NAME"] = str(media_root / "bench.sqlite3")
     connections["default"].creation.create_test_db(verbosity=0)
+    if os.environ.get("BENCH_SERVER", "uvicorn") == "uvicorn":
+        return EmbeddedServer()
     server = LiveServerThread("localhost", StaticFilesHandler, port=0)
     server.daemon = True
     server.start()
@@ -440,6 +443,32 @@ def django_live_server(media_root: Path):
     if server.error:
         raise server.error
     return server
+
+
+class EmbeddedServer:
+    """The embedded default's server (uvicorn, ``deploy.serve``'s configuration) in a forked
+    child on the bench database (``BENCH_SERVER=uvicorn``, the default; ``wsgi``: Django's
+    threaded live server, as before). Rows made after the fork are seen (a file database)."""
+
+    def __init__(self):
+        from functools import partial
+
+        from channels.testing.live import make_application
+        from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
+        from django.db import connections
+
+        from tests.http.live_server import UvicornProcess
+
+        connections.close_all()
+        self.process = UvicornProcess("localhost", partial(make_application, static_wrapper=ASGIStaticFilesHandler))
+        self.process.start()
+        if not self.process.ready.wait(30):
+            raise RuntimeError("the server did not start")
+        self.port = self.process.port.value
+
+    def terminate(self):
+        self.process.terminate()
+        self.process.join(10)
 
 
 def make_videos(size: tuple[int, int], frames: int, media_root: Path):

@@ -12,15 +12,22 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from annotator.routing import websocket_urlpatterns  # noqa: E402
+from deploy.access_log import AccessLogMiddleware  # noqa: E402
 from deploy.body_limits import BodyLimitMiddleware  # noqa: E402
+from deploy.upload_auth import UploadAuthMiddleware  # noqa: E402
 
-# Body limits come first: a body over its path's limit is refused before Django
-# (sessions, authentication, CSRF) sees the request.
-application = BodyLimitMiddleware(
-    ProtocolTypeRouter(
-        {
-            "http": django_asgi_app,
-            "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
-        }
+# Outside in: the access log (bytes actually sent), then the body limits (a body over its
+# path's limit is refused before Django, sessions, authentication or CSRF see it), then who
+# the client is (a large body on an upload route needs a signed-in client), then Django.
+application = AccessLogMiddleware(
+    BodyLimitMiddleware(
+        UploadAuthMiddleware(
+            ProtocolTypeRouter(
+                {
+                    "http": django_asgi_app,
+                    "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+                }
+            )
+        )
     )
 )

@@ -1,142 +1,96 @@
-"""Daphne with request body limits checked as soon as the request head arrives.
+"""The embedded default's web server: uvicorn, one process, HTTP and websockets.
 
-Twisted, under Daphne, reads a whole request body (to a temporary file) before Daphne
-calls the application, and Daphne then queues all of it in memory as ``http.request``
-messages: a 600 MB POST to ``/login/`` costs 600 MB of server memory before any
-middleware sees it. So the rule of ``deploy.body_limits.limit_for`` is applied here too,
-by the Twisted request object:
+``bin/run-demo`` starts it as ``python -m deploy.serve -b 127.0.0.1 -p 8000
+deploy.asgi:application``. It runs Django's system checks first and does not start on an
+error (a weak ``DJANGO_SECRET_KEY``, ``annotator.E020``), then serves with uvicorn, the
+server the production stack's gunicorn workers run (``deploy/gunicorn.conf.py``).
 
-- a ``Content-Length`` over the path's limit is answered ``413`` (the JSON error body)
-  from the head alone; an ``Expect: 100-continue`` client is never told to send;
-- a chunked body is counted as it arrives and answered ``413`` once it passes the limit;
-- after a refusal, the rest of the body is read and dropped (never kept) for at most
-  ``LINGER_SECONDS``, so that the client reads the 413 instead of a connection reset.
+Why uvicorn (Daphne served here before): both directions of a body have flow control.
 
-Use it as Daphne's command line: ``python -m deploy.serve -b 127.0.0.1 -p 8000
-deploy.asgi:application`` (``bin/run-demo`` does). It runs Django's system checks first
-and does not start on an error (a weak ``DJANGO_SECRET_KEY``, ``annotator.E020``).
+- **Request bodies** reach the application as they arrive: uvicorn pauses reading the socket
+  once 64 KiB wait unread and resumes when the application asks for more (``receive``). So the
+  layers of ``deploy.asgi`` decide before a body is read: ``BodyLimitMiddleware`` refuses one
+  over the path's limit from its ``Content-Length`` (or as it counts a chunked one), and
+  ``UploadAuthMiddleware`` refuses a large body on an upload route from a client that is not
+  signed in (no valid session cookie or API token). Django's ASGI handler then spools the body
+  to a temporary file past ``FILE_UPLOAD_MAX_MEMORY_SIZE``, and its multipart parser writes
+  each file part past the same threshold to another; nothing keeps a whole body in memory.
+  (Twisted, under Daphne, read every body and parsed multipart bodies in memory itself before
+  the application was called: 13× the upload's size in server memory, and a bare ``400`` with
+  no headers for a malformed multipart body.)
+- **Response bodies** are sent as fast as the socket drains: ``send`` waits while the
+  transport's buffer is full, so a media response (``annotator.media.ranges``) reads the file
+  no faster than the client takes it, and a client that stops reading stops the reads.
+
+The access log is ``deploy.access_log`` (one readable line per request with the bytes
+actually sent); uvicorn's own lines keep its format. ``--http`` picks uvicorn's HTTP parser
+(``h11``, the default here, or ``httptools``).
 """
 
 from __future__ import annotations
 
-import logging
+import argparse
 import os
 
-from daphne.cli import CommandLineInterface
-from daphne.http_protocol import HTTPFactory, WebRequest
-from daphne.server import Server
-from twisted.internet import reactor
 
-from deploy.body_limits import TOO_LARGE, error_body, limit_for, too_large_message
-
-logger = logging.getLogger(__name__)
-LINGER_SECONDS = 10.0
-
-
-def response_413(limit: int) -> bytes:
-    body = error_body("too_large", too_large_message(limit))
-    head = (
-        f"HTTP/1.1 {TOO_LARGE} Content Too Large\r\n"
-        "Content-Type: application/json\r\n"
-        f"Content-Length: {len(body)}\r\n"
-        "Connection: close\r\n\r\n"
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m deploy.serve", description=__doc__.split("\n")[0])
+    parser.add_argument("-b", "--bind", default="127.0.0.1", help="address to listen on")
+    parser.add_argument("-p", "--port", type=int, default=8000)
+    parser.add_argument("--http", choices=["h11", "httptools"], default="h11")
+    parser.add_argument(
+        "--proxy-headers",
+        action="store_true",
+        help="trust X-Forwarded-For/-Proto from FORWARDED_ALLOW_IPS (default 127.0.0.1): behind a reverse proxy only",
     )
-    return head.encode("ascii") + body
+    parser.add_argument("--no-checks", action="store_true", help="skip the system checks (tests only)")
+    parser.add_argument("application", nargs="?", default="deploy.asgi:application")
+    return parser.parse_args(argv)
 
 
-def request_path(channel) -> str:
-    """The path of the request whose head has just been read (Twisted keeps the raw
-    request target on the channel until the body is complete)."""
-    target = getattr(channel, "_path", None)
-    if not isinstance(target, bytes):
-        return ""
-    return target.split(b"?", 1)[0].decode("latin-1")
+def server_config(
+    application, *, host: str, port: int, http: str = "h11", fd: int | None = None, proxy_headers: bool = False
+):
+    """The uvicorn configuration every embedded server uses (``bin/run-demo``, the browser
+    and HTTP tests): websockets by the ``websockets`` library, no lifespan (Django has none),
+    uvicorn's access log off (``deploy.access_log`` writes it with byte counts)."""
+    import uvicorn
 
-
-class LimitedWebRequest(WebRequest):
-    body_limit: int | None = None
-    body_seen = 0
-    body_refused = False
-
-    def gotLength(self, length):
-        path = request_path(self.channel)
-        self.body_limit = limit_for(path) if path else None
-        if path == "":
-            logger.warning("body limit: request path unknown; the ASGI middleware still applies")
-        if self.body_limit is not None and length is not None and length > self.body_limit:
-            self.refuse_body()
-            return
-        super().gotLength(length)
-
-    def handleContentChunk(self, data):
-        if self.body_refused:
-            return  # read and dropped
-        self.body_seen += len(data)
-        if self.body_limit is not None and self.body_seen > self.body_limit:
-            self.refuse_body()
-            return
-        super().handleContentChunk(data)
-
-    def requestReceived(self, command, path, version):
-        if self.body_refused:
-            return
-        super().requestReceived(command, path, version)
-
-    def refuse_body(self):
-        self.body_refused = True
-        self.requestHeaders.removeHeader(b"Expect")  # no "100 Continue" after the refusal
-        content = getattr(self, "content", None)
-        if content is not None:
-            content.close()
-        transport = self.channel.transport
-        transport.write(response_413(self.body_limit))
-        try:
-            transport.loseWriteConnection()
-        except (AttributeError, NotImplementedError):
-            transport.loseConnection()
-            return
-        self.linger = reactor.callLater(LINGER_SECONDS, transport.abortConnection)
-
-    def connectionLost(self, reason):
-        linger = getattr(self, "linger", None)
-        if linger is not None and linger.active():
-            linger.cancel()
-        super().connectionLost(reason)
-
-
-class LimitedHTTPFactory(HTTPFactory):
-    def buildProtocol(self, addr):
-        protocol = super().buildProtocol(addr)
-        protocol.requestFactory = LimitedWebRequest
-        return protocol
-
-
-class LimitedServer(Server):
-    """Daphne's server with ``LimitedHTTPFactory``: ``Server.run`` builds its HTTP factory
-    and listens with it in one method, so the assignment is where it can be swapped."""
-
-    @property
-    def http_factory(self):
-        return self._limited_http_factory
-
-    @http_factory.setter
-    def http_factory(self, factory):
-        self._limited_http_factory = LimitedHTTPFactory(self)
-
-
-class LimitedCommandLineInterface(CommandLineInterface):
-    server_class = LimitedServer
+    kwargs = {"fd": fd} if fd is not None else {"host": host, "port": port}
+    return uvicorn.Config(
+        application,
+        http=http,
+        ws="websockets-sansio",  # the websockets library (its sans-I/O protocol; uvicorn deprecates the other)
+        lifespan="off",
+        access_log=False,
+        log_config=None,  # Django's LOGGING (deploy/logs.py: text or JSON lines) formats uvicorn's too
+        timeout_keep_alive=20,
+        server_header=False,
+        # Off unless asked: the sign-in limits count by client address, which a forwarded
+        # header from an untrusted client must not choose.
+        proxy_headers=proxy_headers,
+        forwarded_allow_ips=os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1"),
+        **kwargs,
+    )
 
 
 def main(argv=None):
-    """Run the system checks (an error, such as a weak secret key, stops the start), then Daphne."""
+    """Run the system checks (an error, such as a weak secret key, stops the start), then uvicorn."""
+    args = parse_args(argv)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "deploy.settings")
+    os.environ.setdefault("FRAMELEDGER_ACCESS_LOG", "1")  # deploy.access_log: this server's only access log
     import django
+    import uvicorn
     from django.core.management import call_command
 
     django.setup()
-    call_command("check", fail_level="ERROR")
-    LimitedCommandLineInterface().run(argv)
+    if not args.no_checks:
+        call_command("check", fail_level="ERROR")
+    uvicorn.Server(
+        server_config(
+            args.application, host=args.bind, port=args.port, http=args.http, proxy_headers=args.proxy_headers
+        )
+    ).run()
 
 
 if __name__ == "__main__":

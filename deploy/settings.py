@@ -159,9 +159,15 @@ FRAMELEDGER_MAX_SUBMISSION_UPLOAD_BYTES = envint("FRAMELEDGER_MAX_SUBMISSION_UPL
 # authentication; the upload routes below (path regex, bytes) are the only exceptions.
 FRAMELEDGER_MAX_BODY_BYTES = envint("FRAMELEDGER_MAX_BODY_BYTES", 2 * 1024**2)
 MULTIPART_SLACK_BYTES = 1024**2  # form fields and part headers around an uploaded file
+# The largest piece of a resumable upload (PATCH /api/uploads/<key>/); the page sends 8 MiB.
+FRAMELEDGER_UPLOAD_PIECE_BYTES = envint("FRAMELEDGER_UPLOAD_PIECE_BYTES", 64 * 1024**2)
+# An unfinished resumable upload untouched this long is removed with its bytes (the ingest sweep).
+FRAMELEDGER_UPLOAD_EXPIRE_SECONDS = envint("FRAMELEDGER_UPLOAD_EXPIRE_SECONDS", 86400)
 FRAMELEDGER_UPLOAD_PATHS = [
     (r"^/api/videos/$", FRAMELEDGER_MAX_VIDEO_BYTES + MULTIPART_SLACK_BYTES),
     (r"^/api/packets/[0-9]+/submissions/$", FRAMELEDGER_MAX_SUBMISSION_UPLOAD_BYTES + MULTIPART_SLACK_BYTES),
+    # One piece of a resumable upload (annotator/api/uploads.py, the tus protocol).
+    (r"^/api/uploads/[0-9a-f]{32}/$", FRAMELEDGER_UPLOAD_PIECE_BYTES),
 ]
 # Deepest nesting of arrays/objects accepted in a JSON request body.
 FRAMELEDGER_MAX_JSON_DEPTH = envint("FRAMELEDGER_MAX_JSON_DEPTH", 64)
@@ -195,6 +201,12 @@ FRAMELEDGER_MEDIA_ACCEL_PREFIX = envstr("FRAMELEDGER_MEDIA_ACCEL_PREFIX", "")
 # Client addresses or networks that may read /metrics (deploy/health.py; nginx uses the same list).
 FRAMELEDGER_METRICS_ALLOW = envlist("FRAMELEDGER_METRICS_ALLOW", ["127.0.0.1", "::1"])
 FILE_UPLOAD_MAX_MEMORY_SIZE = envint("FILE_UPLOAD_MAX_MEMORY_SIZE", 5 * 1024**2)
+# The most bytes one answer to an open-ended media range (``Range: bytes=N-``) carries
+# (annotator/media/ranges.py); the player asks for the next range when it needs it.
+FRAMELEDGER_MEDIA_RANGE_BYTES = envint("FRAMELEDGER_MEDIA_RANGE_BYTES", 8 * 1024**2)
+# Seconds a video keeps its remux once the proxy replaced it (annotator/actions/remux_retention.py);
+# negative: keep it.
+FRAMELEDGER_REMUX_KEEP_SECONDS = envint("FRAMELEDGER_REMUX_KEEP_SECONDS", 600)
 
 LOGIN_URL = "/login/"
 LOGIN_REDIRECT_URL = "/"

@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import re
 import shutil
+import time
 import uuid
 from pathlib import Path
 
@@ -110,16 +111,23 @@ def do_register_upload(*, actor, uploaded_file: UploadedFile, title: str) -> tup
 
 
 def _hash_and_probe(source: Path, progress: Progress):
-    progress(0.0, "Hashing the source.", force=True)
+    """Hash and probe the source; the job's messages carry the figures (the upload page
+    shows them as its steps: hashed, probed)."""
+    size = source.stat().st_size
+    progress(0.0, f"Hashing the source ({size:,} bytes).", force=True)
+    started = time.monotonic()
     sha = file_sha256(source)
-    progress(P_HASHED, "Probing the source.", force=True)
+    seconds = time.monotonic() - started
+    progress(P_HASHED, f"Hashed: SHA-256 {sha[:16]}… of {size:,} bytes in {seconds:.1f} s. Probing.", force=True)
     probed = probe(source)
-    progress(
-        P_PROBED,
-        f"Encoding the proxy ({probed.frame_count} frames, {probed.codec}, {probed.rate} fps).",
-        force=True,
-    )
+    progress(P_PROBED, f"Probed: {probed_summary(probed)}. Encoding the proxy.", force=True)
     return sha, probed
+
+
+def probed_summary(probed) -> str:
+    width, height = probed.display_size
+    kbps = f", {probed.bit_rate / 1000:,.0f} kbit/s" if probed.bit_rate else ""
+    return f"{probed.frame_count:,} frames, {probed.codec} {width}x{height}, {probed.rate} fps{kbps}"
 
 
 def _derive(source: Path, workdir: Path, progress: Progress, sha: str, probed) -> dict:
@@ -198,7 +206,7 @@ def do_encode_proxy(video: Video, job: Job, *, chunk_frames: int | None = None) 
             probed = probe(source)
             if probed.frame_count != video.frame_count:
                 raise MediaError("the source changed after its remux was made")
-            progress(P_PROBED, f"Encoding the proxy ({probed.frame_count} frames, {probed.codec}).", force=True)
+            progress(P_PROBED, f"Probed: {probed_summary(probed)}. Encoding the proxy.", force=True)
             sha = video.sha256
             keep_workdir = _proxy_stage(video, job, source, workdir, progress, sha, probed, chunk_frames, placed)
         finally:
@@ -223,7 +231,7 @@ def _remux_stage(video, job, source, workdir, progress, sha, probed, chunk_frame
     """Make, check and commit the remux; queue the proxy task. False: proxy first instead."""
     reason = not_browser_playable(source, probed)
     if reason is None:
-        progress(P_PROBED, "Remuxing the source for the browser.", force=True)
+        progress(P_PROBED, f"Probed: {probed_summary(probed)}. Remuxing the source for the browser.", force=True)
         try:
             table = make_remux(source, workdir / "remux.mp4", probed)
         except MediaError as exc:  # the proxy path decides whether the source is usable

@@ -27,7 +27,14 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from annotator.actions.ingest_leases import JOIN, LeaseKeeper, holds_lease, new_owner, take_lease
+from annotator.actions.ingest_leases import (
+    JOIN,
+    LeaseKeeper,
+    holds_lease,
+    new_owner,
+    requeue_consumed_chunks,
+    take_lease,
+)
 from annotator.actions.ingest_steps import (
     P_PROBED,
     P_PROXY,
@@ -37,7 +44,7 @@ from annotator.actions.ingest_steps import (
     finish_derived,
     place,
 )
-from annotator.media.chunks import ChunkState, encode_chunk, join_chunks, prepare_chunks
+from annotator.media.chunks import ChunkState, chunk_path, encode_chunk, join_chunks, missing_chunks, prepare_chunks
 from annotator.media.errors import MediaError
 from annotator.media.probe import probe
 from annotator.media.proxy import PROXY_GOP
@@ -161,10 +168,24 @@ def do_join_chunks(video: Video, job: Job) -> Video:
     superseded = False
     try:
         with clean_failure(video, job) as placed:
+            missing = missing_chunks(workdir)
+            if missing:
+                # An earlier join consumed them and lost its lease before it finished:
+                # they are encoded again, and the last of them queues the join again.
+                superseded = True
+                requeue_consumed_chunks(job, owner, missing)
+                return video
             progress(P_PROXY, "Joining the proxy chunks.", force=True)
             state = ChunkState.load(workdir)
             joindir.mkdir()
-            table = join_chunks(workdir, joindir / "proxy.mp4", progress=lambda f: progress(P_PROXY))
+
+            def consumed(index: int) -> None:
+                # Deleted as soon as the join holds its packets, while this join still owns
+                # the lease (a join that lost it leaves the chunks to the new owner).
+                if holds_lease(job, JOIN, owner):
+                    chunk_path(workdir, index).unlink(missing_ok=True)
+
+            table = join_chunks(workdir, joindir / "proxy.mp4", progress=lambda f: progress(P_PROXY), consumed=consumed)
             probed = probe(state.source)
             if probed.frame_count != len(state.kept) + len(state.dropped):
                 raise MediaError("the source changed while its proxy was being encoded")

@@ -162,6 +162,28 @@ def do_sweep_job(job: Job, now: float | None = None) -> dict:
     return requeued
 
 
+def requeue_consumed_chunks(job: Job, owner: str, missing: list[int]) -> None:
+    """A join found chunks an earlier join deleted (it copied them, then lost its lease and
+    never finished): mark them not done, release the join, and queue their encodes again."""
+    now = time.time()
+    with transaction.atomic():
+        row = Job.objects.select_for_update().filter(pk=job.pk).first()
+        if row is None or row.status != Job.Status.RUNNING or "chunked" not in (row.result or {}):
+            return
+        chunked = row.result["chunked"]
+        leases = chunked.setdefault("leases", {})
+        if (leases.get(JOIN) or {}).get("owner") != owner:
+            return
+        leases.pop(JOIN, None)
+        chunked["done"] = sorted(set(chunked.get("done", [])) - set(missing))
+        chunked["join_queued"] = False
+        for index in missing:
+            leases[str(index)] = {"owner": SWEEP_OWNER, "expires": now + lease_seconds(), "taken": now}
+        chunked["requeued"] = chunked.get("requeued", 0) + len(missing)
+        Job.objects.filter(pk=row.pk).update(result=row.result, updated_at=timezone.now())
+        enqueue_each_on_commit(INGEST_CHUNK, [(row.video_id, row.pk, i) for i in missing])
+
+
 def do_sweep_ingests(now: float | None = None) -> dict[int, dict]:
     """Sweep every running chunked ingest; returns what was queued again, by job id."""
     report = {}

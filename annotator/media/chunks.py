@@ -196,11 +196,19 @@ def _encode_range(state, src: FrameTable, kept, a, b, end, key, part: Path, prog
         encoder.close(flush=ok)
 
 
-def join_chunks(workdir: Path, dest: Path, progress=None) -> FrameTable:
+def missing_chunks(workdir: Path) -> list[int]:
+    """The chunks whose files are gone (consumed by an earlier join), by index."""
+    state = ChunkState.load(workdir)
+    return [index for index in range(len(state.chunks)) if not chunk_path(workdir, index).exists()]
+
+
+def join_chunks(workdir: Path, dest: Path, progress=None, consumed=None) -> FrameTable:
     """Copy every chunk's packets into one faststart MP4; return its checked frame table.
 
     ``progress(fraction)``, when given, is called after each chunk (a join's lease is
-    renewed through it)."""
+    renewed through it). ``consumed(index)``, when given, is called once chunk ``index`` is
+    copied whole, so the caller can delete its file then (disk: the chunks and the joined
+    proxy never both exist whole)."""
     state = ChunkState.load(workdir)
     plan = state.proxy_plan
     kept, end = state.kept, state.source_table.end
@@ -232,6 +240,8 @@ def join_chunks(workdir: Path, dest: Path, progress=None) -> FrameTable:
                     packet.time_base = plan.out_tb
                     out.mux(packet)
                     n += 1
+            if consumed is not None:
+                consumed(index)
             if progress is not None:
                 progress((index + 1) / len(state.chunks))
     if n != len(kept):

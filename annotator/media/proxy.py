@@ -4,7 +4,8 @@ Recipe (see ``docs/media.md``):
 
 - video stream only (audio, subtitles and data streams are dropped);
 - H.264 (libx264) High profile, yuv420p, CRF 23, ``preset=superfast`` (chosen by
-  measurement, docs/media.md §3), peak bit rate capped at the source's;
+  measurement, docs/media.md §3), peak bit rate capped at the source's (or at the
+  keyframes' floor where that is higher: ``bitrate_cap_kbps``);
 - a keyframe every ``gop`` frames exactly (``keyint=min-keyint=gop``, no scene-cut
   keyframes) and no B-frames, so decode order is presentation order, DTS = PTS and
   a seek decodes at most ``gop - 1`` frames before the target;
@@ -46,7 +47,8 @@ PROXY_CRF = 23
 PROXY_PRESET = "superfast"
 PROXY_MAX_HEIGHT = 720
 MAX_TIMESCALE = 2**31 - 1
-MIN_BITS_PER_PIXEL = 0.1
+MIN_BITS_PER_PIXEL = 0.035  # the keyframes' floor, measured (bitrate_cap_kbps)
+MIN_FLOOR_KBPS = 32
 
 
 def proxy_time_base(source: Fraction) -> Fraction:
@@ -122,16 +124,22 @@ def plan_proxy(
 
 
 def bitrate_cap_kbps(source_bps: int, width: int, height: int, rate: Fraction) -> int:
-    """The proxy's VBV cap: the source's bit rate, but not below a floor for GOP-12 intra.
+    """The proxy's VBV cap: the source's own bit rate, unless that starves the keyframes.
 
-    Tiny, static sources (a 10 kbit/s VP9 barcode clip) would starve a keyframe every 12
-    frames and x264 would skip blocks, showing the previous picture: the floor of
-    ``MIN_BITS_PER_PIXEL`` per displayed pixel keeps every frame its own. 0 = no cap
-    (unknown source rate).
+    A keyframe every 12 frames needs bits: below a floor x264 skips blocks and shows the
+    previous picture in places, so a frame on screen is not wholly its own. The floor is
+    measured (docs/media.md §3) on barcode sources, whose code changes every frame:
+    ``MIN_BITS_PER_PIXEL`` (0.035) per displayed pixel and frame, and never below
+    ``MIN_FLOOR_KBPS`` (32) for tiny frames. A 1280x720 24 fps textured source kept every
+    frame exact at 0.030 and 0.040 bit per pixel (684 and 912 kbit/s) and lost 14-27 of
+    600 frames at 0.014-0.025; 160x96 clips needed 19-22 kbit/s. Above the floor the cap is
+    the source's rate: the seed's 771 kbit/s 720p match gets 966 kbit/s (1.25x; the old,
+    0.1 bit-per-pixel floor gave it 2,796, 3.6x), a 6 Mbit/s 1080p source its own 6 Mbit/s.
+    0 = no cap (unknown source rate).
     """
     if source_bps <= 0:
         return 0
-    floor = width * height * float(rate) * MIN_BITS_PER_PIXEL
+    floor = max(width * height * float(rate) * MIN_BITS_PER_PIXEL, MIN_FLOOR_KBPS * 1000)
     return int(max(source_bps, floor) // 1000)
 
 

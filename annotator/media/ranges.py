@@ -9,6 +9,11 @@ Behaviour of :func:`ranged_file_response`:
 - ``If-None-Match`` / ``If-Modified-Since`` matching the file: ``304 Not Modified``;
 - one satisfiable range (``bytes=a-b``, ``bytes=a-``, ``bytes=-n``): ``206`` with
   ``Content-Range: bytes a-b/size``; an end past the file is clipped to the last byte;
+- an **open-ended** range (``bytes=a-``, what a ``<video>`` asks for at every seek) is
+  answered with at most ``FRAMELEDGER_MEDIA_RANGE_BYTES`` (8 MiB): ``206`` with
+  ``Content-Range: bytes a-(a+N-1)/size``. RFC 9110 (14.2) lets a server send less than an
+  open range asks for, and media players then ask for the next range when they need it;
+  so no response promises gigabytes a seek will abandon a second later;
 - a syntactically valid range set none of whose ranges is satisfiable (the first byte
   at or past the end, or a zero-length suffix): ``416`` with ``Content-Range: bytes */size``;
 - a malformed ``Range`` header, a unit other than ``bytes``: ignored, ``200`` with the whole file
@@ -26,7 +31,10 @@ not sent by Django at all: the answer is ``X-Accel-Redirect`` and nginx serves t
 and the ranges (:func:`accel_redirect_response`).
 
 The body streams in chunks; under ASGI it is an async iterator (file reads happen in a
-worker thread), so Django does not buffer the whole file in memory.
+worker thread), so Django does not buffer the whole file in memory, and under the embedded
+default's server (uvicorn, ``deploy.serve``) each chunk is read only after the previous one
+left for the socket (``send`` waits while the socket's buffer is full): a response never
+runs ahead of its client by more than one chunk and the socket's buffers.
 """
 
 from __future__ import annotations
@@ -43,6 +51,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseNotModified, Stre
 from django.utils.http import http_date, parse_http_date_safe
 
 CHUNK_SIZE = 256 * 1024
+DEFAULT_OPEN_RANGE_BYTES = 8 * 1024 * 1024
 _RANGE_SPEC = re.compile(r"^\s*(\d*)\s*-\s*(\d*)\s*$")
 
 
@@ -80,8 +89,15 @@ def parse_range(header: str, size: int) -> tuple[int, int] | None:
     start = int(first)
     if start >= size:
         raise _Unsatisfiable
-    end = min(int(last), size - 1) if last else size - 1
+    end = min(int(last), size - 1) if last else min(size - 1, start + open_range_bytes() - 1)
     return start, end
+
+
+def open_range_bytes() -> int:
+    """The most bytes an open-ended range (``bytes=a-``) is answered with."""
+    from django.conf import settings
+
+    return max(1, int(getattr(settings, "FRAMELEDGER_MEDIA_RANGE_BYTES", DEFAULT_OPEN_RANGE_BYTES)))
 
 
 def file_etag(path: str | Path, stat: os.stat_result | None = None) -> str:

@@ -16,6 +16,7 @@ from annotator.models.search import VideoSearchIndex
 from annotator.models.taskkinds import TaskKind
 from annotator.models.tokens import ApiToken
 from annotator.models.truth import Decision, GroundTruthVersion, Union, UnionItem
+from annotator.models.uploads import ResumableUpload
 from annotator.models.videos import Video
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "LedgerEvent",
     "Packet",
     "Project",
+    "ResumableUpload",
     "TaskKind",
     "Union",
     "UnionItem",

@@ -1,4 +1,5 @@
-"""A real ASGI server for browser tests: Daphne in a child process on the test database.
+"""A real ASGI server for browser tests: the embedded default's server (uvicorn, as
+``bin/run-demo`` runs it) in a child process on the test database.
 
 pytest-django's live server speaks WSGI only, so websockets (presence, live
 adjudication, the job relay) need this. It is what Channels' ChannelsLiveServerTestCase
@@ -11,13 +12,14 @@ from __future__ import annotations
 from functools import partial
 
 import pytest
-from channels.testing.live import make_application, set_database_connection
-from daphne.testing import DaphneProcess
+from channels.testing.live import make_application
 from django.conf import settings
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
+from django.db import connections
 from django.test import Client
 
 from tests.browser.ledger_pages import wait_ready
+from tests.http.live_server import UvicornProcess
 
 
 @pytest.fixture
@@ -26,14 +28,15 @@ def asgi_server(django_db_setup, django_db_blocker, settings):
     forked (each test has its own MEDIA_ROOT, see tests/conftest.py)."""
 
     def setup():  # in the forked server process
-        set_database_connection()
+        # The settings already name the test database (pytest-django switched them before the fork).
         django_db_blocker.unblock()  # the server, unlike test code, always reaches the database
 
-    process = DaphneProcess("localhost", partial(make_application, static_wrapper=ASGIStaticFilesHandler), setup=setup)
+    process = UvicornProcess("localhost", partial(make_application, static_wrapper=ASGIStaticFilesHandler), setup=setup)
+    connections.close_all()  # a forked child must not share the parent's database socket
     process.start()
     if not process.ready.wait(timeout=30):
         process.terminate()
-        pytest.fail("Daphne did not start")
+        pytest.fail("the server did not start")
     yield f"http://localhost:{process.port.value}"
     process.terminate()
     process.join(10)

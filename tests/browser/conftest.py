@@ -1,5 +1,9 @@
 """Real Chromium (Debian's /usr/bin/chromium, headless) driven by Playwright against
-pytest-django's live server (threaded WSGI; Range support comes from our media view).
+pytest-django's live server (threaded WSGI; Range support comes from our media view), or,
+in a module that sets ``SERVER = "uvicorn"``, against the embedded default's server
+(``deploy.serve``: uvicorn, ASGI, as ``bin/run-demo`` runs it) in a child process on the
+test database. That child is started when the test opens its first page, so the fixtures
+and settings of the test (eager Celery, its MEDIA_ROOT) are those it inherits.
 
 The browser is started once per module. Playwright's sync API keeps an asyncio loop
 in this thread, which makes Django refuse ORM calls from it; the tests here create
@@ -90,8 +94,66 @@ def migration_rows(transactional_db):
     migration.create_builtin_kinds(apps, None)
 
 
+class _LazyServer:
+    """The base URL of the test's server: pytest-django's live server, or a uvicorn child
+    process started on first use (``SERVER = "uvicorn"`` in the module)."""
+
+    def __init__(self, request, blocker):
+        self.request = request
+        self.blocker = blocker
+        self.process = None
+        self._url = None
+
+    @property
+    def url(self) -> str:
+        if self._url is None:
+            if getattr(self.request.module, "SERVER", "wsgi") == "uvicorn":
+                self._url = self._start_uvicorn()
+            else:
+                self._url = self.request.getfixturevalue("live_server").url
+        return self._url
+
+    def _start_uvicorn(self) -> str:
+        from functools import partial
+
+        from channels.testing.live import make_application
+        from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
+
+        from tests.http.live_server import UvicornProcess
+
+        blocker = self.blocker
+
+        def setup():  # in the forked server process
+            # The settings already name the test database (pytest-django switched them before the fork).
+            blocker.unblock()
+
+        self.process = UvicornProcess(
+            "localhost", partial(make_application, static_wrapper=ASGIStaticFilesHandler), setup=setup
+        )
+        from django.db import connections
+
+        connections.close_all()  # a forked child must not share the parent's database socket
+        self.process.start()
+        if not self.process.ready.wait(timeout=30):
+            self.process.terminate()
+            pytest.fail("the server did not start")
+        return f"http://localhost:{self.process.port.value}"
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            self.process.join(10)
+
+
 @pytest.fixture
-def page_as(chromium, live_server, migration_rows):
+def browser_server(request, migration_rows, django_db_blocker):
+    server = _LazyServer(request, django_db_blocker)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def page_as(chromium, browser_server, migration_rows):
     """(user, path) -> a Playwright page signed in as ``user`` and opened at ``path``.
 
     Create the rows a page needs inside the test (after this fixture), since the
@@ -110,13 +172,13 @@ def page_as(chromium, live_server, migration_rows):
                 {
                     "name": settings.SESSION_COOKIE_NAME,
                     "value": client.cookies[settings.SESSION_COOKIE_NAME].value,
-                    "url": live_server.url,
+                    "url": browser_server.url,
                 }
             ]
         )
         page = context.new_page()
         page.add_init_script(READ_CELLS_JS)
-        page.goto(live_server.url + path)
+        page.goto(browser_server.url + path)
         return page
 
     yield open_page

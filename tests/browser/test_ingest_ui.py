@@ -11,6 +11,7 @@ from tests.browser.ledger_pages import wait_ready
 from tests.media.conftest import OPEN_GOP_CUT
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+SERVER = "uvicorn"  # the embedded default's server (tests/browser/conftest.py)
 
 
 def upload(page, title: str, path) -> None:
@@ -44,3 +45,48 @@ def test_a_failed_upload_can_be_deleted_from_the_page(page_as, maintainer, tmp_p
     page.wait_for_function("document.querySelector('#ingest-message').textContent.includes('deleted')")
     assert not Video.objects.exists()
     assert AuditEntry.objects.get(operation="video.delete").object_id == str(video.pk)
+
+
+def test_the_page_resumes_a_dropped_upload_and_shows_each_server_step(
+    page_as, maintainer, synthetic_source, eager_celery
+):
+    """Items 4 and 5 of issue 27: the upload goes in tus pieces; one piece's connection is
+    dropped and the page goes on from the server's offset; the steps show real figures."""
+    import hashlib
+
+    source = synthetic_source("h264-24-gop250")
+    data = source.read_bytes()
+    page = page_as(maintainer, "/maintainer/packets/new/")
+    wait_ready(page)
+    page.evaluate(f"window.frameledger.uploadPieceBytes = {len(data) // 4 + 1}")
+    dropped = []
+
+    def drop_one(route, request):
+        if request.method == "PATCH" and request.headers.get("upload-offset") != "0" and not dropped:
+            dropped.append(request.headers["upload-offset"])
+            route.abort("connectionreset")
+        else:
+            route.continue_()
+
+    page.route("**/api/uploads/*/", drop_one)
+    assert page.eval_on_selector("#task-kind-select", "s => s.value") == ""  # no default kind
+    upload(page, "resumed", source)
+    page.wait_for_selector("#step-ingest[data-status=done]", timeout=60000)
+    # Steps the page did not see happen are filled from the video once it has been fetched.
+    page.wait_for_function(
+        "[...document.querySelectorAll('#ingest-steps li')].every((i) => i.dataset.state === 'done')", timeout=30000
+    )
+    assert dropped, "no piece was dropped"
+    video = Video.objects.get()
+    assert video.sha256 == hashlib.sha256(data).hexdigest()
+    steps = {
+        name: page.inner_text(f'#ingest-steps [data-step="{name}"]')
+        for name in ("stored", "hashed", "probed", "remux", "annotatable", "proxy")
+    }
+    states = page.eval_on_selector_all("#ingest-steps li", "items => items.map((i) => i.dataset.state)")
+    assert states == ["done"] * 6
+    assert f"{len(data) / 1e6:.1f} MB" in steps["stored"] and "resumed" in steps["stored"]
+    assert video.sha256[:16] in steps["hashed"]
+    assert f"{video.frame_count:,} frames" in steps["probed"]
+    assert video.remux_sha256[:16] in steps["remux"]
+    assert "100 %" in steps["proxy"]

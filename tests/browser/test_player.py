@@ -18,6 +18,7 @@ from annotator.media.frametable import FrameTable
 # The live server needs committed rows: transactional tests (see conftest for the rows
 # data migrations made, which the flush after each test removes).
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+SERVER = "uvicorn"  # the embedded default's server (tests/browser/conftest.py)
 
 ENCODINGS = synthetic.BROWSER_ENCODINGS
 BOXES = synthetic.cell_boxes(160, 96)

@@ -36,7 +36,7 @@ from tests.factories import make_packet
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-# The Daphne server fixtures (tests/browser/asgi_server.py).
+# The ASGI server fixtures (tests/browser/asgi_server.py: uvicorn, as bin/run-demo runs it).
 asgi_server = asgi.asgi_server
 open_as = asgi.open_as
 

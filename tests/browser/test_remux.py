@@ -26,6 +26,7 @@ from tests.factories import make_packet
 from tests.media.conftest import eager_celery  # noqa: F401 (a fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+SERVER = "uvicorn"  # the embedded default's server (tests/browser/conftest.py)
 
 REMUXED = ("h264-24-gop250", "h264-2997-gop12", "vp9-webm", "h264-offset-1.5s")
 

@@ -85,3 +85,13 @@ def test_the_proxy_header_setting_is_parsed_and_checked():
 
     with pytest.raises(ImproperlyConfigured, match="HEADER:VALUE"):
         proxy_ssl_header("X-Forwarded-Proto")
+
+
+def test_the_embedded_server_runs_the_checks_and_does_not_start_on_a_weak_secret(tmp_path):
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "REDIS_URL"))}
+    env = {**base, "DJANGO_SETTINGS_MODULE": "deploy.settings", "FRAMELEDGER_VAR_DIR": str(tmp_path)}
+    env.update({"DJANGO_SECRET_KEY": "change-me", "DJANGO_DEBUG": "0"})
+    command = [sys.executable, "-m", "deploy.serve", "-b", "127.0.0.1", "-p", "0"]
+    result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0
+    assert "annotator.E020" in result.stderr

@@ -346,6 +346,9 @@ def test_a_join_whose_lease_was_handed_on_stops_and_the_new_owner_finishes(
     job.refresh_from_db()
     assert job.status == Job.Status.RUNNING and not video.proxy  # it placed nothing
     assert (workdir / "chunks").is_dir() and not list(workdir.glob("join-*"))  # its own directory only
+    # It deleted each chunk once copied, while it held the lease (disk: never chunks and
+    # joined proxy both whole).
+    assert not list((workdir / "chunks").glob("*.nut"))
     assert not (Path(settings.MEDIA_ROOT) / "videos" / "proxy").exists()
     # A second join while the other holds the lease does nothing either.
     monkeypatch.setattr(ingest_chunks, "join_chunks", real_join)
@@ -358,6 +361,11 @@ def test_a_join_whose_lease_was_handed_on_stops_and_the_new_owner_finishes(
     with django_capture_on_commit_callbacks(execute=True):
         assert do_sweep_job(job)["join"] is True
     assert len(held) == 2
+    # The new join finds the chunks consumed: they are encoded again (eagerly here), and the
+    # last of them queues the join once more.
+    with django_capture_on_commit_callbacks(execute=True):
+        ingest_chunks.do_join_chunks(video, Job.objects.get(pk=job.pk))
+    assert len(held) == 3 and Job.objects.get(pk=job.pk).result["chunked"]["requeued"] >= 5
     ingest_chunks.do_join_chunks(video, Job.objects.get(pk=job.pk))
     video.refresh_from_db()
     assert Job.objects.get(pk=job.pk).status == Job.Status.DONE and video.proxy

@@ -126,3 +126,39 @@ def test_a_truncated_source_fails_instead_of_making_a_short_proxy(synthetic_sour
     with pytest.raises(FrameMismatch):
         make_proxy(cut, tmp_path / "proxy.mp4", probed)
     assert build_frame_table(cut).frame_count < probed.frame_count
+
+
+def test_the_bit_rate_cap_is_the_sources_above_the_keyframes_floor():
+    from fractions import Fraction
+
+    from annotator.media.proxy import bitrate_cap_kbps
+
+    ntsc = Fraction(30000, 1001)
+    # Item 3 of issue 27: the seed's 771 kbit/s 720p match got a 2,796 kbit/s proxy (a
+    # 0.1 bit-per-pixel floor); the measured floor is 0.035: 966 kbit/s at 720p, 30000/1001.
+    assert bitrate_cap_kbps(771_000, 1280, 720, ntsc) == 966
+    assert bitrate_cap_kbps(1_500_000, 1280, 720, ntsc) == 1500  # above the floor: the source's
+    assert bitrate_cap_kbps(6_010_000, 1280, 720, Fraction(24)) == 6010
+    assert bitrate_cap_kbps(9_000, 160, 96, Fraction(30)) == 32  # tiny frames: 32 kbit/s at least
+    assert bitrate_cap_kbps(0, 1280, 720, ntsc) == 0
+
+
+@pytest.mark.parametrize("kbps", [300, 1500])
+def test_a_broadcast_like_720p_proxy_stays_at_its_cap_and_every_frame_is_its_own(tmp_path, kbps):
+    """720p, 30000/1001 with AAC audio: at 300 kbit/s (below the keyframes' floor) the proxy
+    gets the floor and not more; at 1,500 (above it) the source's rate and not more; every
+    frame reads its own index either way (a starved keyframe shows the previous picture)."""
+    from annotator.media.proxy import bitrate_cap_kbps
+
+    source = synthetic.write_broadcast_like(tmp_path / "broadcast.mp4", 240, video_kbps=kbps)
+    probed = probe(source)
+    proxy = tmp_path / "proxy.mp4"
+    make_proxy(source, proxy, probed, gop=PROXY_GOP)
+    seconds = 240 / (30000 / 1001)
+    cap = bitrate_cap_kbps(probed.bit_rate, 1280, 720, probed.rate) * 1000
+    proxy_bps = proxy.stat().st_size * 8 / seconds
+    assert proxy_bps <= cap + cap / seconds + 64_000  # the one-second buffer + the MP4 index
+    if probed.bit_rate > cap * 0.99:
+        assert proxy_bps <= probed.bit_rate * 1.2
+    indices = [index for _pts, index in synthetic.iter_decoded_indices(proxy)]
+    assert indices == list(range(240))

@@ -148,3 +148,18 @@ def test_asgi_requests_get_an_async_stream(blob):
         return b"".join([chunk async for chunk in response])
 
     assert asyncio.run(collect()) == DATA[1000:]
+
+
+def test_an_open_range_is_answered_with_at_most_the_configured_bytes(blob, settings):
+    settings.FRAMELEDGER_MEDIA_RANGE_BYTES = 1000
+    response = get(blob, Range="bytes=100-")
+    assert response.status_code == 206
+    assert response["Content-Range"] == f"bytes 100-1099/{SIZE}"
+    assert response["Content-Length"] == "1000"
+    assert body(response) == DATA[100:1100]
+    near_end = get(blob, Range=f"bytes={SIZE - 10}-")  # the rest is shorter than the cap
+    assert near_end["Content-Range"] == f"bytes {SIZE - 10}-{SIZE - 1}/{SIZE}"
+    closed = get(blob, Range="bytes=0-4999")  # a closed range is answered as asked
+    assert closed["Content-Range"] == f"bytes 0-4999/{SIZE}"
+    suffix = get(blob, Range="bytes=-4000")
+    assert suffix["Content-Range"] == f"bytes {SIZE - 4000}-{SIZE - 1}/{SIZE}"

@@ -170,3 +170,37 @@ def test_ingest_can_be_told_to_go_proxy_first(synthetic_source, maintainer, sett
     do_ingest_video(video, job, chunk_frames=0)
     video.refresh_from_db()
     assert video.status == Video.Status.READY and video.proxy and not video.remux
+
+
+def test_the_remux_is_dropped_once_the_proxy_has_replaced_it_for_the_keep_time(
+    synthetic_source, maintainer, annotator_a, annotator_b, adjudicator, eager_celery,
+    django_capture_on_commit_callbacks, settings,
+):  # fmt: skip
+    """Item 4 of issue 27: media on disk about 2x the source, not original + remux + proxy."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from annotator.actions.remux_retention import do_drop_superseded_remuxes
+
+    settings.FRAMELEDGER_REMUX_KEEP_SECONDS = 600
+    video, job = stored(synthetic_source("h264-24-gop250"), maintainer)
+    with django_capture_on_commit_callbacks(execute=True):
+        do_ingest_video(video, job, chunk_frames=48)
+    video.refresh_from_db()
+    remux_path = Path(video.remux.path)
+    assert video.proxy and remux_path.exists()
+    assert do_drop_superseded_remuxes() == []  # the proxy is younger than the keep time
+    with django_capture_on_commit_callbacks(execute=True):
+        assert do_drop_superseded_remuxes(now=timezone.now() + timedelta(seconds=601)) == [video.pk]
+    video.refresh_from_db()
+    assert not video.remux and video.remux_sha256 == "" and not remux_path.exists()
+    entry = AuditEntry.objects.get(operation="video.remux_dropped")
+    assert entry.details["bytes"] > 0
+    packet = make_packet(maintainer, annotator_a, annotator_b, adjudicator, video=video, title="after")
+    client = client_for(annotator_a)
+    listing = client.get(f"/media/packets/{packet.pk}/renditions.json").json()
+    assert listing["renditions"]["remux"] is None and listing["proxy_ready"]
+    assert barcode_of_png(client.get(f"/media/packets/{packet.pk}/frames/137.png")) == 137
+    settings.FRAMELEDGER_REMUX_KEEP_SECONDS = -1  # kept: nothing more to drop anyway
+    assert do_drop_superseded_remuxes(now=timezone.now() + timedelta(days=1)) == []

@@ -4,6 +4,7 @@
 
 import { api } from "./api.js";
 import { connectPacket, renderLiveState, renderPresence } from "./live.js";
+import { tusUpload } from "./tus_upload.js";
 import { $, el, pageConfig, when } from "./ui.js";
 
 window.frameledger = window.frameledger || {};
@@ -154,6 +155,61 @@ export function ingestReportText(report) {
   return parts.length ? `Ingest report: ${parts.join("; ")}.` : "";
 }
 
+// The ingest's milestones as fractions of its job (annotator/actions/ingest_steps.py).
+const P_HASHED = 0.05;
+const P_PROBED = 0.08;
+const P_PROXY = 0.88;
+const MB = 1e6;
+
+// Each server-side step of an upload, with the figures the server reported.
+function setStep(name, state, text) {
+  const item = $(`#ingest-steps [data-step="${name}"]`);
+  if (!item) return;
+  item.dataset.state = state;
+  if (text !== undefined) item.querySelector(".detail").textContent = text;
+}
+
+export function stepsFromJob(state, steps = {}) {
+  const message = state.message || "";
+  if (message.startsWith("Hashed:")) steps.hashed = message.replace(/^Hashed: /, "").replace(/ Probing\.$/, "");
+  if (message.startsWith("Probed:")) steps.probed = message.replace(/^Probed: /, "").replace(/\. (Encoding|Remuxing).*$/, "");
+  const progress = state.progress || 0;
+  return { ...steps, progress, proxyPercent: Math.max(0, Math.min(100, Math.round((100 * (progress - P_PROBED)) / (P_PROXY - P_PROBED)))) };
+}
+
+function showSteps(state, seen) {
+  const steps = stepsFromJob(state, seen);
+  Object.assign(seen, steps);
+  const failed = state.status === "failed";
+  if (seen.hashed) setStep("hashed", "done", seen.hashed);
+  else if (!failed) setStep("hashed", "active", "reading the stored file…");
+  if (seen.progress >= P_HASHED && seen.probed) setStep("probed", "done", seen.probed);
+  const remux = state.result && state.result.remux;
+  if (remux) {
+    setStep("remux", "done", `SHA-256 ${remux.sha256.slice(0, 16)}…`);
+    setStep("annotatable", "done", `at ${new Date(remux.annotatable_at).toLocaleTimeString()}`);
+  }
+  if (state.status === "done") {
+    if (!remux) setStep("remux", "skipped", "none: the proxy came first");
+    setStep("annotatable", "done", remux ? undefined : "on the proxy");
+    setStep("proxy", "done", "100 %");
+  } else if (failed) {
+    setStep("proxy", "failed", state.message || "failed");
+  } else if (seen.probed) {
+    setStep("proxy", "active", `${seen.proxyPercent} %`);
+  }
+}
+
+// Steps the page did not see happen (a fast ingest) are filled from the video itself.
+function stepsFromVideo(video) {
+  const done = (name) => $(`#ingest-steps [data-step="${name}"]`).dataset.state === "done";
+  if (!done("hashed") && video.sha256) setStep("hashed", "done", `SHA-256 ${video.sha256.slice(0, 16)}… of ${video.size_bytes.toLocaleString("en")} bytes`);
+  if (!done("probed") && video.frame_count) {
+    const rate = video.frame_rate[1] === 1 ? `${video.frame_rate[0]}` : video.frame_rate.join("/");
+    setStep("probed", "done", `${video.frame_count.toLocaleString("en")} frames, ${video.codec} ${video.width}x${video.height}, ${rate} fps`);
+  }
+}
+
 export function newPacketPage() {
   let videoId = null;
   const option = (value, text) => el("option", { value, text });
@@ -169,6 +225,7 @@ export function newPacketPage() {
 
   function videoReady(video) {
     videoId = video.id;
+    if ($("#ingest-steps [data-step=stored]").dataset.state === "done") stepsFromVideo(video);
     const proxyNote = video.proxy_ready === false ? " (on its remux; the seek-friendly proxy is being encoded, players switch to it when it is ready)" : "";
     $("#ingest-video").textContent = `Video ${video.id} “${video.title}” is ready: ${video.frame_count} frames at ${video.frame_rate.join("/")} fps${proxyNote}.`;
     $("#ingest-report").textContent = ingestReportText(video.ingest_report || {});
@@ -178,7 +235,10 @@ export function newPacketPage() {
 
   async function load() {
     const [kinds, users, videos] = await Promise.all([api.get("/api/task-kinds/"), api.get("/api/users/"), api.get("/api/videos/")]);
-    $("#task-kind-select").replaceChildren(...kinds.map((k) => option(k.slug, k.name)));
+    // No default kind: a packet's kind is chosen for its video (a tennis match is not a
+    // kitchen action ledger).
+    $("#task-kind-select").replaceChildren(option("", "— choose the kind this video's events are —"), ...kinds.map((k) => option(k.slug, k.name)));
+    $("#kind-hint").textContent = "No kind is chosen for you: pick the one whose events this video shows.";
     // Kinds whose family takes the two players (the break-point ledger) ask for them.
     const family = (slug) => (kinds.find((k) => k.slug === slug) || { schema: {} }).schema.family;
     const showPlayers = () => ($("#players-field").hidden = family($("#task-kind-select").value) !== "break_points");
@@ -208,21 +268,43 @@ export function newPacketPage() {
       $("#upload-error").textContent = !title ? "A title is required." : "Choose a video file.";
       return;
     }
-    const data = new FormData();
-    data.append("title", title);
-    data.append("file", file);
     $("#upload").disabled = true;
     $("#step-ingest").setAttribute("aria-disabled", "false");
     let answerVideo = null;
     $("#delete-upload").hidden = true;
+    for (const item of document.querySelectorAll("#ingest-steps li")) setStep(item.dataset.step, "pending", "");
+    const seen = {};
+    const show = (state) => {
+      showIngest(state);
+      showSteps(state, seen);
+      if (seen.probed && state.status === "running") {
+        // Not the job's overall fraction (8 % while already annotatable): the step it is at.
+        const early = state.result && state.result.remux ? "annotatable · " : "";
+        $("#ingest-percent").textContent = `${early}proxy ${seen.proxyPercent}%`;
+      }
+    };
     try {
-      const answer = await api.upload("/api/videos/", data, {
-        onProgress: (f) => ($("#ingest-message").textContent = `uploading: ${Math.round(100 * f)}%`),
+      setStep("stored", "active", "");
+      const answer = await tusUpload(file, {
+        title,
+        pieceBytes: (window.frameledger && window.frameledger.uploadPieceBytes) || undefined,
+        onProgress: ({ sent, total, resumed }) => {
+          const percent = Math.round((100 * sent) / total);
+          $("#ingest-bar").style.width = `${percent}%`;
+          $("#ingest-percent").textContent = `${percent}%`;
+          const again = resumed ? `, resumed ${resumed}×` : "";
+          $("#ingest-message").textContent = `uploading: ${percent}% (${(sent / MB).toFixed(1)} of ${(total / MB).toFixed(1)} MB${again})`;
+          setStep("stored", "active", `${(sent / MB).toFixed(1)} of ${(total / MB).toFixed(1)} MB`);
+        },
+        onRetry: ({ offset }) => ($("#ingest-message").textContent = `connection lost at ${(offset / MB).toFixed(1)} MB; resuming…`),
       });
+      const rate = answer.seconds > 0 ? ` (${(file.size / MB / answer.seconds).toFixed(1)} MB/s)` : "";
+      const again = answer.resumed ? `, resumed ${answer.resumed}×` : "";
+      setStep("stored", "done", `${(file.size / MB).toFixed(1)} MB in ${answer.seconds.toFixed(1)} s${rate}${again}`);
       answerVideo = answer.video;
-      showIngest(answer.job);
+      show(answer.job);
       let early = false;
-      const final = await followJob(answer.job.id, showIngest, async () => {
+      const final = await followJob(answer.job.id, show, async () => {
         early = true;
         videoReady(await api.get(`/api/videos/${answer.video.id}/`));
       });
@@ -269,6 +351,10 @@ export function newPacketPage() {
     }
     if (new Set(people).size !== 3) {
       error.textContent = "Annotator A, annotator B and the adjudicator must be three different people.";
+      return;
+    }
+    if (!$("#task-kind-select").value) {
+      error.textContent = "Choose the task kind of this packet.";
       return;
     }
     const players = ["#player-1", "#player-2"].map((id) => $(id).value.trim());

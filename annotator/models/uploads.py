@@ -1,0 +1,29 @@
+"""Resumable uploads (the tus protocol, ``annotator.api.uploads``): one row per upload
+being sent in pieces; the bytes so far live in ``MEDIA_ROOT/uploads/<key>.part``."""
+
+from django.conf import settings
+from django.db import models
+
+
+class ResumableUpload(models.Model):
+    class Kind(models.TextChoices):
+        VIDEO = "video", "video"
+
+    key = models.CharField(max_length=32, unique=True, help_text="random, in the upload's URL")
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.VIDEO)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    length = models.BigIntegerField(help_text="bytes the whole file has (Upload-Length)")
+    offset = models.BigIntegerField(default=0, help_text="bytes stored so far (Upload-Offset)")
+    filename = models.CharField(max_length=300, blank=True)
+    title = models.CharField(max_length=300, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+    video = models.ForeignKey("annotator.Video", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    job = models.ForeignKey("annotator.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"upload {self.key} ({self.offset}/{self.length})"
