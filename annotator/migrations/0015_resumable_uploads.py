@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotator", "0012_media_full_rung"),
+        ("annotator", "0013_bundle_run_heartbeat"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
