@@ -11,6 +11,7 @@ import { api } from "./api.js";
 import { Autosave } from "./autosave.js";
 import { EventForm } from "./event_form.js";
 import { DraftKeeper, isEmptyDraft } from "./drafts.js";
+import { KeyGate } from "./key_gate.js";
 import { boundaryFields, breakPointWarnings, draftToEvent, emptyDraft, eventToDraft, snapInterval, snapToGrid, summarize } from "./event_schema.js";
 import { SAVE, createStore, eventByKey, events, hasUnsaved, initialState, orderedEvents, reducer } from "./ledger_state.js";
 import { connectPacket, renderLiveState, renderPresence } from "./live.js";
@@ -30,6 +31,16 @@ const ledgerUrl = `${packetUrl}ledger/`;
 
 window.frameledger = window.frameledger || {};
 
+// Keys typed while the page loads wait here and run, in order, once it is ready.
+const gate = new KeyGate({
+  onChange({ held, count }) {
+    if (!held || !count) return;
+    const box = document.querySelector("#notice");
+    if (box) box.textContent = `The page is still loading: ${count} key(s) typed so far will run once it is ready.`;
+  },
+});
+window.frameledger.keyGate = gate;
+
 function newKey() {
   return globalThis.crypto && crypto.randomUUID ? `new-${crypto.randomUUID()}` : `new-${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
 }
@@ -38,8 +49,9 @@ function newKey() {
 function stillPlayer(frameCount) {
   let current = 0;
   const target = new EventTarget();
+  // (Object.assign would copy the getter's value once: define it on the object.)
+  Object.defineProperty(target, "currentFrame", { get: () => current });
   return Object.assign(target, {
-    get currentFrame() { return current; },
     frameCount,
     clock: null,
     async seekToFrame(n) { current = Math.max(0, Math.min(frameCount - 1, Math.round(n))); target.dispatchEvent(new CustomEvent("frame", { detail: { frame: current } })); return current; },
@@ -336,16 +348,32 @@ function mountMarking(ws) {
       // The end is before the start: the keys go back to the page, unless something was typed.
       const typing = document.activeElement;
       if (early && !inOrder && form.form.contains(typing) && !typing.value) ws.focusHome();
+      ws.flagReversed(data);
     } else if (intervalField) {
       ws.markInterval(which, ws.timeOfFrame(frame));
     }
     ws.showDraftTitle();
   };
 
+  // Marked the wrong way round: said at once, with the end box flagged (Enter would refuse it).
+  ws.flagReversed = (data) => {
+    if (!data || !Number.isInteger(data[bounds.start]) || !Number.isInteger(data[bounds.end])) return;
+    if (data[bounds.end] >= data[bounds.start]) return; // (a re-render cleared any old flag)
+    form.markError(bounds.end, `before the start (${data[bounds.start]})`);
+    ws.setNotice(`The end (${data[bounds.end]}) is before the start (${data[bounds.start]}): mark the start (i) or the end (o) again.`, "bad");
+  };
+
   ws.nudge = (k) => {
     if (!bounds) return;
     const name = bounds[ws.boundary];
-    const data = ws.changeEvent((d) => (Number.isInteger(d[name]) ? { ...d, [name]: ws.clampFrame(d[name] + k) } : null));
+    let clamped = false;
+    const data = ws.changeEvent((d) => {
+      if (!Number.isInteger(d[name])) return null;
+      clamped = ws.clampFrame(d[name] + k) !== d[name] + k;
+      return { ...d, [name]: ws.clampFrame(d[name] + k) };
+    });
+    if (clamped) ws.setNotice(`The ${ws.boundary} is at the ${k < 0 ? "first" : "last"} frame (${data[name]}): it goes no further.`, "bad");
+    else if (data) ws.flagReversed(data);
     if (data) ws.seek(player.seekToFrame(data[name]));
   };
 
@@ -778,6 +806,16 @@ function firstPaint(ws, ledger) {
   $("#workspace").dataset.state = "ready";
   ws.focusHome();
   window.frameledger.ready = true;
+  if (gate.keys.length) ws.setNotice("");
+  gate.release();
 }
 
-boot(main);
+boot(async () => {
+  try {
+    await main();
+  } catch (error) {
+    const lost = gate.drop();
+    if (lost) document.querySelector("#notice").textContent = `${lost} key(s) typed while the page was loading were not used: it could not load.`;
+    throw error;
+  }
+});

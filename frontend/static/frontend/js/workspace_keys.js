@@ -60,16 +60,28 @@ export function mountWorkspaceKeys({ commands, player, seek, focusHome, setNotic
     const frame = prefix.take();
     setNotice("");
     if (event.key === "Escape") return true;
+    const last = (player.frameCount || 1) - 1;
     if (event.key === "Enter" || event.key === "g") {
-      seek(player.seekToFrame(frame));
+      goTo(frame);
       return true;
     }
     if (event.key === "i" || event.key === "o") {
+      // Past the video's last frame: nothing is marked, and the page says so.
+      if (frame > last) {
+        setNotice(`Frame ${frame} is past the last frame (${last}): no ${event.key === "i" ? "start" : "end"} marked.`, "bad");
+        return true;
+      }
       // In key order: "150i170o" marks 150 then 170, whatever the seeks' timing.
       queueMark(event.key === "i" ? "set-start" : "set-end", () => seek(player.seekToFrame(frame)));
       return true;
     }
     return false;
+  }
+  // A typed frame past the end goes to the last frame, and says so.
+  function goTo(frame) {
+    const last = (player.frameCount || 1) - 1;
+    if (frame > last) setNotice(`Frame ${frame} is past the last frame: went to the last frame, ${last}.`, "bad");
+    seek(player.seekToFrame(Math.min(frame, last)));
   }
   let chain = Promise.resolve();
   document.addEventListener("keydown", (event) => {
@@ -85,7 +97,7 @@ export function mountWorkspaceKeys({ commands, player, seek, focusHome, setNotic
     if (target instanceof HTMLButtonElement && event.key === "Enter") return;
     if (target instanceof HTMLInputElement && target.matches(".fl-goto") && event.key === "Enter") {
       event.preventDefault();
-      if (target.value !== "") seek(player.seekToFrame(Number(target.value)));
+      if (target.value !== "") goTo(Number(target.value));
       focusHome();
       return;
     }
