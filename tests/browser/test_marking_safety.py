@@ -88,3 +88,33 @@ def test_a_reversed_interval_is_flagged_when_it_is_marked(page_as, maintainer, a
     page.keyboard.type("520o", delay=KEY_DELAY)
     page.wait_for_function("document.querySelector('#ev-end_frame').value === '520'")
     assert not page.locator("[data-field=end_frame].has-error").count()
+
+
+def test_a_reload_gives_back_the_half_typed_noun_and_the_frame(
+    page_as, maintainer, annotator_a, annotator_b, adjudicator
+):
+    packet, page = open_gtea(page_as, maintainer, annotator_a, annotator_b, adjudicator)
+    page.keyboard.type("12020i12052o", delay=KEY_DELAY)
+    page.wait_for_function("document.activeElement.id === 'ev-verb'")
+    page.keyboard.type("ta", delay=KEY_DELAY)
+    page.keyboard.press("Enter")  # take; on to the nouns
+    page.wait_for_function("document.activeElement.id === 'ev-nouns'")
+    page.keyboard.type("cu", delay=KEY_DELAY)  # half-typed: not taken yet
+    key = f"frameledger:frame:{packet.pk}:{annotator_a.username}"
+    page.wait_for_function("(k) => localStorage.getItem(k) === '12052'", arg=key)
+    url, context = page.url, page.context
+    page.close(run_before_unload=False)
+
+    again = context.new_page()
+    again.goto(url)
+    wait_ready(again)
+    assert draft_value(again, "start_frame") == "12020"
+    assert draft_value(again, "end_frame") == "12052"
+    assert draft_value(again, "verb") == "take"
+    again.wait_for_function("(n) => window.frameledger.player.currentFrame === n", arg=12052)
+    assert again.evaluate("[document.activeElement.id, document.activeElement.value]") == ["ev-nouns", "cu"]
+    assert "cup" in again.inner_text("[data-field=nouns] .typeahead-hint")
+    # Typing goes on where it stopped: "p", Enter takes "cup" and adds the event.
+    again.keyboard.type("p", delay=KEY_DELAY)
+    again.keyboard.press("Enter")
+    again.wait_for_function("document.querySelectorAll('#ledger-table tbody tr').length === 1")

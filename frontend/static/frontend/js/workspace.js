@@ -10,7 +10,7 @@
 import { api } from "./api.js";
 import { Autosave } from "./autosave.js";
 import { EventForm } from "./event_form.js";
-import { DraftKeeper, isEmptyDraft } from "./drafts.js";
+import { DraftKeeper, FrameKeeper, isEmptyDraft } from "./drafts.js";
 import { KeyGate } from "./key_gate.js";
 import { boundaryFields, breakPointWarnings, draftToEvent, emptyDraft, eventToDraft, snapInterval, snapToGrid, summarize } from "./event_schema.js";
 import { SAVE, createStore, eventByKey, events, hasUnsaved, initialState, orderedEvents, reducer } from "./ledger_state.js";
@@ -160,6 +160,15 @@ function mountFrames(ws) {
     } while (pending !== lastSeek);
     return player.currentFrame;
   };
+  ws.frames = new FrameKeeper(localStorage, `frameledger:frame:${config.packetId}:${config.username}`);
+  let frameTimer = null;
+  player.addEventListener("frame", () => {
+    if (frameTimer === null) frameTimer = setTimeout(() => ((frameTimer = null), ws.frames.save(player.currentFrame)), 200);
+  });
+  window.addEventListener("pagehide", () => {
+    ws.frames.save(player.currentFrame);
+    ws.keepDraft();
+  });
   ws.clampFrame = (n) => Math.max(0, Math.min((player.frameCount || 1) - 1, n));
   ws.readOnly = () => ws.store.getState().frozen;
   ws.focusHome = () => $("#workspace").focus({ preventScroll: true });
@@ -191,9 +200,18 @@ function mountSelection(ws) {
   ws.drafts = new DraftKeeper(localStorage, `frameledger:draft:${config.packetId}:${config.username}`);
   ws.stashedDraft = null;
   ws.clearedDraft = null;
-  ws.keepDraft = () => {
-    if (ws.draftKey === null && !ws.readOnly()) ws.drafts.save(form.draft);
+  // Text typed into the focused box that the draft has not taken in yet (a half-typed noun).
+  ws.typedText = () => {
+    const box = document.activeElement;
+    if (!box || !form.form.contains(box) || !(box instanceof HTMLInputElement || box instanceof HTMLTextAreaElement) || !box.name) return null;
+    const taken = form.draft[box.name];
+    if (!box.value || box.value === String(taken ?? "")) return null;
+    return { name: box.name, value: box.value };
   };
+  ws.keepDraft = () => {
+    if (ws.draftKey === null && !ws.readOnly()) ws.drafts.save(form.draft, ws.typedText());
+  };
+  form.form.addEventListener("input", () => ws.keepDraft());
   ws.hasDraft = () => ws.draftKey === null && !isEmptyDraft(form.draft);
 
   ws.showDraftTitle = () => {
@@ -798,13 +816,23 @@ function firstPaint(ws, ledger) {
   if (state.status === SAVE.CONFLICT) ws.openConflict();
   ws.showDraftTitle();
   const kept = state.frozen ? null : ws.drafts.load();
-  if (kept) {
-    ws.form.setDraft(kept);
-    ws.setNotice("The new event you had not added yet is back (Esc clears it, Ctrl+Z undoes that).");
+  const typed = state.frozen ? null : ws.drafts.loadTyped();
+  if (kept) ws.form.setDraft(kept);
+  if (kept || typed) ws.setNotice("The new event you had not added yet is back (Esc clears it, Ctrl+Z undoes that).");
+  // The player goes back to where it was; the focus back into a box being typed in.
+  const frame = ws.frames.load();
+  if (frame !== null && frame < (ws.player.frameCount || 0)) ws.seek(ws.player.seekToFrame(frame));
+  if (typed) {
+    const box = ws.form.form.querySelector(`[name="${CSS.escape(typed.name)}"]`);
+    if (box) {
+      box.value = typed.value;
+      box.dispatchEvent(new Event("input"));
+      box.focus();
+    }
   }
   ws.autosave.kick();
   $("#workspace").dataset.state = "ready";
-  ws.focusHome();
+  if (!typed) ws.focusHome();
   window.frameledger.ready = true;
   if (gate.keys.length) ws.setNotice("");
   gate.release();
