@@ -49,6 +49,7 @@ export function packetProgressPage() {
     if (packet.union) union = `${packet.union.items} union item(s): ${packet.union.decided} of ${packet.union.to_decide} decided.`;
     if (packet.published) union += ` Published: ${packet.published.label}.`;
     $("#union-state").textContent = union;
+    $("#next-step").textContent = packet.next_step ? packet.next_step.text : "—";
     $("#versions tbody").replaceChildren(
       ...versions.map((v) =>
         el("tr", {}, [

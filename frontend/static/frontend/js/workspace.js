@@ -619,6 +619,8 @@ function mountStatus(ws) {
     $("#freeze-open").hidden = frozen;
     if (frozen) {
       $("#frozen-sha").textContent = state.sha256 || "";
+      const step = ws.packet.next_step;
+      $("#next-step").textContent = step && step.who !== config.username ? step.text : "the adjudicator, once both ledgers are frozen: adjudicate and publish";
       form.setReadOnly(true);
     }
     document.body.classList.toggle("read-only", frozen);
