@@ -91,6 +91,11 @@ def home(request):
 
 
 @login_required
+def help_page(request):
+    return render(request, "frontend/help.html", {"is_maintainer": access.is_maintainer(request.user)})
+
+
+@login_required
 def packet_home(request, packet_id: int):
     packet_access = _or_404(access.access_packet, request, packet_id)
     context = _packet_context(packet_access, request)

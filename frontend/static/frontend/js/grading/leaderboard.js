@@ -4,6 +4,7 @@
 //   mountLeaderboard(root, { versionId, scorerId })  -> { reload(), sortBy(column) }
 
 import { api } from "../api.js";
+import { when } from "../ui.js";
 
 // Column and metric names as people read them (the API and the CSV keep the scorer's keys).
 const LABELS = {
@@ -35,10 +36,9 @@ export function columnLabel(key) {
 // colour and the label's tooltip say it), so that the metrics fit 1280 px.
 const HIDDEN = ["sha256", "run", "result", "submission", "kind"];
 
-// Pure: a short local date and time ("11/30/26, 6:54 PM"); the ISO value is the tooltip.
+// Pure: the date and time as on every page ("1 Dec 2026, 16:43 UTC"); the ISO value is the tooltip.
 export function shortWhen(iso) {
-  const date = new Date(iso);
-  return Number.isNaN(date.getTime()) ? iso : date.toLocaleString(undefined, { dateStyle: "short", timeStyle: "short" });
+  return when(iso);
 }
 
 function cell(text, attrs = {}) {
