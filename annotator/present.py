@@ -124,12 +124,13 @@ def packet_view(access: PacketAccess) -> dict:
             "to_decide": items.exclude(status=UnionItem.Status.AGREED).count(),
             "decided": items.exclude(status=UnionItem.Status.AGREED).filter(decision__isnull=False).count(),
         }
-    # Who is assigned is named to maintainers; others see the roles.
-    names = (
-        (packet.annotator_a.username, packet.annotator_b.username, packet.adjudicator.username)
-        if access.sees_progress or access.role == "adjudicator"
-        else ("annotator A", "annotator B", "the adjudicator")
-    )
+    # Who is assigned is named to maintainers only (blindness: an adjudicator never learns
+    # who annotated); others see the roles, and an adjudicator their own name.
+    if access.sees_progress:
+        names = (packet.annotator_a.username, packet.annotator_b.username, packet.adjudicator.username)
+    else:
+        own = packet.adjudicator.username if access.role == "adjudicator" else "the adjudicator"
+        names = ("annotator A", "annotator B", own)
     step = next_step(
         a=(names[0], ledgers["A"].is_frozen),
         b=(names[1], ledgers["B"].is_frozen),

@@ -156,20 +156,48 @@ function mountTable(adj) {
     if (!value) return el("td", { class: "absent", text: "—" });
     const frames = adj.span(value);
     const parts = [];
-    if (frames && bounds) parts.push(el("span", { class: "frames", text: `${frames.start}–${frames.end}` }), " ");
-    for (const field of schema.fields) {
-      if (bounds && (field.name === bounds.start || field.name === bounds.end)) continue;
-      if (value[field.name] === undefined) continue;
-      const differs = item.differing_fields.includes(field.name);
-      parts.push(el("span", { class: differs ? "differs" : "", title: field.name, text: formatValue(field, value[field.name]) }), " ");
+    const words = [];
+    if (frames && bounds) {
+      parts.push(el("span", { class: "frames", text: `${frames.start}–${frames.end}` }), " ");
+      words.push(`${frames.start}–${frames.end}`);
     }
-    return el("td", { class: "value" }, parts);
+    // The fields in dispute first, so a narrow cell still shows them (the whole value is
+    // the cell's tooltip); in a list, the values in dispute first too ("skillet" before
+    // "egg_mixture" when only skillet differs).
+    const other = item.a_value && item.b_value ? (side === "a" ? item.b_value : item.a_value) : null;
+    const fields = schema.fields.filter((f) => !(bounds && (f.name === bounds.start || f.name === bounds.end)) && value[f.name] !== undefined);
+    const differs = (f) => item.differing_fields.includes(f.name);
+    for (const field of [...fields.filter(differs), ...fields.filter((f) => !differs(f))]) {
+      let shown = value[field.name];
+      if (Array.isArray(shown) && other && Array.isArray(other[field.name]) && differs(field)) {
+        const theirs = new Set(other[field.name].map(String));
+        shown = [...shown.filter((v) => !theirs.has(String(v))), ...shown.filter((v) => theirs.has(String(v)))];
+      }
+      const text = formatValue(field, shown);
+      parts.push(el("span", { class: differs(field) ? "differs" : "", title: field.name, text }), " ");
+      words.push(text);
+    }
+    return el("td", { class: "value", title: words.join(" ") }, parts);
   }
 
   function decisionText(item) {
-    if (!item.decision) return needsDecision(item) ? "needs a decision" : "agreed";
+    if (!item.decision) return needsDecision(item) ? "to decide" : "agreed";
     return `${item.decision.action.replace("_", " ")} · ${item.decision.decided_by}`;
   }
+
+  // In the table: "start" for start_frame; the deltas in one line ("Δ start +2 · end −1").
+  const shortName = (name) => name.replace(/_frame$/, "").replace(/_/g, " ");
+  const compactDeltas = (item) => {
+    const entries = Object.entries(item.boundary_deltas || {});
+    if (!entries.length) return "";
+    return [
+      "Δ ",
+      ...entries.flatMap(([name, delta], i) => [
+        i ? " · " : "",
+        el("span", { class: `delta ${delta ? "nonzero" : ""}`, text: `${shortName(name)} ${delta > 0 ? "+" : delta < 0 ? "−" : "±"}${Math.abs(delta)}` }),
+      ]),
+    ];
+  };
 
   adj.tableRows = new VirtualRows($("#items-scroll"), $("#items-table tbody"), { rowHeight: 28 });
   adj.shownItems = [];
@@ -178,11 +206,16 @@ function mountTable(adj) {
     const tier = tierOf(schema, item);
     const row = el("tr", { dataset: { position: String(item.position), status: item.status, tier }, class: item.position === adj.selected ? "selected" : "" }, [
       el("td", { class: "num", text: String(item.position + 1) }),
-      el("td", {}, [el("span", { class: `status ${item.status}`, text: item.status.replace("_", " ") }), " ", el("span", { class: `tier tier-${tier}`, text: TIER_LABELS[tier] })]),
+      // Within the tolerance is its own (green) state, never a red "conflicting".
+      // One badge where the tier says it all (agreed, within tolerance), never a red
+      // "conflicting" on an item within the tolerance.
+      el("td", {}, tier === "within_tolerance" || tier === "agreed"
+        ? el("span", { class: `status ${tier === "agreed" ? "agreed" : "within"}`, text: TIER_LABELS[tier] })
+        : [el("span", { class: `status ${item.status}`, text: item.status.replace("_", " ") }), " ", el("span", { class: `tier tier-${tier}`, text: TIER_LABELS[tier] })]),
       valueCell(item, "a"),
       valueCell(item, "b"),
-      el("td", { class: "differing", text: item.differing_fields.join(", ") }),
-      el("td", {}, adj.deltaNodes(item)),
+      el("td", { class: "differing", text: item.differing_fields.map(shortName).join(", "), title: item.differing_fields.join(", ") }),
+      el("td", { title: Object.entries(item.boundary_deltas || {}).map(([n, d]) => deltaText(n, d)).join(", ") }, compactDeltas(item)),
       el("td", { class: item.decision ? "decided" : needsDecision(item) ? "undecided" : "" }, decisionText(item)),
     ]);
     row.addEventListener("click", () => adj.select(item.position));
@@ -288,8 +321,9 @@ function mountDetail(adj) {
     $("#no-item").hidden = Boolean(item);
     if (!item) return;
     $("#item-title").textContent = `Item ${item.position + 1}`;
-    $("#item-status").className = `status ${item.status}`;
-    $("#item-status").textContent = item.status.replace("_", " ");
+    const within = tierOf(schema, item) === "within_tolerance";
+    $("#item-status").className = `status ${within ? "within" : item.status}`;
+    $("#item-status").textContent = within ? TIER_LABELS.within_tolerance : item.status.replace("_", " ");
     $("#compare tbody").replaceChildren(
       ...comparisonRows(schema, item).map((row) =>
         el("tr", { class: row.differs ? "differs" : "", dataset: { field: row.name } }, [

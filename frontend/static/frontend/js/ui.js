@@ -37,8 +37,10 @@ export function shortcutSheet(dialog, table, title = "Keyboard shortcuts") {
   const rows = table.map((row) =>
     el("tr", {}, [el("td", {}, row.keys.map((k) => el("kbd", { text: keyName(k) }))), el("td", { text: row.help })]),
   );
+  // The heading takes the focus when the sheet opens (autofocus), so it opens at its top,
+  // not scrolled down to the Close button.
   dialog.replaceChildren(
-    el("h2", { text: title }),
+    el("h2", { text: title, tabindex: "-1", autofocus: true }),
     el("table", { class: "table shortcuts" }, [el("tbody", {}, rows)]),
     el("form", { method: "dialog" }, [el("button", { type: "submit", text: "Close (Esc)" })]),
   );

@@ -296,6 +296,7 @@ function mountCommit(ws) {
     ws.drafts.clear();
     ws.clearedDraft = null;
     form.clearErrors();
+    $(".ws-form").scrollTop = 0; // the next event's first fields in view (a long form: tennis)
     ws.setNotice("Event added.");
     ws.focusHome();
   };
