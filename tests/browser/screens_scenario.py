@@ -82,8 +82,9 @@ def test_screens(page_as, maintainer, annotator_a, annotator_b, adjudicator):
     for chunk in run_chunks(run):
         do_score_batch(run.pk, chunk)
     board = sized(page_as(maintainer, f"/grading/versions/{version.pk}/"))
-    board.wait_for_selector("table tbody tr")
+    board.wait_for_selector("#leaderboard table tbody tr")
     board.wait_for_timeout(500)
+    board.locator("#leaderboard").scroll_into_view_if_needed()
     shot(board, "08-leaderboard.png")
 
     # 10: the maintainer's packet page, People, Audit.

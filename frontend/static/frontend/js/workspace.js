@@ -445,7 +445,9 @@ function mountIntervals(ws) {
       }
       return { ...data, [intervalField.name]: list };
     });
-    const shown = `${which} ${t.toFixed(2)} s → ${snapToGrid(t, step, duration)} s on the ${step} s grid`;
+    // "→" only when the mark was moved to the grid; a mark on a grid point says so.
+    const snapped = snapToGrid(t, step, duration);
+    const shown = !step ? `${which} ${Number(t.toFixed(3))} s` : Math.abs(snapped - t) < 1e-6 ? `${which} ${snapped} s (on the ${step} s grid)` : `${which} ${t.toFixed(2)} s → ${snapped} s, snapped to the ${step} s grid`;
     ws.setNotice(note ? `${shown}; ${note}.` : `${shown}.`, note.startsWith("no ") || note.startsWith("the end") ? "bad" : "");
   };
 }

@@ -89,25 +89,34 @@ export function mountLeaderboard(root, { versionId, scorerId = "" }) {
       th.append(button);
       head.append(th);
     }
-    head.append(document.createElement("th"));
     const rows = [...board.rows, ...(board.references || [])].map((row) => {
       const tr = document.createElement("tr");
       tr.className = `lb-${row.kind}`;
       tr.dataset.label = row.label;
       for (const column of board.columns.filter((c) => !HIDDEN.includes(c))) {
-        if (column === "scored_at") tr.append(cell(row.scored_at ? shortWhen(row.scored_at) : null, { class: "lb-when", title: row.scored_at || "" }));
+        if (column === "scored_at") {
+          // The date over the time ("1 Dec 2026," / "19:29 UTC"): two short lines, one format.
+          const td = cell(null, { class: "lb-when", title: row.scored_at || "" });
+          if (row.scored_at) {
+            const [day, time] = shortWhen(row.scored_at).split(", ");
+            td.replaceChildren(`${day},`, document.createElement("br"), time);
+          }
+          tr.append(td);
+        } else if (column === "label") {
+          // The label, and under it the link to the row's diagnostics (no extra column to clip).
+          const td = cell(row.label, { class: "lb-label", title: `${row.kind}: ${row.label}` });
+          if (row.result) {
+            const a = document.createElement("a");
+            a.href = `/grading/scores/${row.result}/`;
+            a.className = "lb-diagnostics";
+            a.textContent = "diagnostics";
+            td.append(document.createElement("br"), a);
+          }
+          tr.append(td);
+        }
         else if (column === "reason") tr.append(cell(row.reason, { class: "lb-reason", title: row.reason || "" }));
-        else if (column === "label") tr.append(cell(row.label, { class: "lb-label", title: `${row.kind}: ${row.label}` }));
         else tr.append(cell(number(row[column]), typeof row[column] === "number" ? { class: "num" } : {}));
       }
-      const links = document.createElement("td");
-      if (row.result) {
-        const a = document.createElement("a");
-        a.href = `/grading/scores/${row.result}/`;
-        a.textContent = "diagnostics";
-        links.append(a);
-      }
-      tr.append(links);
       return tr;
     });
     table.tHead.replaceChildren(head);
