@@ -754,7 +754,14 @@ function mountKeys(ws) {
     "use-candidate": () => ws.search && ws.search.useHighlighted(),
     help: () => $("#help-dialog").showModal(),
   };
-  ({ inKeyOrder: ws.inKeyOrder } = mountWorkspaceKeys({ commands, player, seek, focusHome: ws.focusHome, setNotice: ws.setNotice, onEndKey: ws.endKeyPressed }));
+  // The start a relative end ("32O") counts from: the selected event's, else the draft's.
+  const startFrame = () => {
+    if (!ws.bounds) return null;
+    const event = ws.draftKey !== null ? eventByKey(ws.store.getState(), ws.draftKey) : null;
+    const value = event ? event.data[ws.bounds.start] : form.draft[ws.bounds.start];
+    return Number.isInteger(value) ? value : null;
+  };
+  ({ inKeyOrder: ws.inKeyOrder } = mountWorkspaceKeys({ commands, player, seek, focusHome: ws.focusHome, setNotice: ws.setNotice, onEndKey: ws.endKeyPressed, frameNow: ws.frameNow, startFrame }));
 }
 
 // ---- moment search (where the task kind allows it): a result becomes an interval ------------
