@@ -20,13 +20,16 @@ class CountingKeyboard:
     def __init__(self, page):
         self.page = page
         self.count = 0
+        self.typed: list[str] = []  # what was typed, for a failure's message
 
     def press(self, key: str) -> None:
         self.count += 1
+        self.typed.append(f"<{key}>")
         self.page.keyboard.press(key)
 
     def type(self, text: str) -> None:
         self.count += len(text)
+        self.typed.append(text)
         self.page.keyboard.type(text)
 
 
@@ -167,6 +170,7 @@ def action_events(page, tally: Tally, events=None) -> None:
             kb.press("Enter" if i == len(nouns) - 1 else ",")  # ",": a chip, then the next; Enter: and save
         wait_added(page, len(tally.keys("actions")) + 1)
         tally.rows.append(("actions", f"{start}-{end}", kb.count))
+        kb.typed = []
 
 
 # Break points: (set, games M, games DM, points M, points DM, server key, opportunity,

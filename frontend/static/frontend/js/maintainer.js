@@ -182,7 +182,10 @@ export function newPacketPage() {
     $("#task-kind-select").replaceChildren(...kinds.map((k) => option(k.slug, k.name)));
     // Kinds whose family takes the two players (the break-point ledger) ask for them.
     const family = (slug) => (kinds.find((k) => k.slug === slug) || { schema: {} }).schema.family;
-    const showPlayers = () => ($("#players-field").hidden = family($("#task-kind-select").value) !== "break_points");
+    const showPlayers = () => {
+      $("#players-field").hidden = family($("#task-kind-select").value) !== "break_points";
+      $("#grid-field").hidden = family($("#task-kind-select").value) !== "moments"; // the moment grid's step
+    };
     $("#task-kind-select").addEventListener("change", showPlayers);
     showPlayers();
     for (const id of ["#annotator-a", "#annotator-b", "#adjudicator"]) {
@@ -274,6 +277,8 @@ export function newPacketPage() {
     }
     const players = ["#player-1", "#player-2"].map((id) => $(id).value.trim());
     const parameters = !$("#players-field").hidden && players.some(Boolean) ? { players } : {};
+    const step = $("#grid-step").value.trim();
+    if (!$("#grid-field").hidden && step) parameters.grid = { step: Number(step) };
     try {
       const { data } = await api.request("POST", "/api/packets/", {
         body: {
