@@ -53,7 +53,7 @@ export class EventForm extends EventTarget {
   _swallowKey(event) {
     const swallow = this._swallow;
     if (!swallow) return;
-    if (Date.now() - swallow.at > 2000) {
+    if (Date.now() - swallow.at > 2000 || event.target !== swallow.box) {
       this._swallow = null; // only straight after the choice was taken
       return;
     }
@@ -343,10 +343,11 @@ export class EventForm extends EventTarget {
       const candidates = text.trim() ? choiceCandidates(field.choices, text, 2) : [];
       if (candidates.length !== 1 || !norm(candidates[0]).startsWith(norm(text))) return;
       const choice = candidates[0];
-      this._swallow = { rest: norm(choice).slice(norm(text).length), at: Date.now() };
       input.value = choice;
       this._set(field.name, choice);
       this.focusNext(field.name);
+      // Only in the box the focus moved to (a key anywhere else ends it).
+      this._swallow = { rest: norm(choice).slice(norm(text).length), at: Date.now(), box: document.activeElement };
     });
     input.addEventListener("keydown", (event) => {
       // Tab takes the highlighted candidate (then moves on as usual).
