@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from tests.browser.ledger_pages import wait_saved
 
@@ -45,13 +46,19 @@ class Tally:
         return {"events": len(keys), "median": statistics.median(keys), "max": max(keys), "min": min(keys)}
 
 
+# The published GTEA labels of the demo video (as adjudication_scenario.py reads them).
+LABELS = (
+    Path(__file__).resolve().parents[2]
+    / "data/agentic-vbench/egocentric-activity-understanding/steps/solve/tests/Ahmad_American.txt"
+)
+
+
 # Action events at real frame numbers, drawn across the whole 25,692-frame GTEA video
 # (frames 120-25,000): the published labels of the demo video, sorted by start, in 5 runs
 # of 2 consecutive events spread evenly over the video (the second of a run starts a few
 # frames after the first ends, as an annotator goes on), events of at most two nouns.
 def gtea_action_events() -> list[tuple[int, int, str, list[str]]]:
     from annotator.gtea import parse_gtea_labels
-    from tests.browser.adjudication_scenario import LABELS
 
     rows = sorted(
         (e["start_frame"], e["end_frame"], e["verb"], e["nouns"])

@@ -145,8 +145,15 @@ def test_screens(page_as, maintainer, annotator_a, annotator_b, adjudicator):
     shot(mq, "11-moment-notice.png")
     new = sized(page_as(maintainer, "/maintainer/packets/new/"))
     new.wait_for_timeout(800)
+    # The step is greyed until a video is ready; the kind is set here only to show its field.
+    new.evaluate(
+        "() => { const s = document.querySelector('#task-kind-select'); s.value = 'moment-queries';"
+        " s.dispatchEvent(new Event('change')); document.querySelector('#grid-field').scrollIntoView(); }"
+    )
     shot(new, "11-new-packet.png")
     projects = sized(page_as(maintainer, "/projects/"))
+    projects.select_option("#project-kind", "moment-queries")
+    projects.locator("#project-form").scroll_into_view_if_needed()
     shot(projects, "11-projects.png")
     grading = sized(page_as(maintainer, f"/grading/packets/{packet.pk}/"))
     grading.wait_for_timeout(800)
