@@ -1,7 +1,7 @@
 """Every page's URL (``frontend.pages``), included at the root."""
 
 from django.contrib.auth import views as auth_views
-from django.urls import path, reverse_lazy
+from django.urls import path
 
 import annotator.urlconverters  # noqa: F401  (registers the <id:…> path converter)
 from annotator.login_guard import refuse_when_locked
@@ -15,18 +15,8 @@ urlpatterns = [
     ),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     # everyone signed in: their own password (Django's views), and the help page
-    path(
-        "account/password/",
-        auth_views.PasswordChangeView.as_view(
-            template_name="frontend/password_change.html", success_url=reverse_lazy("password-change-done")
-        ),
-        name="password-change",
-    ),
-    path(
-        "account/password/done/",
-        auth_views.PasswordChangeDoneView.as_view(template_name="frontend/password_change_done.html"),
-        name="password-change-done",
-    ),
+    path("account/password/", pages.password_change, name="password-change"),
+    path("account/password/done/", pages.password_change_done, name="password-change-done"),
     path("help/", pages.help_page, name="help"),
     path("", pages.home, name="home"),
     path("favicon.ico", pages.favicon, name="favicon"),
