@@ -37,6 +37,7 @@ class DashboardRow:
     adjudicator: str
     both_frozen: bool
     published_version_id: int | None
+    next_step: NextStep | None = None
 
 
 def packet_state(sides: list[SideProgress], has_union: bool, published: bool) -> str:
@@ -49,6 +50,44 @@ def packet_state(sides: list[SideProgress], has_union: bool, published: bool) ->
     if any(s.frozen or s.events for s in sides):
         return "in progress"
     return "assigned"
+
+
+@dataclass(frozen=True)
+class NextStep:
+    """What the packet waits for, and who holds it (a username, or a role when the
+    caller may not see who is assigned); ``who`` is empty when nothing is left."""
+
+    text: str
+    who: str
+
+    def as_dict(self) -> dict:
+        return {"text": self.text, "who": self.who}
+
+
+def next_step(
+    *,
+    a: tuple[str, bool],
+    b: tuple[str, bool],
+    adjudicator: str,
+    has_union: bool,
+    to_decide: int = 0,
+    decided: int = 0,
+    published: str | None = None,
+) -> NextStep:
+    """The one next step of the protocol: ``a`` / ``b`` are (who, frozen) per side."""
+    open_sides = [name for name, frozen in (a, b) if not frozen]
+    if open_sides:
+        return NextStep(
+            f"{' and '.join(open_sides)}: label and freeze {'their ledgers' if len(open_sides) > 1 else 'the ledger'}",
+            " and ".join(open_sides),
+        )
+    if not has_union:
+        return NextStep(f"{adjudicator}: open the adjudication page (it builds the union)", adjudicator)
+    if decided < to_decide:
+        return NextStep(f"{adjudicator}: decide {to_decide - decided} of {to_decide} item(s)", adjudicator)
+    if published is None:
+        return NextStep(f"{adjudicator}: publish the ground truth (only the adjudicator can)", adjudicator)
+    return NextStep(f"nothing: {published} is published (the adjudicator publishes again after a changed decision)", "")
 
 
 def dashboard_rows(user, *, project_id=None, state=None, person_id=None) -> list[DashboardRow]:
@@ -64,7 +103,15 @@ def dashboard_rows(user, *, project_id=None, state=None, person_id=None) -> list
         (row.packet_id, row.side): row
         for row in Ledger.objects.filter(packet_id__in=ids).annotate(n=Count("events")).select_related("annotator")
     }
-    unions = set(Union.objects.filter(packet_id__in=ids).values_list("packet_id", flat=True))
+    counts = Count("items", filter=~Q(items__status="agreed"))
+    decided = Count("items", filter=~Q(items__status="agreed") & Q(items__decision__isnull=False))
+    union_counts = {
+        row["packet_id"]: (row["to_decide"], row["decided"])
+        for row in Union.objects.filter(packet_id__in=ids)
+        .values("packet_id")
+        .annotate(to_decide=counts, decided=decided)
+    }
+    unions = set(union_counts)
     published = dict(
         GroundTruthVersion.objects.filter(packet_id__in=ids, tier=GroundTruthVersion.Tier.ADJUDICATED)
         .order_by("packet_id", "created_at")
@@ -89,6 +136,15 @@ def dashboard_rows(user, *, project_id=None, state=None, person_id=None) -> list
                 adjudicator=packet.adjudicator.username,
                 both_frozen=all(s.frozen for s in sides),
                 published_version_id=published.get(packet.pk),
+                next_step=next_step(
+                    a=(sides[0].username, sides[0].frozen),
+                    b=(sides[1].username, sides[1].frozen),
+                    adjudicator=packet.adjudicator.username,
+                    has_union=packet.pk in unions,
+                    to_decide=union_counts.get(packet.pk, (0, 0))[0],
+                    decided=union_counts.get(packet.pk, (0, 0))[1],
+                    published="a version" if packet.pk in published else None,
+                ),
             )
         )
     return rows

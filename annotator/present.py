@@ -29,6 +29,7 @@ from annotator.models import (
     VersionReadiness,
     Video,
 )
+from annotator.overview import next_step
 from annotator.publishing import latest_version, version_label
 from annotator.taskkinds import packet_schema
 
@@ -96,6 +97,13 @@ def packet_view(access: PacketAccess) -> dict:
     ledgers = {ledger.side: ledger for ledger in packet.ledgers.all()}
     if access.is_annotator:
         view["ledger"] = ledger_summary(ledgers[access.side])
+        # Only about their own ledger (blind: nothing about the other side).
+        own = ledgers[access.side]
+        view["next_step"] = (
+            {"text": "the adjudicator, once both ledgers are frozen: adjudicate and publish", "who": "the adjudicator"}
+            if own.is_frozen
+            else {"text": "you: label and freeze your ledger", "who": own.annotator.username}
+        )
         return view
     frozen = both_frozen(packet)
     if access.sees_progress:
@@ -116,6 +124,23 @@ def packet_view(access: PacketAccess) -> dict:
             "to_decide": items.exclude(status=UnionItem.Status.AGREED).count(),
             "decided": items.exclude(status=UnionItem.Status.AGREED).filter(decision__isnull=False).count(),
         }
+    # Who is assigned is named to maintainers only (blindness: an adjudicator never learns
+    # who annotated); others see the roles, and an adjudicator their own name.
+    if access.sees_progress:
+        names = (packet.annotator_a.username, packet.annotator_b.username, packet.adjudicator.username)
+    else:
+        own = packet.adjudicator.username if access.role == "adjudicator" else "the adjudicator"
+        names = ("annotator A", "annotator B", own)
+    step = next_step(
+        a=(names[0], ledgers["A"].is_frozen),
+        b=(names[1], ledgers["B"].is_frozen),
+        adjudicator=names[2],
+        has_union=union is not None,
+        to_decide=view["union"]["to_decide"] if union is not None else 0,
+        decided=view["union"]["decided"] if union is not None else 0,
+        published=view["published"]["label"] if view["published"] else None,
+    )
+    view["next_step"] = step.as_dict()
     return view
 
 

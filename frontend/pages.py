@@ -15,11 +15,12 @@ read too once both ledgers are frozen.
 
 from __future__ import annotations
 
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.templatetags.static import static
-from django.urls import reverse
+from django.urls import reverse, reverse_lazy
 
 from annotator import access
 from annotator.media.views import media_urls_for
@@ -88,6 +89,27 @@ def favicon(request):
 @login_required
 def home(request):
     return render(request, "frontend/home.html", {"is_maintainer": access.is_maintainer(request.user)})
+
+
+# One's own password: Django's views (they check the old password, run the validators,
+# keep this session signed in and sign the others out).
+_PASSWORD_CHANGE = auth_views.PasswordChangeView.as_view(
+    template_name="frontend/password_change.html", success_url=reverse_lazy("password-change-done")
+)
+_PASSWORD_CHANGE_DONE = auth_views.PasswordChangeDoneView.as_view(template_name="frontend/password_change_done.html")
+
+
+def password_change(request):
+    return _PASSWORD_CHANGE(request)
+
+
+def password_change_done(request):
+    return _PASSWORD_CHANGE_DONE(request)
+
+
+@login_required
+def help_page(request):
+    return render(request, "frontend/help.html", {"is_maintainer": access.is_maintainer(request.user)})
 
 
 @login_required

@@ -27,7 +27,15 @@ ROLE_CHOICES = list(people.ROLE_GROUPS)
 
 def _people_context(request, **extra) -> dict:
     users = get_user_model().objects.order_by("username").prefetch_related("groups")
-    rows = [{"user": u, "roles": people.roles_of(u), "has_password": u.has_usable_password()} for u in users]
+    rows = [
+        {
+            "user": u,
+            "roles": people.roles_of(u),
+            "on_packets": people.packet_roles_of(u),  # shown when no role group says it
+            "has_password": u.has_usable_password(),
+        }
+        for u in users
+    ]
     return {"people": rows, "role_choices": ROLE_CHOICES, **extra}
 
 

@@ -30,6 +30,21 @@ def _active_people():
     return get_user_model().objects.filter(is_active=True).order_by("username")
 
 
+def _form_parameters(form: dict) -> dict:
+    """The parameters typed into the form's own fields (the two players, the moment grid's
+    step); the task kind's adapter checks them as it checks JSON ones."""
+    parameters = {}
+    players = [form["player_1"].strip(), form["player_2"].strip()]
+    if any(players):
+        parameters["players"] = players
+    if form["grid_step"].strip():
+        try:
+            parameters["grid"] = {"step": float(form["grid_step"])}
+        except ValueError:
+            raise InvalidInput("the grid step is a number of seconds", field="grid_step") from None
+    return parameters
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def project_list(request):
@@ -42,7 +57,8 @@ def project_list(request):
         "form": {"parameters": "{}"},
     }
     if request.method == "POST":
-        form = {k: request.POST.get(k, "") for k in ("title", "task_kind", "parameters", "instructions")}
+        keys = ("title", "task_kind", "parameters", "instructions", "player_1", "player_2", "grid_step")
+        form = {k: request.POST.get(k, "") for k in keys}
         context["form"] = {**form, "annotators": request.POST.getlist("annotators"),
                            "adjudicators": request.POST.getlist("adjudicators")}  # fmt: skip
         try:
@@ -53,6 +69,7 @@ def project_list(request):
                 parameters = json.loads(form["parameters"] or "{}")
             except json.JSONDecodeError as error:
                 raise InvalidInput(f"parameters are not JSON: {error.msg}", field="parameters") from None
+            parameters = {**parameters, **_form_parameters(form)}
             people = _active_people()
             project = project_actions.do_create_project(
                 actor=request.user,

@@ -14,6 +14,10 @@ urlpatterns = [
         name="login",
     ),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # everyone signed in: their own password (Django's views), and the help page
+    path("account/password/", pages.password_change, name="password-change"),
+    path("account/password/done/", pages.password_change_done, name="password-change-done"),
+    path("help/", pages.help_page, name="help"),
     path("", pages.home, name="home"),
     path("favicon.ico", pages.favicon, name="favicon"),
     # the protocol

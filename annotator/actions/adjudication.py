@@ -7,10 +7,11 @@ from django.db import transaction
 from annotator import realtime
 from annotator.actions.audit import record
 from annotator.actions.ledgers import check_event
-from annotator.errors import InvalidInput
+from annotator.errors import InvalidInput, StaleVersion
 from annotator.models import Decision, Ledger, UnionItem
 
 MIN_RATIONALE_CHARS = 3
+UNCHECKED = object()
 
 
 def check_decision(item: UnionItem, *, action: str, final_value, rationale: str):
@@ -36,15 +37,29 @@ def check_decision(item: UnionItem, *, action: str, final_value, rationale: str)
 
 
 @transaction.atomic
-def do_decide_item(item: UnionItem, *, actor, action: str, final_value=None, rationale: str) -> Decision:
+def do_decide_item(
+    item: UnionItem, *, actor, action: str, final_value=None, rationale: str, replaces=UNCHECKED
+) -> Decision:
     """Record (or revise) the decision on one union item.
 
     ``unknown`` means the video cannot settle the item: it is left out of the scored
     events and listed with both values under ``unresolved`` in the version manifest.
     Agreed items need no decision but may be overridden (e.g. both annotators wrong).
     Decisions stay revisable after a publication; publishing again makes a new version.
+    ``replaces``: the decision the caller saw (its ``decided_at`` in ISO form, None for no
+    decision). When another decision was recorded since (a second adjudicator tab), nothing
+    is changed and StaleVersion says who decided what; the caller shows both and chooses.
     Precondition: caller holds ``select_for_update`` on the packet.
     """
+    if replaces is not UNCHECKED:
+        current = Decision.objects.filter(item=item).select_related("decided_by").first()
+        seen = current.decided_at.isoformat() if current else None
+        if seen != replaces:
+            if current is None:
+                raise StaleVersion("the decision this page showed on this item was withdrawn meanwhile")
+            raise StaleVersion(
+                f"{current.decided_by.username} decided this item meanwhile ({current.action.replace('_', ' ')})"
+            )
     value = check_decision(item, action=action, final_value=final_value, rationale=rationale)
     decision, _ = Decision.objects.update_or_create(
         item=item,

@@ -24,12 +24,14 @@ from django.contrib.auth.models import Group
 from django.contrib.auth.tokens import default_token_generator
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import Q
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
 from annotator.access import MAINTAINERS_GROUP
 from annotator.actions.audit import record
 from annotator.errors import Conflict, InvalidInput
+from annotator.models import Packet
 
 ROLE_GROUPS = {"annotator": "annotators", "adjudicator": "adjudicators", "maintainer": MAINTAINERS_GROUP}
 USERNAME = re.compile(r"^[\w.@+-]{1,150}$")
@@ -38,6 +40,16 @@ USERNAME = re.compile(r"^[\w.@+-]{1,150}$")
 def roles_of(user) -> list[str]:
     names = set(user.groups.values_list("name", flat=True))
     return [role for role, group in ROLE_GROUPS.items() if group in names]
+
+
+def packet_roles_of(user) -> list[str]:
+    """The roles a person holds on packets (annotator, adjudicator), whatever their groups."""
+    held = []
+    if Packet.objects.filter(Q(annotator_a=user) | Q(annotator_b=user)).exists():
+        held.append("annotator")
+    if Packet.objects.filter(adjudicator=user).exists():
+        held.append("adjudicator")
+    return held
 
 
 def check_roles(roles) -> list[str]:

@@ -219,9 +219,11 @@ class DecisionView(APIView):
             item = UnionItem.objects.filter(union=union, position=position).first()
             if item is None:
                 raise access.NotFound("union item")
+            # "replaces": the decision this page saw (its decided_at, or null): checked when sent.
+            checked = {"replaces": request.data.get("replaces")} if "replaces" in request.data else {}
             do_decide_item(
                 item, actor=request.user, action=body_field(request, "action"),
-                final_value=request.data.get("final_value"), rationale=body_field(request, "rationale"),
+                final_value=request.data.get("final_value"), rationale=body_field(request, "rationale"), **checked,
             )  # fmt: skip
         item.refresh_from_db()
         return Response(present.union_item_view(item))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from annotator.families.base import FamilyAdapter, dumps
+from annotator.families.base import FamilyAdapter, ParametersInvalid, dumps
 from scoring import union_moments
 
 
@@ -42,6 +42,29 @@ class MomentsAdapter(FamilyAdapter):
         if isinstance(step, bool) or not isinstance(step, int | float) or not 0 < step <= 60:
             raise ValueError('grid: give {"step": seconds} with 0 < step <= 60')
         return {"grid": {"step": float(step)}}
+
+    def check_parameters(self, parameters: dict) -> dict:
+        """Kept as given (imports store their source, video id and grid), except that a
+        grid given as ``{"step": s}`` must be a positive step of at most 60 s."""
+        grid = parameters.get("grid")
+        if isinstance(grid, dict):
+            try:
+                self.check_project_parameters({"grid": grid})
+            except ValueError as error:
+                raise ParametersInvalid("grid", str(error)) from None
+            return {**parameters, "grid": {"step": float(grid["step"])}}
+        return parameters
+
+    def packet_schema(self, schema: dict, parameters: dict) -> dict:
+        """A packet's own grid step (``{"grid": {"step": s}}``, chosen on the new-packet
+        page or by its project) replaces the kind's ``grid_step``, so the workspace snaps
+        marks to the grid the scorer uses."""
+        grid = parameters.get("grid") if isinstance(parameters, dict) else None
+        step = grid.get("step") if isinstance(grid, dict) else None
+        if not isinstance(step, int | float) or isinstance(step, bool) or step <= 0:
+            return schema
+        fields = [{**f, "grid_step": float(step)} if f.get("type") == "interval_list" else f for f in schema["fields"]]
+        return {**schema, "fields": fields}
 
     def task_parameters(self, packet) -> dict:
         steps = [f.get("grid_step") for f in packet.task_kind.schema["fields"] if f.get("type") == "interval_list"]

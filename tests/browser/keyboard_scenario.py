@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from tests.browser.ledger_pages import wait_saved
 
@@ -20,13 +21,16 @@ class CountingKeyboard:
     def __init__(self, page):
         self.page = page
         self.count = 0
+        self.typed: list[str] = []  # what was typed, for a failure's message
 
     def press(self, key: str) -> None:
         self.count += 1
+        self.typed.append(f"<{key}>")
         self.page.keyboard.press(key)
 
     def type(self, text: str) -> None:
         self.count += len(text)
+        self.typed.append(text)
         self.page.keyboard.type(text)
 
 
@@ -42,18 +46,62 @@ class Tally:
         return {"events": len(keys), "median": statistics.median(keys), "max": max(keys), "min": min(keys)}
 
 
-# (start, end, verb typed, nouns typed) on the 240-frame barcode video. The verb and the
-# nouns are typed as far as the type-ahead needs to highlight the one meant (its best
-# candidate: the exact choice, else the shortest prefix match, then word initials, then
-# substrings), as an annotator reading its hint would. Two pairs are contiguous
-# (40 / 41, 131 / 132), the others have gaps; one event has two nouns.
-ACTION_EVENTS = [
-    (12, 40, "t", ["e"]),  # take egg ("t": take, transfer, turn on, turn off)
-    (41, 75, "cr", ["e"]),  # crack egg, right after the first one ("c" would be cut)
-    (90, 131, "po", ["m", "b"]),  # pour milk bowl ("p" would be put; "b": bowl, bacon, bagel …)
-    (132, 170, "m", ["em"]),  # mix egg_mixture, right after ("m": mix, move around; "em": initials)
-    (200, 236, "o", ["fr"]),  # open fridge ("fr": fridge, freezer, fridge_drawer)
-]
+# The published GTEA labels of the demo video (as adjudication_scenario.py reads them).
+LABELS = (
+    Path(__file__).resolve().parents[2]
+    / "data/agentic-vbench/egocentric-activity-understanding/steps/solve/tests/Ahmad_American.txt"
+)
+
+
+# Action events at real frame numbers, drawn across the whole 25,692-frame GTEA video
+# (frames 120-25,000): the published labels of the demo video, sorted by start, in 5 runs
+# of 2 consecutive events spread evenly over the video (the second of a run starts a few
+# frames after the first ends, as an annotator goes on), events of at most two nouns.
+def gtea_action_events() -> list[tuple[int, int, str, list[str]]]:
+    from annotator.gtea import parse_gtea_labels
+
+    rows = sorted(
+        (e["start_frame"], e["end_frame"], e["verb"], e["nouns"])
+        for e in parse_gtea_labels(LABELS.read_text())
+        if len(e["nouns"]) <= 2 and 120 <= e["start_frame"] and e["end_frame"] <= 25000
+    )
+    picks = []
+    for k in range(5):
+        i = k * (len(rows) - 2) // 4
+        picks += rows[i : i + 2]
+    return picks
+
+
+ACTION_EVENTS = gtea_action_events()
+
+# The fewest keys for a choice of a type-ahead box, with the page's own rules
+# (event_schema.js): the shortest prefix whose best candidate is the choice, then Enter
+# (or ","); or, where the box takes a choice at once (a closed list: the verb), the
+# shortest prefix only that choice fits, with no Enter.
+FEWEST_JS = """async ([choices, choice, atOnce, taken]) => {
+  const S = await import("/static/frontend/js/event_schema.js");
+  const norm = (s) => String(s).toLowerCase().replace(/[\\s_-]+/g, " ");
+  const left = choices.filter((c) => !taken.includes(c));
+  const name = choice.replace(/_/g, " ");
+  for (let n = 1; n <= name.length; n++) {
+    const text = name.slice(0, n);
+    if (atOnce) {
+      const c = S.choiceCandidates(left, text, 2);
+      if (c.length === 1 && c[0] === choice && norm(c[0]).startsWith(norm(text))) return [text, false];
+    }
+    if (S.bestChoice(left, text) === choice) return [text, true];
+  }
+  return [name, true];
+}"""
+
+
+def fewest(page, field: str, choice: str, *, at_once: bool, taken: list[str] = ()) -> tuple[str, bool]:
+    """(text to type, whether Enter / "," must follow) for ``choice`` of ``field``."""
+    choices = page.evaluate(
+        "(name) => window.frameledger.form.schema.fields.find((f) => f.name === name).choices", field
+    )
+    text, confirm = page.evaluate(FEWEST_JS, [choices, choice, at_once, list(taken)])
+    return text, confirm
 
 
 # What the page shows when an event did not arrive: rows, notice, field errors, draft, focus.
@@ -82,26 +130,35 @@ def wait_added(page, count: int) -> None:
     wait_saved(page)
 
 
-def seek_and_mark(kb: CountingKeyboard, frame: int, key: str, current: int) -> None:
-    """The fewest keys to put a boundary at ``frame``: none, a step or two, else the frame typed."""
+def mark_start(kb: CountingKeyboard, frame: int, current: int) -> None:
+    """The fewest keys to mark the start at ``frame`` from the playhead at ``current``:
+    "i" there, a step or two, the frames ahead ("34I"), or the frame typed ("1290i")."""
     delta = frame - current
+    options = [f"{frame}i"]
+    if delta > 0:
+        options.append(f"{delta}I")
     if 0 <= delta <= 2:
-        for _ in range(delta):
-            kb.press("ArrowRight")
-        kb.press(key)
-    else:
-        kb.type(f"{frame}{key}")
+        options.append("→" * delta + "i")
+    best = min(options, key=len)
+    for _ in range(best.count("→")):
+        kb.press("ArrowRight")
+    kb.type(best.replace("→", ""))
 
 
-def action_events(page, tally: Tally) -> None:
+def mark_end(kb: CountingKeyboard, frame: int, start: int) -> None:
+    """The end: the frames after the start ("32O"), or the frame typed ("12052o")."""
+    kb.type(min(f"{frame - start}O", f"{frame}o", key=len))
+
+
+def action_events(page, tally: Tally, events=None) -> None:
     kb = CountingKeyboard(page)
     page.locator("#workspace").focus()
-    for start, end, verb, nouns in ACTION_EVENTS:
+    for start, end, verb, nouns in events or ACTION_EVENTS:
         kb.count = 0
         page.wait_for_function("!window.frameledger.player.seeking")
         current = page.evaluate("window.frameledger.player.currentFrame")  # where the last save left it
-        seek_and_mark(kb, start, "i", current)
-        seek_and_mark(kb, end, "o", start)
+        mark_start(kb, start, current)
+        mark_end(kb, end, start)
         # Both ends marked: the focus is in the verb box, as the annotator sees.
         page.wait_for_function(
             "([s, e]) => document.querySelector('#ev-start_frame').value === String(s)"
@@ -109,13 +166,18 @@ def action_events(page, tally: Tally) -> None:
             " && document.activeElement.id === 'ev-verb'",
             arg=[start, end],
         )
-        kb.type(verb)
-        kb.press("Enter")  # takes the highlighted verb, moves to the nouns
+        text, confirm = fewest(page, "verb", verb, at_once=True)
+        kb.type(text)
+        if confirm:
+            kb.press("Enter")  # takes the highlighted verb, moves to the nouns
+        page.wait_for_function("document.activeElement.id === 'ev-nouns'")
         for i, noun in enumerate(nouns):
-            kb.type(noun)
+            text, _ = fewest(page, "nouns", noun, at_once=False)
+            kb.type(text)
             kb.press("Enter" if i == len(nouns) - 1 else ",")  # ",": a chip, then the next; Enter: and save
         wait_added(page, len(tally.keys("actions")) + 1)
         tally.rows.append(("actions", f"{start}-{end}", kb.count))
+        kb.typed = []
 
 
 # Break points: (set, games M, games DM, points M, points DM, server key, opportunity,

@@ -62,7 +62,7 @@ def test_tiers_one_key_for_within_tolerance_focus_rationale_replacement_and_bulk
     wait_ready(page)
     tiers = page.eval_on_selector_all("#items-table tbody tr", "rows => rows.map(r => r.dataset.tier)")
     assert tiers == ["within_tolerance", "conflict", "agreed", "one_sided", "within_tolerance"]
-    assert "Δ start +2 frames" in page.inner_text("#items-table tbody tr[data-tier=within_tolerance] >> nth=0")
+    assert "Δ start +2 · end −1" in page.inner_text("#items-table tbody tr[data-tier=within_tolerance] >> nth=0")
     assert "2 undecided item(s)" in page.inner_text("#tolerance-open")
 
     # u does not skip the selected first item; m settles it with the rounded mean.

@@ -101,11 +101,25 @@ def test_a_refused_add_goes_back_with_its_latest_data_and_error(page):
     assert ops_after == [["add", "k2", {"w": 1}], ["add", "k1", {"v": 3}]]
 
 
+def test_rebase_merges_field_by_field_and_asks_where_both_changed_a_field(page):
+    merged, asked, chose_theirs, delete_asked, delete_kept = run(
+        page, "rebase_merges_field_by_field_and_asks_where_both_changed_a_field"
+    )
+    # This tab moved the end; the other changed the verb: both kept.
+    assert merged == [["update", "u1", {"start": 10, "end": 21, "verb": "put"}]]
+    # Both moved the end: a conflict with both values; mine unless "theirs" is chosen.
+    assert asked == [{"field": "end", "base": 20, "theirs": 30, "mine": 21}]
+    assert chose_theirs == []  # the server already holds the result: nothing to send
+    # A delete of an event changed elsewhere: asked, and kept when so chosen.
+    assert delete_asked == [None]
+    assert delete_kept == [[], [["u1", {"start": 10, "end": 20, "verb": "put"}, False]]]
+
+
 def test_rebase_reapplies_keeps_work_on_deleted_events_and_skips_what_the_server_has(page):
     result = run(page, "rebase_reapplies_keeps_work_on_deleted_events_and_skips_what_the_server_has")
     blocked, summary, queued, shown, version, method = result
     assert blocked == ["conflict", None]
-    assert summary == {"reapplied": 1, "alreadySaved": 2, "restored": 1}
+    assert summary == {"reapplied": 1, "alreadySaved": 2, "restored": 1, "keptFromServer": 0, "conflicts": []}
     assert queued == [["add", "u1", {"v": 10}], ["update", "u2", {"v": 20}]]
     assert shown == [
         ["u2", {"v": 20}, True],

@@ -191,7 +191,8 @@ def test_the_whole_protocol_blind_keyboard_adjudicated_published_and_exported(
     # The conflicting item shows its differing fields highlighted and the boundary delta.
     conflicting = page_j.locator("#items-table tbody tr[data-status=conflicting]")
     assert conflicting.locator(".differs").count() >= 2  # nouns on both sides (and start)
-    assert "Δ start +3 frames" in conflicting.inner_text()
+    assert "Δ start +3" in conflicting.inner_text()  # in frames, as the column's heading says
+    assert "Δ start +3 frames" in conflicting.locator("td[title*='Δ start']").get_attribute("title")
     assert "differs" in page_j.locator("#compare tr[data-field=nouns]").get_attribute("class")
 
     # Selecting an item seeks to it and plays it at 0.5x.

@@ -364,8 +364,11 @@ def test_an_annotators_packet_view_says_nothing_of_the_other_ledger(packet, anno
         "video",
         "your_role",
         "ledger",
+        "next_step",
     }
     assert view["ledger"]["side"] == "B"
+    # The next step speaks of this annotator's own ledger only.
+    assert view["next_step"] == {"text": "you: label and freeze your ledger", "who": "annotator_b"}
 
 
 @pytest.mark.django_db

@@ -198,3 +198,25 @@ def test_project_pages_create_a_project_and_its_packets(maintainer, crew):
     page = client.post(created["Location"], {"videos": [v.pk for v in videos]})
     assert page.status_code == 200 and b"3 packets created." in page.content
     assert Packet.objects.filter(project__title="Finals").count() == 3
+
+
+@pytest.mark.django_db
+def test_the_project_form_takes_the_players_and_the_grid_step_as_fields(maintainer, crew):
+    from annotator.models import Project
+
+    ensure_builtin_rows()
+    client = client_for(maintainer)
+    pools = {"annotators": [crew["ann"].pk, crew["bea"].pk], "adjudicators": [crew["judge"].pk]}
+    page = client.get("/projects/").content.decode()
+    assert 'id="project-player-1"' in page and 'id="project-grid-step"' in page
+    tennis = {"title": "Finals", "task_kind": "break-point-ledger", "player_1": "Sinner", "player_2": "Alcaraz"}
+    assert client.post("/projects/", {**tennis, **pools}).status_code == 302
+    assert Project.objects.get(title="Finals").parameters == {"players": ["Sinner", "Alcaraz"]}
+    moments = {"title": "Clips", "task_kind": "moment-queries", "grid_step": "1.5"}
+    assert client.post("/projects/", {**moments, **pools}).status_code == 302
+    assert Project.objects.get(title="Clips").parameters == {"grid": {"step": 1.5}}
+    # A field the kind does not take is refused by its adapter, as in JSON.
+    wrong = client.post("/projects/", {**moments, "title": "Wrong", "player_1": "X", **pools})
+    assert wrong.status_code == 400
+    bad = client.post("/projects/", {**moments, "title": "Bad", "grid_step": "two", **pools})
+    assert bad.status_code == 400 and b"grid step is a number" in bad.content

@@ -72,15 +72,21 @@ class Command(BaseCommand):
             self.stdout.write(f"  {name:12s} {passwords[name]}")
 
     def make_users(self) -> dict[str, str]:
-        maintainers = Group.objects.get(name="maintainers")
+        # Each demo account in its role's group, as the People page's invitation does.
+        groups = {
+            "maintainer": Group.objects.get(name="maintainers"),
+            "annotator_a": Group.objects.get_or_create(name="annotators")[0],
+            "annotator_b": Group.objects.get_or_create(name="annotators")[0],
+            "adjudicator": Group.objects.get_or_create(name="adjudicators")[0],
+        }
         passwords = {}
         for name in PEOPLE:
             user, _ = User.objects.get_or_create(username=name)
             passwords[name] = secrets.token_urlsafe(9)
             user.set_password(passwords[name])
             user.save()
-            if name == "maintainer":
-                user.groups.add(maintainers)
+            if name in groups:
+                user.groups.add(groups[name])
         return passwords
 
     def make_video(self, frames: int) -> Video:

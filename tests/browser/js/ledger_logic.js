@@ -81,6 +81,26 @@ export async function rebase_reapplies_keeps_work_on_deleted_events_and_skips_wh
   return [blocked, s.lastRebase, ops(s), view(s), s.version, L.nextRequest(s).method];
 }
 
+export async function rebase_merges_field_by_field_and_asks_where_both_changed_a_field() {
+  const begin = () => start([{ uid: "u1", data: { start: 10, end: 20, verb: "take" } }], 3);
+  const conflictOn = (s) => {
+    s = L.reducer(s, { type: "sendStarted", id: s.pending[0].id });
+    return L.reducer(s, { type: "conflict", id: s.pending[0].id });
+  };
+  const server = (data) => ({ version: 4, events: [{ uid: "u1", data }] });
+  let s = conflictOn(L.reducer(begin(), { type: "update", key: "u1", data: { start: 10, end: 21, verb: "take" } }));
+  const merged = ops(L.reducer(s, { type: "rebase", ledger: server({ start: 10, end: 20, verb: "put" }) }));
+  const both = server({ start: 10, end: 30, verb: "take" });
+  const asked = L.rebasePreview(s, both).conflicts.map(({ field, base, theirs, mine }) => ({ field, base, theirs, mine }));
+  const id = s.pending[0].id;
+  const choseTheirs = ops(L.reducer(s, { type: "rebase", ledger: both, choices: { [`${id}:end`]: "theirs" } }));
+  let d = conflictOn(L.reducer(begin(), { type: "remove", key: "u1" }));
+  const changed = server({ start: 10, end: 20, verb: "put" });
+  const deleteAsked = L.rebasePreview(d, changed).conflicts.map((c) => c.field);
+  const kept = L.reducer(d, { type: "rebase", ledger: changed, choices: { [`${d.pending[0].id}:`]: "theirs" } });
+  return [merged, asked, choseTheirs, deleteAsked, [ops(kept), view(kept)]];
+}
+
 export async function a_kept_queue_is_restored_on_the_next_visit_or_flagged_as_a_conflict() {
   let s = start([{ uid: "u1", data: { v: 1 } }], 2);
   s = L.reducer(s, { type: "add", key: "k1", data: { v: 7 } });

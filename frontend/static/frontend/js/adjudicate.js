@@ -12,7 +12,9 @@ import { EventForm } from "./event_form.js";
 import { boundaryFields, draftToEvent, emptyDraft, eventToDraft, formatValue, summarize } from "./event_schema.js";
 import { connectPacket, renderLiveState, renderPresence } from "./live.js";
 import { mountPlayer } from "./player.js";
+import { mountDeciding, mountSettling } from "./adjudicate_decisions.js";
 import { mountAdjudicateKeys } from "./adjudicate_keys.js";
+import { KeyGate } from "./key_gate.js";
 import { mountMomentSearch, mountSearchWhileWaiting, withInterval } from "./moment_search.js";
 import { mountPublishDialog } from "./publish_dialog.js";
 import { ADJUDICATE_SHORTCUTS } from "./shortcuts.js";
@@ -26,6 +28,19 @@ const packetUrl = `/api/packets/${config.packetId}/`;
 const canDecide = config.role === "adjudicator";
 
 window.frameledger = window.frameledger || {};
+
+// Keys typed while the page loads, or while a decision is being recorded, wait here and
+// run in order once the page (or the next item) is ready: a key never acts on an item
+// that is about to change under it.
+const gate = new KeyGate({
+  onChange({ held, reason, count }) {
+    const box = document.querySelector("#key-wait");
+    if (!box) return;
+    box.hidden = !held;
+    box.textContent = held ? `${reason === "loading" ? "The page is still loading" : reason}${count ? `: ${count} key(s) typed wait for it` : "…"}` : "";
+  },
+});
+window.frameledger.keyGate = gate;
 
 async function loadUnion(packet) {
   if (!packet.union_ready) return null;
@@ -57,12 +72,15 @@ async function waitForUnion() {
     showWaiting(packet);
     $("#adjudication").dataset.state = "waiting";
     window.frameledger.ready = true;
+    gate.drop();
+    gate.release();
     await new Promise((resolve) => setTimeout(resolve, 5000));
     packet = await api.get(packetUrl);
     union = await loadUnion(packet);
   }
   $("#waiting").hidden = true;
   $("#adjudication").dataset.state = "loading";
+  if (!gate.held) gate.hold("loading");
   return { packet, union };
 }
 
@@ -72,6 +90,9 @@ async function main() {
   const adj = {
     packet,
     schema,
+    gate,
+    canDecide,
+    packetUrl,
     bounds: boundaryFields(schema),
     fieldsByName: Object.fromEntries(schema.fields.map((f) => [f.name, f])),
     items: union.items,
@@ -103,6 +124,7 @@ async function main() {
   if (first !== null) adj.select(first, { play: false });
   window.frameledger.union = () => adj.items;
   window.frameledger.ready = true;
+  gate.release();
 }
 
 // ---- player, timeline, the final value's form -------------------------------------------
@@ -136,20 +158,48 @@ function mountTable(adj) {
     if (!value) return el("td", { class: "absent", text: "—" });
     const frames = adj.span(value);
     const parts = [];
-    if (frames && bounds) parts.push(el("span", { class: "frames", text: `${frames.start}–${frames.end}` }), " ");
-    for (const field of schema.fields) {
-      if (bounds && (field.name === bounds.start || field.name === bounds.end)) continue;
-      if (value[field.name] === undefined) continue;
-      const differs = item.differing_fields.includes(field.name);
-      parts.push(el("span", { class: differs ? "differs" : "", title: field.name, text: formatValue(field, value[field.name]) }), " ");
+    const words = [];
+    if (frames && bounds) {
+      parts.push(el("span", { class: "frames", text: `${frames.start}–${frames.end}` }), " ");
+      words.push(`${frames.start}–${frames.end}`);
     }
-    return el("td", { class: "value" }, parts);
+    // The fields in dispute first, so a narrow cell still shows them (the whole value is
+    // the cell's tooltip); in a list, the values in dispute first too ("skillet" before
+    // "egg_mixture" when only skillet differs).
+    const other = item.a_value && item.b_value ? (side === "a" ? item.b_value : item.a_value) : null;
+    const fields = schema.fields.filter((f) => !(bounds && (f.name === bounds.start || f.name === bounds.end)) && value[f.name] !== undefined);
+    const differs = (f) => item.differing_fields.includes(f.name);
+    for (const field of [...fields.filter(differs), ...fields.filter((f) => !differs(f))]) {
+      let shown = value[field.name];
+      if (Array.isArray(shown) && other && Array.isArray(other[field.name]) && differs(field)) {
+        const theirs = new Set(other[field.name].map(String));
+        shown = [...shown.filter((v) => !theirs.has(String(v))), ...shown.filter((v) => theirs.has(String(v)))];
+      }
+      const text = formatValue(field, shown);
+      parts.push(el("span", { class: differs(field) ? "differs" : "", title: field.name, text }), " ");
+      words.push(text);
+    }
+    return el("td", { class: "value", title: words.join(" ") }, parts);
   }
 
   function decisionText(item) {
-    if (!item.decision) return needsDecision(item) ? "needs a decision" : "agreed";
+    if (!item.decision) return needsDecision(item) ? "to decide" : "agreed";
     return `${item.decision.action.replace("_", " ")} · ${item.decision.decided_by}`;
   }
+
+  // In the table: "start" for start_frame; the deltas in one line ("Δ start +2 · end −1").
+  const shortName = (name) => name.replace(/_frame$/, "").replace(/_/g, " ");
+  const compactDeltas = (item) => {
+    const entries = Object.entries(item.boundary_deltas || {});
+    if (!entries.length) return "";
+    return [
+      "Δ ",
+      ...entries.flatMap(([name, delta], i) => [
+        i ? " · " : "",
+        el("span", { class: `delta ${delta ? "nonzero" : ""}`, text: `${shortName(name)} ${delta > 0 ? "+" : delta < 0 ? "−" : "±"}${Math.abs(delta)}` }),
+      ]),
+    ];
+  };
 
   adj.tableRows = new VirtualRows($("#items-scroll"), $("#items-table tbody"), { rowHeight: 28 });
   adj.shownItems = [];
@@ -158,11 +208,16 @@ function mountTable(adj) {
     const tier = tierOf(schema, item);
     const row = el("tr", { dataset: { position: String(item.position), status: item.status, tier }, class: item.position === adj.selected ? "selected" : "" }, [
       el("td", { class: "num", text: String(item.position + 1) }),
-      el("td", {}, [el("span", { class: `status ${item.status}`, text: item.status.replace("_", " ") }), " ", el("span", { class: `tier tier-${tier}`, text: TIER_LABELS[tier] })]),
+      // Within the tolerance is its own (green) state, never a red "conflicting".
+      // One badge where the tier says it all (agreed, within tolerance), never a red
+      // "conflicting" on an item within the tolerance.
+      el("td", {}, tier === "within_tolerance" || tier === "agreed"
+        ? el("span", { class: `status ${tier === "agreed" ? "agreed" : "within"}`, text: TIER_LABELS[tier] })
+        : [el("span", { class: `status ${item.status}`, text: item.status.replace("_", " ") }), " ", el("span", { class: `tier tier-${tier}`, text: TIER_LABELS[tier] })]),
       valueCell(item, "a"),
       valueCell(item, "b"),
-      el("td", { class: "differing", text: item.differing_fields.join(", ") }),
-      el("td", {}, adj.deltaNodes(item)),
+      el("td", { class: "differing", text: item.differing_fields.map(shortName).join(", "), title: item.differing_fields.join(", ") }),
+      el("td", { title: Object.entries(item.boundary_deltas || {}).map(([n, d]) => deltaText(n, d)).join(", ") }, compactDeltas(item)),
       el("td", { class: item.decision ? "decided" : needsDecision(item) ? "undecided" : "" }, decisionText(item)),
     ]);
     row.addEventListener("click", () => adj.select(item.position));
@@ -208,6 +263,12 @@ function mountTiers(adj) {
     publish.hidden = !canDecide;
     publish.disabled = p.decided < p.needed;
     publish.title = p.decided < p.needed ? `${p.needed - p.decided} item(s) still need a decision` : "Publish the adjudicated ground truth";
+    // The next step and who holds it: only the packet's adjudicator decides and publishes.
+    const who = canDecide ? "you" : (adj.packet.assignment && adj.packet.assignment.adjudicator) || "the adjudicator";
+    let step = `${who}: publish the ground truth (only the adjudicator can)`;
+    if (p.decided < p.needed) step = `${who}: decide ${p.needed - p.decided} of ${p.needed} item(s), then publish`;
+    else if (adj.publishedLabel && !adj.unpublishedChanges) step = `nothing: ${adj.publishedLabel} is published (${who} publishes again after a changed decision)`;
+    $("#next-step").textContent = step;
   };
   $("#tier-filter").addEventListener("change", () => {
     adj.tierFilter = $("#tier-filter").value;
@@ -262,8 +323,9 @@ function mountDetail(adj) {
     $("#no-item").hidden = Boolean(item);
     if (!item) return;
     $("#item-title").textContent = `Item ${item.position + 1}`;
-    $("#item-status").className = `status ${item.status}`;
-    $("#item-status").textContent = item.status.replace("_", " ");
+    const within = tierOf(schema, item) === "within_tolerance";
+    $("#item-status").className = `status ${within ? "within" : item.status}`;
+    $("#item-status").textContent = within ? TIER_LABELS.within_tolerance : item.status.replace("_", " ");
     $("#compare tbody").replaceChildren(
       ...comparisonRows(schema, item).map((row) =>
         el("tr", { class: row.differs ? "differs" : "", dataset: { field: row.name } }, [
@@ -275,6 +337,7 @@ function mountDetail(adj) {
     );
     $("#item-deltas").replaceChildren(...adj.deltaNodes(item));
     const current = item.decision;
+    adj.formSeen = { position: item.position, replaces: current ? current.decided_at : null, action: current ? current.action : null, rationale: current ? current.rationale : "" };
     $("#current-decision").textContent = current
       ? `Decided: ${current.action.replace("_", " ")} by ${current.decided_by} — “${current.rationale}”`
       : needsDecision(item) ? "No decision yet." : "Agreed by both annotators: no decision needed (you may still override it).";
@@ -290,6 +353,13 @@ function mountDetail(adj) {
     adj.clearDecisionErrors();
     adj.showEditor();
     $("#tier-hint").hidden = tierOf(schema, item) !== "within_tolerance" || Boolean(current);
+  };
+
+  // The form holds something other than the decision it was drawn from.
+  adj.formDirty = () => {
+    const seen = adj.formSeen;
+    if (!canDecide || !seen) return false;
+    return (adj.chosenAction() || null) !== seen.action || $("#rationale").value.trim() !== (seen.rationale || "").trim();
   };
 
   adj.chosenAction = () => {
@@ -367,111 +437,7 @@ function mountSelection(adj) {
     adj.renderTimeline({ finalOnly: true });
     adj.renderProgress();
     adj.renderTiers();
-    if (adj.selected === updated.position) adj.renderDetail();
-  };
-}
-
-// ---- deciding -------------------------------------------------------------------------------
-function mountDeciding(adj) {
-  const { schema } = adj;
-  adj.decide = async () => {
-    if (!canDecide || adj.selected === null) return;
-    adj.clearDecisionErrors();
-    const action = adj.chosenAction();
-    const rationale = $("#rationale").value.trim();
-    if (!action) {
-      $("#action-error").textContent = "Choose take A, take B, edit, drop or unknown.";
-      return;
-    }
-    if (!rationale) {
-      $("#rationale-error").textContent = "A rationale is required: say what in the video settles it.";
-      $("#rationale").classList.add("invalid");
-      $("#rationale").focus();
-      return;
-    }
-    const body = { action, rationale };
-    if (action === "edit") {
-      const result = draftToEvent(schema, adj.editForm.draft);
-      if (result.errors) {
-        adj.editForm.showErrors(result.errors);
-        return;
-      }
-      body.final_value = result.data;
-    }
-    await adj.send(adj.selected, body);
-  };
-
-  // Sends one decision; the list gets the focus back (the next keys are shortcuts, never
-  // typed into the rationale) and the next undecided item is selected.
-  adj.send = async (position, body) => {
-    $("#decide").disabled = true;
-    try {
-      const { data } = await api.request("POST", `${packetUrl}union/items/${position}/decision/`, { body });
-      adj.replace(data);
-      $("#items-table").focus({ preventScroll: true });
-      const next = nextUndecided(adj.items, position);
-      if (next !== null) adj.select(next);
-      else {
-        adj.renderDetail();
-        $("#publish").focus();
-      }
-    } catch (error) {
-      if (error.field === "rationale") {
-        $("#rationale-error").textContent = error.message;
-        $("#rationale").classList.add("invalid");
-      } else if (error.field === "action" || !error.field) {
-        $("#action-error").textContent = error.message;
-      } else {
-        adj.editForm.markError(error.field, error.message);
-      }
-    } finally {
-      $("#decide").disabled = false;
-    }
-  };
-}
-
-// ---- within tolerance: one key, or the bulk rule ----------------------------------------------
-function mountSettling(adj) {
-  const { schema } = adj;
-  // a / b / m on a within-tolerance item: decided at once (the rationale box, if filled,
-  // is the rationale; else the rule is written down with the deltas).
-  adj.settleWithinTolerance = async (rule) => {
-    const item = adj.items.find((it) => it.position === adj.selected);
-    if (!canDecide || !item) return;
-    if (tierOf(schema, item) !== "within_tolerance") {
-      $("#action-error").textContent = "a / b / m settle items within the scorer's tolerance; for this one choose with 1–5.";
-      return;
-    }
-    adj.clearDecisionErrors();
-    const typed = item.decision ? "" : $("#rationale").value;
-    await adj.send(item.position, toleranceDecision(schema, item, rule, typed));
-  };
-
-  // The bulk rule: every undecided within-tolerance item, one request each, in order.
-  adj.settleAll = async (rule) => {
-    const open = openInTier(schema, adj.items, "within_tolerance");
-    const buttons = document.querySelectorAll("#tolerance-bulk button");
-    for (const button of buttons) button.disabled = true;
-    let done = 0;
-    try {
-      for (const item of open) {
-        const { data } = await api.request("POST", `${packetUrl}union/items/${item.position}/decision/`, { body: toleranceDecision(schema, item, rule) });
-        adj.items = adj.items.map((it) => (it.position === data.position ? data : it));
-        adj.renderRow(data);
-        done += 1;
-        $("#bulk-progress").textContent = `${done} of ${open.length} decided…`;
-      }
-      $("#bulk-progress").textContent = `${done} item(s) decided by the rule.`;
-    } catch (error) {
-      $("#bulk-progress").textContent = `Stopped after ${done} of ${open.length}: ${error.message}`;
-    } finally {
-      for (const button of buttons) button.disabled = false;
-      adj.renderTimeline({ finalOnly: true });
-      adj.renderProgress();
-      adj.renderTiers();
-      adj.renderDetail();
-      $("#items-table").focus({ preventScroll: true });
-    }
+    if (adj.selected === updated.position && !adj.keepForm) adj.renderDetail();
   };
 }
 
@@ -479,6 +445,8 @@ function mountSettling(adj) {
 function mountPublishing(adj) {
   // unchanged: publishing again changed nothing, the server answered the existing version.
   function showPublished(version, unchanged = false) {
+    adj.publishedLabel = version.label;
+    adj.unpublishedChanges = false;
     const box = $("#published");
     box.hidden = false;
     box.replaceChildren(
@@ -505,6 +473,7 @@ function mountPublishing(adj) {
       const versions = await api.get(`${packetUrl}versions/`);
       const adjudicated = versions.filter((v) => v.tier === "adjudicated");
       if (adjudicated.length) showPublished(adjudicated[adjudicated.length - 1]);
+      adj.renderProgress();
     } catch {
       // The versions list is a convenience here.
     }
@@ -633,7 +602,11 @@ function mountLive(adj) {
     onState: (state) => renderLiveState($("#presence"), state),
     onItem(item) {
       const before = adj.items.find((it) => it.position === item.position);
+      // What is being written on the selected item stays in the form (recording it later
+      // asks, since it names the decision the form was drawn from).
+      adj.keepForm = item.position === adj.selected && adj.formDirty();
       adj.replace(item);
+      adj.keepForm = false;
       const by = item.decision && item.decision.decided_by;
       if (item.position === adj.selected && by && by !== config.username && JSON.stringify(before) !== JSON.stringify(item)) {
         $("#live-notice").textContent = `${by} just decided this item (${item.decision.action.replace("_", " ")}).`;

@@ -42,9 +42,33 @@ export class EventForm extends EventTarget {
       event.preventDefault();
       this.commit();
     });
+    this.form.addEventListener("keydown", (event) => this._swallowKey(event), true);
     this.form.addEventListener("keydown", (event) => this._onKey(event));
     this.root.append(this.form);
     this.render();
+  }
+
+  // After a choice taken at once: the rest of its name, then one Enter or Tab, are eaten;
+  // any other key ends this and is handled as usual.
+  _swallowKey(event) {
+    const swallow = this._swallow;
+    if (!swallow) return;
+    if (Date.now() - swallow.at > 2000 || event.target !== swallow.box) {
+      this._swallow = null; // only straight after the choice was taken
+      return;
+    }
+    const key = event.key.length === 1 ? event.key.toLowerCase().replace(/[_-]/, " ") : event.key;
+    if (["Shift", "Control", "Alt", "Meta"].includes(event.key)) return;
+    if (swallow.rest && key === swallow.rest[0] && !event.ctrlKey && !event.altKey && !event.metaKey) {
+      swallow.rest = swallow.rest.slice(1);
+    } else if ((event.key === "Enter" || event.key === "Tab") && !event.ctrlKey && !event.altKey && !event.shiftKey) {
+      this._swallow = null;
+    } else {
+      this._swallow = null;
+      return;
+    }
+    event.preventDefault();
+    event.stopImmediatePropagation();
   }
 
   // Enter commits, except in buttons and text areas, and on a type-ahead holding text,
@@ -309,6 +333,22 @@ export class EventForm extends EventTarget {
       }
     });
     const hint = this._hint(input, field);
+    // Typed as far as only one choice fits (by its start): taken at once, and on to the
+    // next field. The rest of its name and an Enter or Tab typed out of habit right after
+    // are swallowed, so they never land in the next field (see _swallowKey).
+    input.addEventListener("input", (event) => {
+      if (!event.isTrusted || this.readOnly) return;
+      const text = input.value;
+      const norm = (s) => String(s).toLowerCase().replace(/[\s_-]+/g, " ");
+      const candidates = text.trim() ? choiceCandidates(field.choices, text, 2) : [];
+      if (candidates.length !== 1 || !norm(candidates[0]).startsWith(norm(text))) return;
+      const choice = candidates[0];
+      input.value = choice;
+      this._set(field.name, choice);
+      this.focusNext(field.name);
+      // Only in the box the focus moved to (a key anywhere else ends it).
+      this._swallow = { rest: norm(choice).slice(norm(text).length), at: Date.now(), box: document.activeElement };
+    });
     input.addEventListener("keydown", (event) => {
       // Tab takes the highlighted candidate (then moves on as usual).
       if (event.key === "Tab" && !event.shiftKey && input.value.trim() && input.value !== (this._draft[field.name] ?? "")) input.dispatchEvent(new Event("change"));

@@ -18,6 +18,12 @@
 // Queue coalescing (never touches the in-flight head): an update to an unsent add or
 // update of the same event replaces its data; deleting an event whose add was never sent
 // removes its queued operations altogether.
+//
+// An update or a delete also keeps `base`: the event as this page showed it before the
+// first of the coalesced edits. After a conflict (another tab saved first) the update is
+// re-applied as a field-level three-way merge (mergeFields): base, the server's newer
+// data ("theirs") and this page's ("mine"); only the fields this page changed are carried
+// over, and a field both changed differently is a conflict the annotator settles.
 
 export const SAVE = Object.freeze({
   SAVED: "saved",
@@ -141,7 +147,7 @@ function withStatus(state) {
 }
 
 // Queue `op` for `key` with coalescing; returns the new pending list.
-function enqueue(state, kind, key, data) {
+function enqueue(state, kind, key, data, base = null) {
   const pending = state.pending.slice();
   const movable = (op) => op.key === key && op.id !== state.inflight;
   const lastIndex = pending.map(movable).lastIndexOf(true);
@@ -161,8 +167,11 @@ function enqueue(state, kind, key, data) {
     const neverSent = pending.some((op) => movable(op) && op.kind === "add");
     const kept = pending.filter((op) => !movable(op));
     if (neverSent) return { pending: kept, nextOp };
-    return { pending: [...kept, { id: nextOp, kind, key, data: null }], nextOp: nextOp + 1 };
+    const earlier = pending.find((op) => movable(op) && op.kind === "update");
+    const before = earlier && earlier.base !== undefined ? earlier.base : clone(base);
+    return { pending: [...kept, { id: nextOp, kind, key, data: null, base: before }], nextOp: nextOp + 1 };
   }
+  if (kind === "update") return { pending: [...pending, { id: nextOp, kind, key, data, base: clone(base) }], nextOp: nextOp + 1 };
   return { pending: [...pending, { id: nextOp, kind, key, data }], nextOp: nextOp + 1 };
 }
 
@@ -171,7 +180,7 @@ function setEvent(state, key, data) {
   const current = eventByKey(state, key);
   if (data === null) {
     if (!current) return state;
-    return { ...state, ...enqueue(state, "delete", key, null) };
+    return { ...state, ...enqueue(state, "delete", key, null, current.data) };
   }
   if (!current) {
     // Bringing back an event whose delete was never sent: cancel the delete instead.
@@ -183,7 +192,7 @@ function setEvent(state, key, data) {
     return { ...state, ...enqueue(state, "add", key, clone(data)) };
   }
   if (deepEqual(current.data, data)) return state;
-  return { ...state, ...enqueue(state, "update", key, clone(data)) };
+  return { ...state, ...enqueue(state, "update", key, clone(data), current.data) };
 }
 
 function edit(state, key, data) {
@@ -212,16 +221,50 @@ function fromServer(ledger, previousBase = [], rememberedKeys = null) {
   }));
 }
 
+// A field-level three-way merge of one event: the fields `mine` changed from `base` are
+// carried onto `theirs`; a field both changed to different values is a conflict, settled
+// by `choose(field)` ("mine" | "theirs"; mine when nothing was chosen).
+export function mergeFields(base, theirs, mine, choose = () => "mine") {
+  const data = clone(theirs);
+  const conflicts = [];
+  const kept = []; // fields changed only on the server, kept
+  const names = new Set([...Object.keys(base || {}), ...Object.keys(theirs || {}), ...Object.keys(mine || {})]);
+  for (const name of [...names].sort()) {
+    const b = base ? base[name] : undefined;
+    const t = theirs ? theirs[name] : undefined;
+    const m = mine ? mine[name] : undefined;
+    const mineChanged = !deepEqual(b, m);
+    const theirsChanged = !deepEqual(b, t);
+    if (!mineChanged) {
+      if (theirsChanged) kept.push(name);
+      continue;
+    }
+    if (theirsChanged && !deepEqual(t, m)) {
+      conflicts.push({ field: name, base: clone(b), theirs: clone(t), mine: clone(m) });
+      if (choose(name) === "theirs") continue;
+    }
+    if (m === undefined) delete data[name];
+    else data[name] = clone(m);
+  }
+  return { data, conflicts, kept };
+}
+
 // Re-apply the queued operations on top of the server's ledger (after a 412).
 // Operations the server already reflects are dropped (a save whose answer was lost);
-// an update of an event deleted elsewhere becomes an add, so the work is kept.
-function rebasePending(base, pending) {
+// an update is merged field by field with the server's newer data (mergeFields); an
+// update of an event deleted elsewhere becomes an add, so the work is kept; a delete of
+// an event changed elsewhere is a conflict too. `choices` maps "<op id>:<field>" (a
+// delete: "<op id>:") to "mine" | "theirs". `oldBase` is the confirmed data this page
+// had before the conflict (the base of operations kept without one).
+function rebasePending(base, pending, { choices = {}, oldBase = [] } = {}) {
   const claimed = new Set(base.filter((e) => e.key !== e.uid).map((e) => e.uid));
   let view = base.map((e) => ({ ...e }));
   const kept = [];
-  const summary = { reapplied: 0, alreadySaved: 0, restored: 0 };
+  const summary = { reapplied: 0, alreadySaved: 0, restored: 0, keptFromServer: 0, conflicts: [] };
   for (const op of pending) {
     const current = view.find((e) => e.key === op.key);
+    const confirmed = oldBase.find((e) => e.key === op.key);
+    const opBase = op.base !== undefined && op.base !== null ? op.base : confirmed ? confirmed.data : null;
     if (op.kind === "add") {
       const twin = view.find((e) => e.key === e.uid && !claimed.has(e.uid) && deepEqual(e.data, op.data));
       if (twin && !current) {
@@ -240,7 +283,19 @@ function rebasePending(base, pending) {
         continue;
       }
       const restored = !current;
-      const next = { ...op, kind: restored ? "add" : "update" };
+      let data = op.data;
+      if (current && opBase) {
+        const merged = mergeFields(opBase, current.data, op.data, (field) => choices[`${op.id}:${field}`]);
+        data = merged.data;
+        summary.keptFromServer += merged.kept.length;
+        summary.conflicts.push(...merged.conflicts.map((c) => ({ ...c, id: op.id, key: op.key })));
+        if (deepEqual(current.data, data)) {
+          summary.alreadySaved += 1;
+          continue;
+        }
+      }
+      const next = { ...op, kind: restored ? "add" : "update", data, base: current ? clone(current.data) : undefined };
+      if (restored) delete next.base;
       kept.push(next);
       view = applyOp(view, next);
       summary[restored ? "restored" : "reapplied"] += 1;
@@ -249,12 +304,39 @@ function rebasePending(base, pending) {
         summary.alreadySaved += 1;
         continue;
       }
-      kept.push({ ...op });
+      if (opBase && !deepEqual(opBase, current.data)) {
+        // Changed on the server since this page deleted it: the annotator chooses.
+        summary.conflicts.push({ id: op.id, key: op.key, field: null, base: clone(opBase), theirs: clone(current.data), mine: null });
+        if (choices[`${op.id}:`] === "theirs") {
+          summary.keptFromServer += 1;
+          continue;
+        }
+      }
+      kept.push({ ...op, base: clone(current.data) });
       view = applyOp(view, op);
       summary.reapplied += 1;
     }
   }
   return { base, pending: kept, summary };
+}
+
+// What re-applying on `ledger` would do, before the annotator chooses: the conflicts
+// (a field both changed, a delete of an event changed elsewhere) and, per operation,
+// the fields carried over and the fields kept from the server.
+export function rebasePreview(state, ledger) {
+  const base = fromServer(ledger, state.base);
+  const { summary } = rebasePending(base, state.pending, { oldBase: state.base });
+  const view = base;
+  const changes = state.pending.map((op) => {
+    const current = view.find((e) => e.key === op.key);
+    const confirmed = state.base.find((e) => e.key === op.key);
+    const opBase = op.base !== undefined && op.base !== null ? op.base : confirmed ? confirmed.data : null;
+    if (op.kind !== "update" || !current || !opBase) return { id: op.id, kind: op.kind, key: op.key, data: op.data, base: opBase, mine: [], kept: [] };
+    const merged = mergeFields(opBase, current.data, op.data);
+    const mine = Object.keys({ ...opBase, ...op.data }).filter((name) => !deepEqual(opBase[name], op.data[name]));
+    return { id: op.id, kind: op.kind, key: op.key, data: op.data, base: opBase, theirs: current.data, mine, kept: merged.kept };
+  });
+  return { conflicts: summary.conflicts, changes };
 }
 
 export function reducer(state, action) {
@@ -347,7 +429,7 @@ export function reducer(state, action) {
     case "rebase": {
       // The annotator chose to keep their changes: re-apply them on the server's ledger.
       const base = fromServer(action.ledger, state.base);
-      const result = rebasePending(base, state.pending);
+      const result = rebasePending(base, state.pending, { choices: action.choices || {}, oldBase: state.base });
       return withStatus({
         ...state,
         base: result.base,
@@ -388,7 +470,8 @@ export function reducer(state, action) {
 export function persistable(state) {
   const keys = {};
   for (const e of state.base) if (e.key !== e.uid) keys[e.uid] = e.key;
-  return { version: state.version, pending: state.pending.map(({ id, kind, key, data }) => ({ id, kind, key, data })), keys, nextOp: state.nextOp };
+  const pending = state.pending.map(({ id, kind, key, data, base }) => (base === undefined ? { id, kind, key, data } : { id, kind, key, data, base }));
+  return { version: state.version, pending, keys, nextOp: state.nextOp };
 }
 
 // A minimal store: dispatch, getState, subscribe.

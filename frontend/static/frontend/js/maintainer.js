@@ -50,6 +50,7 @@ export function packetProgressPage() {
     if (packet.union) union = `${packet.union.items} union item(s): ${packet.union.decided} of ${packet.union.to_decide} decided.`;
     if (packet.published) union += ` Published: ${packet.published.label}.`;
     $("#union-state").textContent = union;
+    $("#next-step").textContent = packet.next_step ? packet.next_step.text : "—";
     $("#versions tbody").replaceChildren(
       ...versions.map((v) =>
         el("tr", {}, [
@@ -241,7 +242,10 @@ export function newPacketPage() {
     $("#kind-hint").textContent = "No kind is chosen for you: pick the one whose events this video shows.";
     // Kinds whose family takes the two players (the break-point ledger) ask for them.
     const family = (slug) => (kinds.find((k) => k.slug === slug) || { schema: {} }).schema.family;
-    const showPlayers = () => ($("#players-field").hidden = family($("#task-kind-select").value) !== "break_points");
+    const showPlayers = () => {
+      $("#players-field").hidden = family($("#task-kind-select").value) !== "break_points";
+      $("#grid-field").hidden = family($("#task-kind-select").value) !== "moments"; // the moment grid's step
+    };
     $("#task-kind-select").addEventListener("change", showPlayers);
     showPlayers();
     for (const id of ["#annotator-a", "#annotator-b", "#adjudicator"]) {
@@ -359,6 +363,8 @@ export function newPacketPage() {
     }
     const players = ["#player-1", "#player-2"].map((id) => $(id).value.trim());
     const parameters = !$("#players-field").hidden && players.some(Boolean) ? { players } : {};
+    const step = $("#grid-step").value.trim();
+    if (!$("#grid-field").hidden && step) parameters.grid = { step: Number(step) };
     try {
       const { data } = await api.request("POST", "/api/packets/", {
         body: {

@@ -37,8 +37,10 @@ export function shortcutSheet(dialog, table, title = "Keyboard shortcuts") {
   const rows = table.map((row) =>
     el("tr", {}, [el("td", {}, row.keys.map((k) => el("kbd", { text: keyName(k) }))), el("td", { text: row.help })]),
   );
+  // The heading takes the focus when the sheet opens (autofocus), so it opens at its top,
+  // not scrolled down to the Close button.
   dialog.replaceChildren(
-    el("h2", { text: title }),
+    el("h2", { text: title, tabindex: "-1", autofocus: true }),
     el("table", { class: "table shortcuts" }, [el("tbody", {}, rows)]),
     el("form", { method: "dialog" }, [el("button", { type: "submit", text: "Close (Esc)" })]),
   );
@@ -56,10 +58,15 @@ export function shortSha(sha) {
   return sha ? `${sha.slice(0, 12)}…` : "—";
 }
 
+// One date format on every page, as the server's templates write it ("j M Y, H:i T"):
+// "1 Dec 2026, 16:43 UTC". The server's zone is UTC (deploy/settings.py TIME_ZONE).
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 export function when(iso) {
   if (!iso) return "—";
   const date = new Date(iso);
-  return Number.isNaN(date.getTime()) ? iso : date.toLocaleString();
+  if (Number.isNaN(date.getTime())) return iso;
+  const two = (n) => String(n).padStart(2, "0");
+  return `${date.getUTCDate()} ${MONTHS[date.getUTCMonth()]} ${date.getUTCFullYear()}, ${two(date.getUTCHours())}:${two(date.getUTCMinutes())} UTC`;
 }
 
 // Copy-to-clipboard button for a value (hashes).

@@ -10,7 +10,8 @@
 import { api } from "./api.js";
 import { Autosave } from "./autosave.js";
 import { EventForm } from "./event_form.js";
-import { DraftKeeper, isEmptyDraft } from "./drafts.js";
+import { DraftKeeper, FrameKeeper, isEmptyDraft } from "./drafts.js";
+import { KeyGate } from "./key_gate.js";
 import { boundaryFields, breakPointWarnings, draftToEvent, emptyDraft, eventToDraft, snapInterval, snapToGrid, summarize } from "./event_schema.js";
 import { SAVE, createStore, eventByKey, events, hasUnsaved, initialState, orderedEvents, reducer } from "./ledger_state.js";
 import { connectPacket, renderLiveState, renderPresence } from "./live.js";
@@ -30,6 +31,16 @@ const ledgerUrl = `${packetUrl}ledger/`;
 
 window.frameledger = window.frameledger || {};
 
+// Keys typed while the page loads wait here and run, in order, once it is ready.
+const gate = new KeyGate({
+  onChange({ held, count }) {
+    if (!held || !count) return;
+    const box = document.querySelector("#notice");
+    if (box) box.textContent = `The page is still loading: ${count} key(s) typed so far will run once it is ready.`;
+  },
+});
+window.frameledger.keyGate = gate;
+
 function newKey() {
   return globalThis.crypto && crypto.randomUUID ? `new-${crypto.randomUUID()}` : `new-${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
 }
@@ -38,8 +49,9 @@ function newKey() {
 function stillPlayer(frameCount) {
   let current = 0;
   const target = new EventTarget();
+  // (Object.assign would copy the getter's value once: define it on the object.)
+  Object.defineProperty(target, "currentFrame", { get: () => current });
   return Object.assign(target, {
-    get currentFrame() { return current; },
     frameCount,
     clock: null,
     async seekToFrame(n) { current = Math.max(0, Math.min(frameCount - 1, Math.round(n))); target.dispatchEvent(new CustomEvent("frame", { detail: { frame: current } })); return current; },
@@ -148,6 +160,15 @@ function mountFrames(ws) {
     } while (pending !== lastSeek);
     return player.currentFrame;
   };
+  ws.frames = new FrameKeeper(localStorage, `frameledger:frame:${config.packetId}:${config.username}`);
+  let frameTimer = null;
+  player.addEventListener("frame", () => {
+    if (frameTimer === null) frameTimer = setTimeout(() => ((frameTimer = null), ws.frames.save(player.currentFrame)), 200);
+  });
+  window.addEventListener("pagehide", () => {
+    ws.frames.save(player.currentFrame);
+    ws.keepDraft();
+  });
   ws.clampFrame = (n) => Math.max(0, Math.min((player.frameCount || 1) - 1, n));
   ws.readOnly = () => ws.store.getState().frozen;
   ws.focusHome = () => $("#workspace").focus({ preventScroll: true });
@@ -179,9 +200,18 @@ function mountSelection(ws) {
   ws.drafts = new DraftKeeper(localStorage, `frameledger:draft:${config.packetId}:${config.username}`);
   ws.stashedDraft = null;
   ws.clearedDraft = null;
-  ws.keepDraft = () => {
-    if (ws.draftKey === null && !ws.readOnly()) ws.drafts.save(form.draft);
+  // Text typed into the focused box that the draft has not taken in yet (a half-typed noun).
+  ws.typedText = () => {
+    const box = document.activeElement;
+    if (!box || !form.form.contains(box) || !(box instanceof HTMLInputElement || box instanceof HTMLTextAreaElement) || !box.name) return null;
+    const taken = form.draft[box.name];
+    if (!box.value || box.value === String(taken ?? "")) return null;
+    return { name: box.name, value: box.value };
   };
+  ws.keepDraft = () => {
+    if (ws.draftKey === null && !ws.readOnly()) ws.drafts.save(form.draft, ws.typedText());
+  };
+  form.form.addEventListener("input", () => ws.keepDraft());
   ws.hasDraft = () => ws.draftKey === null && !isEmptyDraft(form.draft);
 
   ws.showDraftTitle = () => {
@@ -266,6 +296,7 @@ function mountCommit(ws) {
     ws.drafts.clear();
     ws.clearedDraft = null;
     form.clearErrors();
+    $(".ws-form").scrollTop = 0; // the next event's first fields in view (a long form: tennis)
     ws.setNotice("Event added.");
     ws.focusHome();
   };
@@ -336,16 +367,32 @@ function mountMarking(ws) {
       // The end is before the start: the keys go back to the page, unless something was typed.
       const typing = document.activeElement;
       if (early && !inOrder && form.form.contains(typing) && !typing.value) ws.focusHome();
+      ws.flagReversed(data);
     } else if (intervalField) {
       ws.markInterval(which, ws.timeOfFrame(frame));
     }
     ws.showDraftTitle();
   };
 
+  // Marked the wrong way round: said at once, with the end box flagged (Enter would refuse it).
+  ws.flagReversed = (data) => {
+    if (!data || !Number.isInteger(data[bounds.start]) || !Number.isInteger(data[bounds.end])) return;
+    if (data[bounds.end] >= data[bounds.start]) return; // (a re-render cleared any old flag)
+    form.markError(bounds.end, `before the start (${data[bounds.start]})`);
+    ws.setNotice(`The end (${data[bounds.end]}) is before the start (${data[bounds.start]}): mark the start (i) or the end (o) again.`, "bad");
+  };
+
   ws.nudge = (k) => {
     if (!bounds) return;
     const name = bounds[ws.boundary];
-    const data = ws.changeEvent((d) => (Number.isInteger(d[name]) ? { ...d, [name]: ws.clampFrame(d[name] + k) } : null));
+    let clamped = false;
+    const data = ws.changeEvent((d) => {
+      if (!Number.isInteger(d[name])) return null;
+      clamped = ws.clampFrame(d[name] + k) !== d[name] + k;
+      return { ...d, [name]: ws.clampFrame(d[name] + k) };
+    });
+    if (clamped) ws.setNotice(`The ${ws.boundary} is at the ${k < 0 ? "first" : "last"} frame (${data[name]}): it goes no further.`, "bad");
+    else if (data) ws.flagReversed(data);
     if (data) ws.seek(player.seekToFrame(data[name]));
   };
 
@@ -398,7 +445,9 @@ function mountIntervals(ws) {
       }
       return { ...data, [intervalField.name]: list };
     });
-    const shown = `${which} ${t.toFixed(2)} s → ${snapToGrid(t, step, duration)} s on the ${step} s grid`;
+    // "→" only when the mark was moved to the grid; a mark on a grid point says so.
+    const snapped = snapToGrid(t, step, duration);
+    const shown = !step ? `${which} ${Number(t.toFixed(3))} s` : Math.abs(snapped - t) < 1e-6 ? `${which} ${snapped} s (on the ${step} s grid)` : `${which} ${t.toFixed(2)} s → ${snapped} s, snapped to the ${step} s grid`;
     ws.setNotice(note ? `${shown}; ${note}.` : `${shown}.`, note.startsWith("no ") || note.startsWith("the end") ? "bad" : "");
   };
 }
@@ -573,6 +622,8 @@ function mountStatus(ws) {
     $("#freeze-open").hidden = frozen;
     if (frozen) {
       $("#frozen-sha").textContent = state.sha256 || "";
+      const step = ws.packet.next_step;
+      $("#next-step").textContent = step && step.who !== config.username ? step.text : "the adjudicator, once both ledgers are frozen: adjudicate and publish";
       form.setReadOnly(true);
     }
     document.body.classList.toggle("read-only", frozen);
@@ -703,7 +754,14 @@ function mountKeys(ws) {
     "use-candidate": () => ws.search && ws.search.useHighlighted(),
     help: () => $("#help-dialog").showModal(),
   };
-  ({ inKeyOrder: ws.inKeyOrder } = mountWorkspaceKeys({ commands, player, seek, focusHome: ws.focusHome, setNotice: ws.setNotice, onEndKey: ws.endKeyPressed }));
+  // The start a relative end ("32O") counts from: the selected event's, else the draft's.
+  const startFrame = () => {
+    if (!ws.bounds) return null;
+    const event = ws.draftKey !== null ? eventByKey(ws.store.getState(), ws.draftKey) : null;
+    const value = event ? event.data[ws.bounds.start] : form.draft[ws.bounds.start];
+    return Number.isInteger(value) ? value : null;
+  };
+  ({ inKeyOrder: ws.inKeyOrder } = mountWorkspaceKeys({ commands, player, seek, focusHome: ws.focusHome, setNotice: ws.setNotice, onEndKey: ws.endKeyPressed, frameNow: ws.frameNow, startFrame }));
 }
 
 // ---- moment search (where the task kind allows it): a result becomes an interval ------------
@@ -770,14 +828,34 @@ function firstPaint(ws, ledger) {
   if (state.status === SAVE.CONFLICT) ws.openConflict();
   ws.showDraftTitle();
   const kept = state.frozen ? null : ws.drafts.load();
-  if (kept) {
-    ws.form.setDraft(kept);
-    ws.setNotice("The new event you had not added yet is back (Esc clears it, Ctrl+Z undoes that).");
+  const typed = state.frozen ? null : ws.drafts.loadTyped();
+  if (kept) ws.form.setDraft(kept);
+  if (kept || typed) ws.setNotice("The new event you had not added yet is back (Esc clears it, Ctrl+Z undoes that).");
+  // The player goes back to where it was; the focus back into a box being typed in.
+  const frame = ws.frames.load();
+  if (frame !== null && frame < (ws.player.frameCount || 0)) ws.seek(ws.player.seekToFrame(frame));
+  if (typed) {
+    const box = ws.form.form.querySelector(`[name="${CSS.escape(typed.name)}"]`);
+    if (box) {
+      box.value = typed.value;
+      box.dispatchEvent(new Event("input"));
+      box.focus();
+    }
   }
   ws.autosave.kick();
   $("#workspace").dataset.state = "ready";
-  ws.focusHome();
+  if (!typed) ws.focusHome();
   window.frameledger.ready = true;
+  if (gate.keys.length) ws.setNotice("");
+  gate.release();
 }
 
-boot(main);
+boot(async () => {
+  try {
+    await main();
+  } catch (error) {
+    const lost = gate.drop();
+    if (lost) document.querySelector("#notice").textContent = `${lost} key(s) typed while the page was loading were not used: it could not load.`;
+    throw error;
+  }
+});

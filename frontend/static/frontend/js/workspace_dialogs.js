@@ -1,28 +1,74 @@
 // The workspace's two dialogs (DOM): the conflict dialog (this ledger changed elsewhere:
-// re-apply the unsaved changes on the newer version, or discard them with a second click)
+// re-apply the unsaved changes on the newer version, field by field, choosing where both
+// changed the same field; or discard them with a second click)
 // and the freeze dialog (attestation, enabled once every change is saved).
 //
 //   const { openConflict } = mountConflictDialog({ store, schema, loadLedger, setNotice, afterRebase, afterReset });
 //   mountFreezeDialog({ store, ledgerUrl, afterReset });
 
 import { api } from "./api.js";
-import { summarize } from "./event_schema.js";
-import { SAVE, events } from "./ledger_state.js";
+import { formatValue, summarize } from "./event_schema.js";
+import { SAVE, events, rebasePreview } from "./ledger_state.js";
 import { $, el, when } from "./ui.js";
 
 export function mountConflictDialog({ store, schema, loadLedger, setNotice, afterRebase, afterReset }) {
-  // ---- conflict -----------------------------------------------------------------------
+  const byName = Object.fromEntries(schema.fields.map((f) => [f.name, f]));
+  const show = (name, value) => formatValue(byName[name], value);
+  const fieldList = (names, data) => names.map((n) => `${n.replace(/_/g, " ")} ${show(n, data && data[n])}`).join(", ");
+
+  // One line per unsaved change: what it is, the fields this page changed, and (once the
+  // server's version is known) the fields changed there that re-applying keeps.
+  function changeLines(state, preview) {
+    const rows = preview ? preview.changes : state.pending.map((op) => ({ ...op, mine: [], kept: [] }));
+    return rows.map((op) => {
+      const before = state.base.find((e) => e.key === op.key);
+      const what = op.kind === "add" ? "add" : op.kind === "update" ? "change" : "delete";
+      let text = `${what}: ${summarize(schema, op.data || (before && before.data) || op.base)}`;
+      if (op.kind === "update" && op.mine.length) text += ` — your change: ${fieldList(op.mine, op.data)}`;
+      if (op.kind === "update" && op.kept && op.kept.length) text += `; kept from the newer version: ${fieldList(op.kept, op.theirs)}`;
+      return el("li", { dataset: { op: String(op.id) }, text });
+    });
+  }
+
+  // A field both changed (or a delete of an event changed elsewhere): both values, and
+  // the annotator chooses; re-applying waits until every one is chosen.
+  function conflictRows(conflicts) {
+    return conflicts.map((c) => {
+      const name = `conflict-${c.id}-${c.field ?? ""}`;
+      const label = c.field === null ? `delete ${summarize(schema, c.base)} (changed elsewhere to ${summarize(schema, c.theirs)})` : `${c.field.replace(/_/g, " ")} of ${summarize(schema, c.base)}`;
+      const option = (side, text) =>
+        el("label", { class: "conflict-choice" }, [el("input", { type: "radio", name, value: side, dataset: { choice: `${c.id}:${c.field ?? ""}` } }), ` ${text}`]);
+      return el("li", { class: "conflict", dataset: { field: c.field ?? "" } }, [
+        el("strong", { text: `Both changed: ${label}` }),
+        el("div", {}, [
+          option("theirs", c.field === null ? "keep the event as changed elsewhere" : `the newer version's: ${show(c.field, c.theirs)}`),
+          " ",
+          option("mine", c.field === null ? "delete it anyway" : `yours: ${show(c.field, c.mine)}`),
+        ]),
+      ]);
+    });
+  }
+
+  function chosen() {
+    const choices = {};
+    for (const input of document.querySelectorAll("#conflict-choices input[type=radio]:checked")) choices[input.dataset.choice] = input.value;
+    return choices;
+  }
+
+  function renderReady(dialog) {
+    const open = dialog.conflicts ? dialog.conflicts.length - Object.keys(chosen()).length : 0;
+    $("#conflict-reapply").disabled = !dialog.server || Boolean(dialog.server.frozen) || open > 0;
+    $("#conflict-choose").textContent = open > 0 ? `Choose a value for ${open} field(s) both changed, then re-apply.` : "";
+  }
+
   async function openConflict() {
     const dialog = $("#conflict-dialog");
     const list = $("#conflict-changes");
     const state = store.getState();
-    list.replaceChildren(
-      ...state.pending.map((op) => {
-        const before = state.base.find((e) => e.key === op.key);
-        const what = op.kind === "add" ? "add" : op.kind === "update" ? "change" : "delete";
-        return el("li", { text: `${what}: ${summarize(schema, op.data || (before && before.data))}` });
-      }),
-    );
+    dialog.server = null;
+    dialog.conflicts = null;
+    list.replaceChildren(...changeLines(state, null));
+    $("#conflict-choices").replaceChildren();
     $("#conflict-server").textContent = "Loading the ledger as it is on the server…";
     $("#conflict-reapply").disabled = true;
     $("#conflict-discard").disabled = true;
@@ -30,9 +76,13 @@ export function mountConflictDialog({ store, schema, loadLedger, setNotice, afte
     if (!dialog.open) dialog.showModal();
     try {
       const { ledger: server } = await loadLedger();
+      const preview = rebasePreview(store.getState(), server);
       dialog.server = server;
-      $("#conflict-server").textContent = `On the server this ledger is now at version ${server.version} with ${server.events.length} event(s)${server.frozen ? " and is frozen" : ""} (this page last saw version ${state.version}).`;
-      $("#conflict-reapply").disabled = Boolean(server.frozen);
+      dialog.conflicts = preview.conflicts;
+      list.replaceChildren(...changeLines(store.getState(), preview));
+      $("#conflict-choices").replaceChildren(...conflictRows(preview.conflicts));
+      $("#conflict-server").textContent = `On the server this ledger is now at version ${server.version} with ${server.events.length} event(s)${server.frozen ? " and is frozen" : ""} (this page last saw version ${state.version}). Re-applying carries over only the fields you changed.`;
+      renderReady(dialog);
       $("#conflict-discard").disabled = false;
     } catch (error) {
       $("#conflict-server").textContent = `The server could not be reached (${error.message}). Your changes are kept; try again.`;
@@ -40,6 +90,7 @@ export function mountConflictDialog({ store, schema, loadLedger, setNotice, afte
     }
   }
 
+  $("#conflict-choices").addEventListener("change", () => renderReady($("#conflict-dialog")));
   $("#conflict-retry").addEventListener("click", () => {
     $("#conflict-retry").hidden = true;
     openConflict();
@@ -47,11 +98,14 @@ export function mountConflictDialog({ store, schema, loadLedger, setNotice, afte
   $("#resolve-conflict").addEventListener("click", openConflict);
   $("#conflict-reapply").addEventListener("click", () => {
     const dialog = $("#conflict-dialog");
-    store.dispatch({ type: "rebase", ledger: dialog.server });
+    store.dispatch({ type: "rebase", ledger: dialog.server, choices: chosen() });
     const summary = store.getState().lastRebase;
     dialog.close();
     afterRebase();
-    setNotice(`Your changes were re-applied on version ${dialog.server.version}: ${summary.reapplied} re-applied, ${summary.alreadySaved} already there, ${summary.restored} restored.`);
+    const parts = [`${summary.reapplied} re-applied`, `${summary.alreadySaved} already there`, `${summary.restored} restored`];
+    if (summary.keptFromServer) parts.push(`${summary.keptFromServer} change(s) from the newer version kept`);
+    if (summary.conflicts.length) parts.push(`${summary.conflicts.length} field(s) both changed, as you chose`);
+    setNotice(`Your changes were re-applied on version ${dialog.server.version}: ${parts.join(", ")}.`);
   });
   $("#conflict-discard").addEventListener("click", () => {
     const button = $("#conflict-discard");

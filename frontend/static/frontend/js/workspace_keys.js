@@ -18,7 +18,7 @@ import { anyDialogOpen, isField } from "./ui.js";
 
 const KEYS = keymap(WORKSPACE_SHORTCUTS);
 
-export function mountWorkspaceKeys({ commands, player, seek, focusHome, setNotice, onEndKey = () => {} }) {
+export function mountWorkspaceKeys({ commands, player, seek, focusHome, setNotice, onEndKey = () => {}, frameNow = async () => player.currentFrame, startFrame = () => null }) {
   // Commands that read the frame or the selection run one after another, in key order
   // (each waits for the seeks before it); moving and focusing run at once, so held keys
   // coalesce and typing after "e" lands in the field.
@@ -29,7 +29,7 @@ export function mountWorkspaceKeys({ commands, player, seek, focusHome, setNotic
   ]);
   let startsQueued = 0;
   const queue = (step) => {
-    chain = chain.then(step).catch((error) => setNotice(String(error), "bad"));
+    chain = chain.then(step).catch((error) => setNotice(error && error.message ? error.message : String(error), "bad"));
   };
   const queueMark = (command, seekFirst) => {
     if (command === "set-end") onEndKey(startsQueued > 0);
@@ -60,16 +60,41 @@ export function mountWorkspaceKeys({ commands, player, seek, focusHome, setNotic
     const frame = prefix.take();
     setNotice("");
     if (event.key === "Escape") return true;
+    const last = (player.frameCount || 1) - 1;
     if (event.key === "Enter" || event.key === "g") {
-      seek(player.seekToFrame(frame));
+      goTo(frame);
+      return true;
+    }
+    // Relative marks: "34I" starts 34 frames after the playhead; "32O" ends 32 frames after
+    // the start (a duration). In key order, like the absolute ones.
+    if (event.key === "I" || event.key === "O") {
+      const which = event.key === "I" ? "start" : "end";
+      queueMark(which === "start" ? "set-start" : "set-end", async () => {
+        const from = which === "start" ? await frameNow() : startFrame();
+        if (!Number.isInteger(from)) throw new Error("Mark the start first: O counts the frames after it.");
+        const target = from + frame;
+        if (target > last) throw new Error(`Frame ${target} (${from} + ${frame}) is past the last frame (${last}): no ${which} marked.`);
+        return seek(player.seekToFrame(target));
+      });
       return true;
     }
     if (event.key === "i" || event.key === "o") {
+      // Past the video's last frame: nothing is marked, and the page says so.
+      if (frame > last) {
+        setNotice(`Frame ${frame} is past the last frame (${last}): no ${event.key === "i" ? "start" : "end"} marked.`, "bad");
+        return true;
+      }
       // In key order: "150i170o" marks 150 then 170, whatever the seeks' timing.
       queueMark(event.key === "i" ? "set-start" : "set-end", () => seek(player.seekToFrame(frame)));
       return true;
     }
     return false;
+  }
+  // A typed frame past the end goes to the last frame, and says so.
+  function goTo(frame) {
+    const last = (player.frameCount || 1) - 1;
+    if (frame > last) setNotice(`Frame ${frame} is past the last frame: went to the last frame, ${last}.`, "bad");
+    seek(player.seekToFrame(Math.min(frame, last)));
   }
   let chain = Promise.resolve();
   document.addEventListener("keydown", (event) => {
@@ -85,7 +110,7 @@ export function mountWorkspaceKeys({ commands, player, seek, focusHome, setNotic
     if (target instanceof HTMLButtonElement && event.key === "Enter") return;
     if (target instanceof HTMLInputElement && target.matches(".fl-goto") && event.key === "Enter") {
       event.preventDefault();
-      if (target.value !== "") seek(player.seekToFrame(Number(target.value)));
+      if (target.value !== "") goTo(Number(target.value));
       focusHome();
       return;
     }

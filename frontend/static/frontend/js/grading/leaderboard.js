@@ -4,6 +4,7 @@
 //   mountLeaderboard(root, { versionId, scorerId })  -> { reload(), sortBy(column) }
 
 import { api } from "../api.js";
+import { when } from "../ui.js";
 
 // Column and metric names as people read them (the API and the CSV keep the scorer's keys).
 const LABELS = {
@@ -35,10 +36,9 @@ export function columnLabel(key) {
 // colour and the label's tooltip say it), so that the metrics fit 1280 px.
 const HIDDEN = ["sha256", "run", "result", "submission", "kind"];
 
-// Pure: a short local date and time ("11/30/26, 6:54 PM"); the ISO value is the tooltip.
+// Pure: the date and time as on every page ("1 Dec 2026, 16:43 UTC"); the ISO value is the tooltip.
 export function shortWhen(iso) {
-  const date = new Date(iso);
-  return Number.isNaN(date.getTime()) ? iso : date.toLocaleString(undefined, { dateStyle: "short", timeStyle: "short" });
+  return when(iso);
 }
 
 function cell(text, attrs = {}) {
@@ -89,25 +89,34 @@ export function mountLeaderboard(root, { versionId, scorerId = "" }) {
       th.append(button);
       head.append(th);
     }
-    head.append(document.createElement("th"));
     const rows = [...board.rows, ...(board.references || [])].map((row) => {
       const tr = document.createElement("tr");
       tr.className = `lb-${row.kind}`;
       tr.dataset.label = row.label;
       for (const column of board.columns.filter((c) => !HIDDEN.includes(c))) {
-        if (column === "scored_at") tr.append(cell(row.scored_at ? shortWhen(row.scored_at) : null, { class: "lb-when", title: row.scored_at || "" }));
+        if (column === "scored_at") {
+          // The date over the time ("1 Dec 2026," / "19:29 UTC"): two short lines, one format.
+          const td = cell(null, { class: "lb-when", title: row.scored_at || "" });
+          if (row.scored_at) {
+            const [day, time] = shortWhen(row.scored_at).split(", ");
+            td.replaceChildren(`${day},`, document.createElement("br"), time);
+          }
+          tr.append(td);
+        } else if (column === "label") {
+          // The label, and under it the link to the row's diagnostics (no extra column to clip).
+          const td = cell(row.label, { class: "lb-label", title: `${row.kind}: ${row.label}` });
+          if (row.result) {
+            const a = document.createElement("a");
+            a.href = `/grading/scores/${row.result}/`;
+            a.className = "lb-diagnostics";
+            a.textContent = "diagnostics";
+            td.append(document.createElement("br"), a);
+          }
+          tr.append(td);
+        }
         else if (column === "reason") tr.append(cell(row.reason, { class: "lb-reason", title: row.reason || "" }));
-        else if (column === "label") tr.append(cell(row.label, { class: "lb-label", title: `${row.kind}: ${row.label}` }));
         else tr.append(cell(number(row[column]), typeof row[column] === "number" ? { class: "num" } : {}));
       }
-      const links = document.createElement("td");
-      if (row.result) {
-        const a = document.createElement("a");
-        a.href = `/grading/scores/${row.result}/`;
-        a.textContent = "diagnostics";
-        links.append(a);
-      }
-      tr.append(links);
       return tr;
     });
     table.tHead.replaceChildren(head);

@@ -1,0 +1,117 @@
+"""Adjudication keys at realistic speed: a key acts on the item on screen (keys typed while
+a decision is recorded wait for the next item), re-deciding needs an explicit step, and two
+adjudicator tabs never overwrite each other's decision in silence."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from annotator.models import AuditEntry, Decision
+from tests.browser.ledger_pages import wait_ready
+from tests.browser.test_keyboard_adjudication import frozen_union
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+KEY_DELAY = 40
+
+
+def decisions_logged() -> list[int]:
+    return [e.details["position"] for e in AuditEntry.objects.filter(operation="decide_item").order_by("pk")]
+
+
+def wait_title(page, title: str) -> None:
+    page.wait_for_function("(t) => document.querySelector('#item-title').textContent === t", arg=title)
+
+
+def slow_decisions(page, seconds: float = 0.4) -> None:
+    """A slow network: every decision takes ``seconds`` to reach the server."""
+
+    def slow(route):
+        time.sleep(seconds)
+        route.continue_()
+
+    page.route("**/decision/", slow)
+
+
+def test_a_twice_decides_the_item_on_screen_once_and_the_second_a_acts_on_the_next(
+    page_as, maintainer, annotator_a, annotator_b, adjudicator
+):
+    packet = frozen_union(maintainer, annotator_a, annotator_b, adjudicator)
+    page = page_as(adjudicator, f"/packets/{packet.pk}/")
+    wait_ready(page)
+    wait_title(page, "Item 1")
+    slow_decisions(page)
+    page.locator("#adjudication").focus()
+    page.keyboard.type("aa", delay=150)  # 150 ms apart; each decision takes 400 ms
+    assert page.is_visible("#key-wait")  # the page says the key waits
+    wait_title(page, "Item 2")
+    page.wait_for_function("document.querySelector('#action-error').textContent !== ''")
+    # The second a was read on item 2 (a label conflict), where a / b / m do not apply.
+    assert "for this one choose with 1–5" in page.inner_text("#action-error")
+    assert decisions_logged() == [0]
+    assert not Decision.objects.filter(item__position=1).exists()
+    page.wait_for_function("document.querySelector('#key-wait').hidden")
+
+
+def test_redeciding_a_decided_item_needs_the_form_not_a_settle_key(
+    page_as, maintainer, annotator_a, annotator_b, adjudicator
+):
+    packet = frozen_union(maintainer, annotator_a, annotator_b, adjudicator)
+    page = page_as(adjudicator, f"/packets/{packet.pk}/")
+    wait_ready(page)
+    page.locator("#adjudication").focus()
+    page.keyboard.press("m")
+    wait_title(page, "Item 2")
+    page.keyboard.press("[")
+    wait_title(page, "Item 1")
+    page.keyboard.press("a")
+    page.wait_for_function("document.querySelector('#action-error').textContent.includes('already decided')")
+    assert "To change it: choose 1–5, write why (r), Ctrl+Enter" in page.inner_text("#action-error")
+    assert decisions_logged() == [0]
+    # The explicit way: choose, write why, Ctrl+Enter.
+    page.keyboard.type("1r", delay=KEY_DELAY)
+    page.keyboard.type("A's start is right.", delay=KEY_DELAY)
+    page.keyboard.press("Control+Enter")
+    page.wait_for_function("document.activeElement.id === 'items-table'")
+    assert decisions_logged() == [0, 0]
+    assert Decision.objects.get(item__union__packet=packet, item__position=0).action == "take_a"
+
+
+def test_two_adjudicator_tabs_show_both_decisions_and_the_adjudicator_chooses(
+    page_as, maintainer, annotator_a, annotator_b, adjudicator
+):
+    packet = frozen_union(maintainer, annotator_a, annotator_b, adjudicator)
+    first = page_as(adjudicator, f"/packets/{packet.pk}/")
+    wait_ready(first)
+    second = first.context.new_page()
+    second.goto(first.url)
+    wait_ready(second)
+    for page in (first, second):
+        page.locator("#adjudication").focus()
+        page.keyboard.press("]")
+        wait_title(page, "Item 2")
+
+    first.keyboard.type("2r", delay=KEY_DELAY)
+    first.keyboard.type("The bowl gets the milk.", delay=KEY_DELAY)
+    first.keyboard.press("Control+Enter")
+    first.wait_for_function("document.activeElement.id === 'items-table'")
+    assert Decision.objects.get(item__union__packet=packet, item__position=1).action == "take_b"
+
+    second.keyboard.type("1r", delay=KEY_DELAY)
+    second.keyboard.type("Milk alone.", delay=KEY_DELAY)
+    second.keyboard.press("Control+Enter")
+    second.wait_for_selector("#decision-conflict:not([hidden])")
+    text = second.inner_text("#decision-conflict-text")
+    assert "take b — “The bowl gets the milk.”" in text and "take a — “Milk alone.”" in text
+    assert Decision.objects.get(item__union__packet=packet, item__position=1).action == "take_b"  # not overwritten
+    assert second.input_value("#rationale") == "Milk alone."  # what was typed here is kept
+    wait_title(second, "Item 2")
+
+    second.click("#decision-record-mine")
+    second.wait_for_selector("#decision-conflict", state="hidden")
+    second.wait_for_function("document.querySelector('#item-title').textContent !== 'Item 2'")
+    decision = Decision.objects.get(item__union__packet=packet, item__position=1)
+    assert (decision.action, decision.rationale) == ("take_a", "Milk alone.")
+    assert decisions_logged() == [1, 1]
