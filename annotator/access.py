@@ -31,8 +31,9 @@ from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Q, QuerySet
 
+from annotator.integrity import verified_access_columns, verify_ledger_states
 from annotator.models import (
     AuditEntry,
     GroundTruthVersion,
@@ -46,6 +47,7 @@ from annotator.models import (
     Union,
     Video,
 )
+from annotator.sealed_rows import verify_runs, verify_scores, verify_submissions
 
 MAINTAINERS_GROUP = "maintainers"
 
@@ -116,7 +118,15 @@ def is_released(packet: Packet) -> bool:
     """The blind phase of the packet is over for its annotators: an adjudicated version
     is published, so both ledgers are frozen for good and nothing anyone sees can change
     them any more."""
-    return GroundTruthVersion.objects.filter(packet=packet, tier=GroundTruthVersion.Tier.ADJUDICATED).exists()
+    return released_packet_id(packet.pk)
+
+
+def released_packet_id(packet_id: int) -> bool:
+    """``is_released`` by id. The tier column is read through the verified manifest: a
+    version whose tier (or packet, or number) was changed by SQL answers the integrity
+    error instead of releasing the packet."""
+    versions = GroundTruthVersion.objects.filter(packet_id=packet_id, tier=GroundTruthVersion.Tier.ADJUDICATED)
+    return any([verified_access_columns(v) for v in versions.defer("canonical_json")])
 
 
 def visible_packets(user: AbstractBaseUser) -> QuerySet[Packet]:
@@ -135,13 +145,10 @@ def maintained_packets(user: AbstractBaseUser) -> QuerySet[Packet]:
     the audit view across packets show these only."""
     if not is_maintainer(user):
         return Packet.objects.none()
-    released = GroundTruthVersion.objects.filter(packet=OuterRef("pk"), tier=GroundTruthVersion.Tier.ADJUDICATED)
-    annotates = Q(annotator_a=user) | Q(annotator_b=user)
-    return (
-        Packet.objects.select_related("video", "task_kind", "project")
-        .exclude(adjudicator=user)
-        .exclude(annotates & ~Q(Exists(released)))
-    )
+    annotated = Packet.objects.filter(Q(annotator_a=user) | Q(annotator_b=user)).values_list("pk", flat=True)
+    blind = [pk for pk in annotated if not released_packet_id(pk)]
+    packets = Packet.objects.select_related("video", "task_kind", "project")
+    return packets.exclude(adjudicator=user).exclude(pk__in=blind)
 
 
 def visible_audit_entries(user: AbstractBaseUser) -> QuerySet[AuditEntry]:
@@ -196,7 +203,10 @@ def access_video(user: AbstractBaseUser, video_id: int | str) -> Video:
 
 
 def both_frozen(packet: Packet) -> bool:
-    return Ledger.objects.filter(packet=packet, frozen_at__isnull=False).count() == 2
+    """Both ledgers frozen, their frozen state read against the audit log: a ledger frozen
+    or unfrozen by SQL answers the integrity error instead of opening the other side."""
+    ledgers = verify_ledger_states(list(Ledger.objects.filter(packet=packet).defer("canonical_json")))
+    return sum(ledger.is_frozen for ledger in ledgers) == 2
 
 
 def access_own_ledger(user: AbstractBaseUser, packet_id: int | str, *, for_update: bool = False) -> Ledger:
@@ -214,9 +224,12 @@ def access_own_ledger(user: AbstractBaseUser, packet_id: int | str, *, for_updat
     if for_update:
         ledgers = ledgers.select_for_update(of=("self",))
     try:
-        return ledgers.get(packet_id=int(packet_id), annotator=user)
+        ledger = ledgers.get(packet_id=int(packet_id), annotator=user)
     except (Ledger.DoesNotExist, ValueError, TypeError):
         raise NotFound("ledger") from None
+    if not ledger.is_frozen:  # unfrozen by SQL after its freeze: never writable again
+        verify_ledger_states([ledger])
+    return ledger
 
 
 def access_ledger(user: AbstractBaseUser, packet_id: int | str, side: str) -> Ledger:
@@ -259,7 +272,7 @@ def access_version(user: AbstractBaseUser, version_id: int | str) -> tuple[Packe
     access = access_packet(user, version.packet_id)
     if not visible_versions(user, access).filter(pk=version.pk).exists():
         raise NotFound("version")
-    return access, version
+    return access, verified_access_columns(version)
 
 
 # ------------------------------------------------------------------ packet operations
@@ -340,19 +353,26 @@ def _graded_row(user, queryset, pk, packet_of, what: str):
 
 def access_submission(user: AbstractBaseUser, submission_id: int | str) -> Submission:
     rows = Submission.objects.select_related("packet")
-    return _graded_row(user, rows, submission_id, lambda s: s.packet, "submission")
+    submission = _graded_row(user, rows, submission_id, lambda s: s.packet, "submission")
+    verify_submissions([submission])  # its packet column decided access: read through its seal
+    return submission
 
 
 def access_scoring_run(user: AbstractBaseUser, run_id: int | str) -> ScoringRun:
     rows = ScoringRun.objects.select_related("version", "job", "version__packet")
-    return _graded_row(user, rows, run_id, lambda r: r.version.packet, "scoring run")
+    run = _graded_row(user, rows, run_id, lambda r: r.version.packet, "scoring run")
+    verify_runs([run])
+    return run
 
 
 def access_score(user: AbstractBaseUser, score_id: int | str) -> SubmissionScore:
     rows = SubmissionScore.objects.select_related(
         "submission", "run", "version__packet__video", "version__packet__task_kind"
     )
-    return _graded_row(user, rows, score_id, lambda s: s.version.packet, "score")
+    score = _graded_row(user, rows, score_id, lambda s: s.version.packet, "score")
+    verify_scores([score])
+    verify_runs([score.run])
+    return score
 
 
 def access_job(user: AbstractBaseUser, job_id: int | str) -> Job:

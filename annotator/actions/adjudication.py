@@ -9,6 +9,7 @@ from annotator.actions.audit import record
 from annotator.actions.ledgers import check_event
 from annotator.errors import InvalidInput
 from annotator.models import Decision, Ledger, UnionItem
+from annotator.seals import row_seal
 
 MIN_RATIONALE_CHARS = 3
 
@@ -55,6 +56,7 @@ def do_decide_item(item: UnionItem, *, actor, action: str, final_value=None, rat
         "decide_item",
         decision,
         packet=item.union.packet,
+        hashes={"row": row_seal(decision)},
         details={
             "position": item.position,
             "status": item.status,
