@@ -310,6 +310,12 @@ def access_audit_log(user: AbstractBaseUser, packet_id: int | str) -> PacketAcce
     return _packet_with_role(user, packet_id, {"maintainer"}, "audit log")
 
 
+def sees_ledger_contents(access: PacketAccess) -> bool:
+    """Whether the audit log may show ledger contents (a deleted event's data): a
+    maintainer sees progress, not contents, until both ledgers are frozen."""
+    return access.role in STAFF_ROLES and both_frozen(access.packet)
+
+
 def access_agreement(user: AbstractBaseUser, packet_id: int | str, *, report: bool = True) -> PacketAccess:
     """The agreement report: maintainers and the adjudicator (who has seen both ledgers
     by then), once both are frozen; before that there is no report to find. With

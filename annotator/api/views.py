@@ -26,6 +26,7 @@ from annotator.errors import InvalidInput, StaleVersion
 from annotator.export import export_files, export_zip
 from annotator.filenames import attachment
 from annotator.models import AuditEntry, TaskKind, UnionItem, Video
+from annotator.overview import shown_details
 from annotator.publishing import publication_preview
 from annotator.sealed_rows import verify_decisions
 from annotator.urlconverters import parse_id
@@ -281,6 +282,7 @@ class AuditLogView(APIView):
     def get(self, request, packet_id):
         packet_access = access.access_audit_log(request.user, packet_id)
         entries = AuditEntry.objects.filter(packet=packet_access.packet).select_related("actor")[:1000]
+        contents = access.sees_ledger_contents(packet_access)
         return Response(
             [
                 {
@@ -292,7 +294,7 @@ class AuditLogView(APIView):
                     "operation": e.operation,
                     "object": f"{e.object_type}:{e.object_id}",
                     "hashes": e.hashes,
-                    "details": e.details,
+                    "details": shown_details(e, contents=contents),
                 }
                 for e in entries
             ]
