@@ -43,6 +43,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "deploy.metrics.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "annotator.text_guard.NulQueryStringMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "annotator.compression.JsonGZipMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -216,7 +217,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PARSER_CLASSES": [
         "annotator.api.body.JSONObjectParser",
-        "rest_framework.parsers.FormParser",
+        "annotator.api.parsers.NulFreeFormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],

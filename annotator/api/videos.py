@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from django.urls import reverse
 from rest_framework import status
-from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -30,13 +30,14 @@ from annotator.actions.full_rung import do_request_full_rendition, full_rung_sta
 from annotator.actions.ingest import do_register_upload
 from annotator.actions.videos import do_delete_video
 from annotator.api.body import JSONObjectParser
+from annotator.api.parsers import NulFreeFormParser
 from annotator.media.views import rendition_version
 from annotator.models import Video
 from annotator.present import job_view, video_view
 
 
 class VideoListView(APIView):
-    parser_classes = [MultiPartParser, FormParser, JSONObjectParser]
+    parser_classes = [MultiPartParser, NulFreeFormParser, JSONObjectParser]
 
     def get(self, request):
         access.require_maintainer(request.user)

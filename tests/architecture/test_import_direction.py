@@ -27,6 +27,7 @@ LAYERS: list[tuple[str, int]] = [
     ("annotator.charting", 1),
     ("annotator.builtin_kinds", 1),
     ("annotator.seals", 1),
+    ("annotator.text_guard", 1),
     ("annotator.families", 1),
     ("annotator.grading.leaderboard", 1),
     ("annotator.grading.calibration", 1),
