@@ -155,9 +155,21 @@ def visible_audit_entries(user: AbstractBaseUser) -> QuerySet[AuditEntry]:
     """The audit view across packets: entries about packets the user maintains, and
     entries about no packet (people, projects, videos, task kinds). Maintainers only."""
     require_maintainer(user)
-    return AuditEntry.objects.select_related("actor", "packet").filter(
-        Q(packet__isnull=True) | Q(packet__in=maintained_packets(user).values("pk"))
+    maintained = maintained_packets(user)
+    entries = AuditEntry.objects.select_related("actor", "packet").filter(
+        Q(packet__isnull=True) | Q(packet__in=maintained.values("pk"))
     )
+    # Entries about a video (who asked for its full rendition, when) belong to no packet; on a
+    # video of a packet the person annotates blind or adjudicates, they would show the other
+    # people's activity. Their own stay.
+    on_packets = Packet.objects.filter(Q(annotator_a=user) | Q(annotator_b=user) | Q(adjudicator=user))
+    blind_videos = on_packets.exclude(pk__in=maintained.values("pk")).values_list("video_id", flat=True)
+    hidden = [str(pk) for pk in blind_videos]
+    if hidden:
+        entries = entries.exclude(
+            Q(packet__isnull=True, object_type=Video._meta.label, object_id__in=hidden) & ~Q(actor=user)
+        )
+    return entries
 
 
 def access_person(user: AbstractBaseUser, person_id: int | str):
@@ -415,8 +427,15 @@ def access_label_import(user: AbstractBaseUser, packet_id: int | str) -> PacketA
 def access_full_rendition(user: AbstractBaseUser, packet_id: int | str) -> PacketAccess:
     """The full-height rendition of a packet's video (status, and asking for it): anyone
     on the packet, as for its other media. It is the video's, shared by every packet on
-    it, and its status never says who asked."""
+    it, and its status never says who asked (``sees_rendition_progress``)."""
     return access_packet(user, packet_id)
+
+
+def sees_rendition_progress(access: PacketAccess, asked: bool) -> bool:
+    """Whether the person sees a full rendition being made (queued, running, failed): staff
+    always; an annotator only once they asked for it themselves (``asked``), so that the
+    status never turns from "none" to "queued" because the other annotator asked."""
+    return not access.is_annotator or asked
 
 
 def access_packet_search(user: AbstractBaseUser, packet_id: int | str) -> PacketAccess:

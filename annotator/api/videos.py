@@ -21,23 +21,22 @@ from __future__ import annotations
 
 from django.urls import reverse
 from rest_framework import status
-from rest_framework.parsers import MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotator import access
-from annotator.actions.full_rung import do_request_full_rendition, full_rung_state
+from annotator.actions.full_rung import asked_for_full, do_request_full_rendition, full_rung_state, without_progress
 from annotator.actions.ingest import do_register_upload
 from annotator.actions.videos import do_delete_video
 from annotator.api.body import JSONObjectParser
-from annotator.api.parsers import NulFreeFormParser
 from annotator.media.views import rendition_version
 from annotator.models import Video
 from annotator.present import job_view, video_view
 
 
 class VideoListView(APIView):
-    parser_classes = [MultiPartParser, NulFreeFormParser, JSONObjectParser]
+    parser_classes = [MultiPartParser, FormParser, JSONObjectParser]
 
     def get(self, request):
         access.require_maintainer(request.user)
@@ -79,8 +78,12 @@ class FullRenditionView(APIView):
     """The ladder's on-demand rung for a packet's video (``annotator.actions.full_rung``)."""
 
     def get(self, request, packet_id: int):
-        video = access.access_full_rendition(request.user, packet_id).packet.video
-        return Response(_full_view(full_rung_state(video), video, packet_id))
+        packet_access = access.access_full_rendition(request.user, packet_id)
+        video = packet_access.packet.video
+        state = full_rung_state(video)
+        if not access.sees_rendition_progress(packet_access, asked_for_full(video, request.user)):
+            state = without_progress(state)
+        return Response(_full_view(state, video, packet_id))
 
     def post(self, request, packet_id: int):
         video = access.access_full_rendition(request.user, packet_id).packet.video
