@@ -32,7 +32,17 @@ from annotator.actions.audit import record
 from annotator.errors import Conflict, InvalidInput
 
 ROLE_GROUPS = {"annotator": "annotators", "adjudicator": "adjudicators", "maintainer": MAINTAINERS_GROUP}
-USERNAME = re.compile(r"^[\w.@+-]{1,150}$")
+# ASCII only: a Cyrillic "а" or a dotless "ı" makes a name that reads as another person's
+# ("annotator_а", "admın") in every list, audit entry and assignment.
+USERNAME = re.compile(r"^[A-Za-z0-9_.@+-]{1,150}$")
+# Characters that read alike in the fonts the pages use, folded together (after lower case).
+_LOOKALIKE = str.maketrans({"0": "o", "1": "l", "i": "l", "|": "l", "5": "s", "_": "-", ".": "-"})
+
+
+def username_skeleton(username: str) -> str:
+    """What a user name looks like: lower case, look-alike characters and ``rn``/``vv``
+    folded (``maintainer`` and ``rnaintainer``, ``annotator_l`` and ``annotator_1``)."""
+    return username.lower().replace("rn", "m").replace("vv", "w").translate(_LOOKALIKE)
 
 
 def roles_of(user) -> list[str]:
@@ -76,10 +86,17 @@ def do_invite_person(*, actor, username: str, email: str = "", roles) -> tuple:
     """Create an account with no usable password; return ``(user, one-time path)``."""
     username = username.strip()
     if not USERNAME.match(username):
-        raise InvalidInput("a user name is 1 to 150 letters, digits or . @ + - _", field="username")
+        raise InvalidInput(
+            "a user name is 1 to 150 ASCII letters, digits or . @ + - _ (no look-alike letters of other scripts)",
+            field="username",
+        )
     User = get_user_model()
     if User.objects.filter(username__iexact=username).exists():
         raise Conflict(f"the user name {username!r} is taken", field="username")
+    skeleton = username_skeleton(username)
+    for existing in User.objects.values_list("username", flat=True).iterator():
+        if username_skeleton(existing) == skeleton:
+            raise Conflict(f"the user name {username!r} reads like {existing!r}; choose another", field="username")
     roles = check_roles(roles)
     user = User(username=username, email=email.strip())
     user.set_unusable_password()
