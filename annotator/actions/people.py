@@ -17,6 +17,7 @@ Every write here records one audit entry (no password or token ever goes into on
 
 from __future__ import annotations
 
+import functools
 import re
 
 from django.contrib.auth import get_user_model, password_validation
@@ -27,6 +28,7 @@ from django.db import transaction
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
+from annotator import realtime
 from annotator.access import MAINTAINERS_GROUP
 from annotator.actions.audit import record
 from annotator.errors import Conflict, InvalidInput
@@ -117,6 +119,8 @@ def do_set_roles(*, actor, person, roles) -> list[str]:
     before = roles_of(person)
     _set_groups(person, roles)
     record(actor, "set_roles", person, details={"username": person.username, "before": before, "after": roles})
+    if before != roles:  # a socket opened with another role checks it again
+        transaction.on_commit(functools.partial(realtime.revoke_person, person.pk))
     return roles
 
 
@@ -133,6 +137,8 @@ def do_set_active(*, actor, person, active: bool) -> None:
     person.is_active = active
     person.save(update_fields=["is_active"])
     record(actor, "activate_person" if active else "deactivate_person", person, details={"username": person.username})
+    if not active:  # their open sockets close and hear nothing more
+        transaction.on_commit(functools.partial(realtime.revoke_person, person.pk))
 
 
 @transaction.atomic
