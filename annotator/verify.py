@@ -12,6 +12,7 @@ What is checked:
   frozen ledger's event rows against its document, every submission (and its bytes against
   its SHA-256), scoring run, final score and decision against the seal its audit entry
   recorded, and every row the audit log sealed still there;
+- every chain head anchored outside the database (``annotator.anchors``) still in the chain;
 - the audit log's hash chain: ``seq`` runs 1, 2, 3... with no gap (a deleted entry),
   each entry links to the previous one's SHA-256 and its own SHA-256 matches its fields.
 
@@ -28,6 +29,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from annotator import sealed_rows
+from annotator.anchors import anchor_problems
 from annotator.integrity import (
     RECORDING_OPERATIONS,
     content_problem,
@@ -119,6 +121,7 @@ def verify_all() -> Report:
         problems += version_problems(version, recorded.get((GroundTruthVersion._meta.label, str(version.pk)), []))
     problems += missing_objects(recorded)
     problems += sealed_row_problems()
+    problems += [Problem(obj, message) for obj, message in anchor_problems()]
     chain, head = audit_chain_problems()
     return Report(problems + chain, ledgers.count(), versions.count(), AuditEntry.objects.count(), head)
 

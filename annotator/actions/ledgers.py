@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from annotator.actions.audit import record
 from annotator.actions.grading import store_agreement_report
+from annotator.anchors import anchor_on_commit
 from annotator.canonical import canonical_sha256
 from annotator.documents import ledger_document
 from annotator.errors import Conflict, InvalidInput, StaleVersion
@@ -141,4 +142,5 @@ def do_freeze_ledger(ledger: Ledger, *, actor, attestation: str, expected_versio
         details={"side": ledger.side},
     )
     store_agreement_report(ledger.packet)  # once both are frozen, so that reading it never writes
+    anchor_on_commit(f"freeze ledger {ledger.pk}")
     return ledger

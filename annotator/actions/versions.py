@@ -9,6 +9,7 @@ from django.db import transaction
 
 from annotator.actions.audit import record
 from annotator.actions.grading import compute_calibration_on_publish, store_agreement_report
+from annotator.anchors import anchor_on_commit
 from annotator.canonical import canonical_sha256
 from annotator.documents import version_events
 from annotator.errors import Conflict, InvalidInput
@@ -49,6 +50,7 @@ def _store_version(packet, pending: PendingVersion, *, actor, source) -> GroundT
         details={"number": pending.number},
     )
     compute_calibration_on_publish(version)
+    anchor_on_commit(f"publish version {version.pk}")
     version.created = True
     return version
 

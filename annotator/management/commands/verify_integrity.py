@@ -2,9 +2,10 @@
 
 Prints one line per problem, naming the object, and exits 1 when there is any (0 when
 all is well). The problems found are appended to the audit log (``integrity_check``
-entry) unless ``--no-record``. The last line gives the audit chain head: keep it
-outside the database and pass it back with ``--expect-head SEQ:SHA256`` to detect a
-chain rewritten from some point on.
+entry) unless ``--no-record``. The last line gives the audit chain head; every head anchored
+outside the database (``annotator.anchors``: after publications, freezes, backups and clean
+checks, which append theirs) is checked by default, and ``--expect-head SEQ:SHA256`` checks
+one kept elsewhere.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import sys
 from django.core.management.base import BaseCommand, CommandError
 
 from annotator.actions.audit import append_entry
+from annotator.anchors import anchor_head
 from annotator.rescore import rescore, scores_to_check
 from annotator.verify import Problem, verify_all
 
@@ -60,6 +62,8 @@ class Command(BaseCommand):
         else:
             self.stdout.write(self.style.SUCCESS(f"{summary}: all verified"))
         self.stdout.write(f"audit chain head: {seq}:{head}")
+        if not problems and seq:
+            anchor_head("verify_integrity")  # a clean check anchors the head it saw
         if problems and not options["no_record"]:
             append_entry(
                 actor_id=None,
