@@ -49,6 +49,7 @@ LAYERS: list[tuple[str, int]] = [
     ("annotator.verify", 3),
     ("annotator.sealed_rows", 3),
     ("annotator.rescore", 3),
+    ("annotator.anchors", 3),
     ("annotator.overview", 3),
     ("annotator.label_imports", 3),
     ("annotator.search", 3),
