@@ -98,7 +98,7 @@ def action_events(page, tally: Tally) -> None:
     page.locator("#workspace").focus()
     for start, end, verb, nouns in ACTION_EVENTS:
         kb.count = 0
-        page.wait_for_function("!window.frameledger.player.seeking")
+        page.wait_for_function("() => !window.frameledger.player.seeking")
         current = page.evaluate("window.frameledger.player.currentFrame")  # where the last save left it
         seek_and_mark(kb, start, "i", current)
         seek_and_mark(kb, end, "o", start)
@@ -168,7 +168,7 @@ def moment_events(page, tally: Tally) -> None:
         kb.type(f"{start}i")
         kb.type(f"{end}o")
         # The end has landed in the draft (no interval row yet counts as not landed).
-        page.wait_for_function("(document.querySelector('[name=intervals-end]')?.value ?? '') !== ''")
+        page.wait_for_function("() => (document.querySelector('[name=intervals-end]')?.value ?? '') !== ''")
         kb.press("e")
         kb.type(query_id)
         kb.press("Tab")
