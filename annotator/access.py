@@ -424,6 +424,14 @@ def access_label_import(user: AbstractBaseUser, packet_id: int | str) -> PacketA
     return _packet_with_role(user, packet_id, {"maintainer"}, "packet")
 
 
+def may_import_labels(user: AbstractBaseUser, packet: Packet) -> bool:
+    """Whether ``user`` may write (and so compare against) a packet's provisional tier:
+    only a person whose role on the packet is maintainer, like ``access_label_import``. A
+    maintainer who annotates or adjudicates the packet may not: an import answers
+    "unchanged" or "updated", an equality oracle on the key of his own blind packet."""
+    return role_on_packet(user, packet) == "maintainer"
+
+
 def access_full_rendition(user: AbstractBaseUser, packet_id: int | str) -> PacketAccess:
     """The full-height rendition of a packet's video (status, and asking for it): anyone
     on the packet, as for its other media. It is the video's, shared by every packet on

@@ -13,13 +13,12 @@ from __future__ import annotations
 import re
 
 from django.contrib.auth.decorators import login_required
-from django.http import JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from annotator import access
-from annotator.actions.taskkinds import check_task_kind, do_create_task_kind
+from annotator.actions.taskkinds import do_create_task_kind
 from annotator.errors import WorkflowError
 from annotator.families import family_names
 from annotator.models import TaskKind
@@ -99,20 +98,15 @@ def _names(text: str) -> list[str]:
     return [name.strip() for name in text.split(",") if name.strip()]
 
 
-def posted_row_count(data) -> int:
-    try:
-        return max(0, min(int(data.get("field_count", "0")), MAX_ROWS))
-    except ValueError:
-        return 0
-
-
 def form_rows(data) -> list[dict]:
-    """The field rows as posted (``field-<i>-name`` …), blank rows dropped; each keeps
-    its place on the form as ``posted`` (``schema.fields[i]`` is the i-th row kept)."""
+    """The field rows as posted (``field-<i>-name`` …), blank rows dropped."""
+    try:
+        count = min(int(data.get("field_count", "0")), MAX_ROWS)
+    except ValueError:
+        count = 0
     rows = []
-    for i in range(posted_row_count(data)):
+    for i in range(count):
         row = {
-            "posted": i,
             "name": data.get(f"field-{i}-name", "").strip(),
             "type": data.get(f"field-{i}-type", ""),
             "required": data.get(f"field-{i}-required") == "on",
@@ -182,37 +176,6 @@ def _error_target(field: str | None) -> tuple[str, int | None]:
     return field or "schema", None
 
 
-def _check(form: dict, rows: list[dict]) -> WorkflowError | None:
-    """The refusal a save of this form would get (the validator of ``do_create_task_kind``,
-    which writes nothing), or None."""
-    try:
-        check_task_kind(
-            slug=form["slug"].strip(), name=form["name"].strip(), scorer_id=form["scorer_id"],
-            schema=schema_from_form(form, rows),
-        )  # fmt: skip
-    except WorkflowError as error:
-        return error
-    return None
-
-
-@login_required
-@require_http_methods(["POST"])
-def task_kind_check(request):
-    """A dry run of the save (``kind_editor.js`` calls it before submitting): always 200,
-    with what the save would refuse and which input of the form it names (``row`` is the
-    row's place on the form), so a refused save never reaches the page as a 400."""
-    _or_404(access.require_maintainer, request)
-    form = {k: request.POST.get(k, "") for k in KEYS}
-    rows = form_rows(request.POST)
-    error = _check(form, rows)
-    if error is None:
-        return JsonResponse({"ok": True})
-    part, row = _error_target(error.field)
-    posted = rows[row]["posted"] if row is not None and row < len(rows) else None
-    message = f"Field {posted + 1}: {error.message}" if posted is not None else error.message
-    return JsonResponse({"ok": False, "error": message, "field": error.field, "part": part, "row": posted})
-
-
 @login_required
 @require_http_methods(["GET", "POST"])
 def task_kinds(request):
@@ -232,18 +195,14 @@ def task_kinds(request):
         )  # fmt: skip
     except WorkflowError as error:
         part, row = _error_target(error.field)
-        # The form as it was posted: its blank rows stay blank rows, none are added.
-        blanks = posted_row_count(request.POST) - len(rows)
-        context = _context(
-            form, rows, blank_rows=blanks, error=error.message, error_field=error.field, error_part=part, error_row=row
-        )
+        context = _context(form, rows, error=error.message, error_field=error.field, error_part=part, error_row=row)
         return render(request, "frontend/taskkinds/editor.html", context, status=error.status)
     return redirect(f"{reverse('task-kinds')}?created={kind.slug}")
 
 
-def _context(form: dict, rows: list[dict], *, blank_rows: int = BLANK_ROWS, **extra) -> dict:
+def _context(form: dict, rows: list[dict], **extra) -> dict:
     rows = [dict(row, index=i) for i, row in enumerate(rows)]
-    rows += [{"index": len(rows) + i, "required": True, "type": "enum"} for i in range(max(blank_rows, 0))]
+    rows += [{"index": len(rows) + i, "required": True, "type": "enum"} for i in range(BLANK_ROWS)]
     return {
         "kinds": [(kind, form_from_schema(kind) is not None) for kind in TaskKind.objects.order_by("name")],
         "families": family_names(),

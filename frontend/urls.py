@@ -34,7 +34,6 @@ urlpatterns = [
     path("imports/moments/", pages_imports.import_moments, name="import-moments"),
     path("dashboard/", pages_projects.dashboard, name="dashboard"),
     path("task-kinds/", pages_taskkinds.task_kinds, name="task-kinds"),
-    path("task-kinds/check/", pages_taskkinds.task_kind_check, name="task-kind-check"),
     path("audit/", pages_projects.audit_view, name="audit"),
     # grading
     path("grading/packets/<id:packet_id>/", pages.packet_grading, name="grading-packet"),
