@@ -189,6 +189,15 @@ def test_rows_moved_to_another_packet_or_deleted_are_named(graded, packet, maint
     tamper(submission, packet_id=other.pk)
     assert_integrity_error(client_for(maintainer), f"/api/submissions/{submission.pk}/")
     tamper(submission, packet_id=packet.pk)
+    version, ledger = graded["adjudicated"], graded["ledger"]
+    tamper(version, packet_id=other.pk)  # its manifest names its packet
+    assert_integrity_error(client_for(maintainer), f"/api/versions/{version.pk}/")
+    tamper(version, packet_id=packet.pk)
+    tamper(ledger, annotator_id=maintainer.pk)  # its seal names its annotator
+    assert_integrity_error(client_for(maintainer), f"/api/packets/{packet.pk}/ledgers/A/")
+    code, out = verify()
+    assert code == 1 and f"PROBLEM {describe(ledger)}: its columns differ from the seal" in out
+    tamper(ledger, annotator_id=annotator_a.pk)
     score, decision = graded["score"], graded["decision"]
     remove(score)
     remove(decision)
