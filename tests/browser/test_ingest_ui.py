@@ -42,7 +42,7 @@ def test_a_failed_upload_can_be_deleted_from_the_page(page_as, maintainer, tmp_p
     assert "not a readable video file" in page.inner_text("#upload-error")
     video = Video.objects.get()
     page.click("#delete-upload")
-    page.wait_for_function("document.querySelector('#ingest-message').textContent.includes('deleted')")
+    page.wait_for_function("() => document.querySelector('#ingest-message').textContent.includes('deleted')")
     assert not Video.objects.exists()
     assert AuditEntry.objects.get(operation="video.delete").object_id == str(video.pk)
 
