@@ -159,7 +159,7 @@ def drop_triggers(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotator", "0012_media_full_rung"),
+        ("annotator", "0013_bundle_run_heartbeat"),
     ]
 
     operations = [

@@ -170,7 +170,7 @@ def action_events(page, tally: Tally, events=None) -> None:
         kb.type(text)
         if confirm:
             kb.press("Enter")  # takes the highlighted verb, moves to the nouns
-        page.wait_for_function("document.activeElement.id === 'ev-nouns'")
+        page.wait_for_function("() => document.activeElement.id === 'ev-nouns'")
         for i, noun in enumerate(nouns):
             text, _ = fewest(page, "nouns", noun, at_once=False)
             kb.type(text)

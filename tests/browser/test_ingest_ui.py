@@ -74,7 +74,8 @@ def test_the_page_resumes_a_dropped_upload_and_shows_each_server_step(
     page.wait_for_selector("#step-ingest[data-status=done]", timeout=60000)
     # Steps the page did not see happen are filled from the video once it has been fetched.
     page.wait_for_function(
-        "[...document.querySelectorAll('#ingest-steps li')].every((i) => i.dataset.state === 'done')", timeout=30000
+        "() => [...document.querySelectorAll('#ingest-steps li')].every((i) => i.dataset.state === 'done')",
+        timeout=30000,
     )
     assert dropped, "no piece was dropped"
     video = Video.objects.get()
