@@ -283,12 +283,19 @@ def start_worker(layout: Layout, host: Host, env: dict, queues: str, name: str, 
         f"worker-{name}",
         [sys.executable, "-m", "celery", "-A", "deploy", "worker", "-Q", queues, "-n", f"{name}@{host.name}"]
         + [f"--concurrency={concurrency}", "--loglevel=INFO", "--without-gossip", "--without-mingle"],
-        env,
+        {**env, "FRAMELEDGER_WORKER_METRICS_BIND": f"{host.address}:9100"},
     )
 
 
 def start_beat(layout: Layout, host: Host, env: dict) -> None:
     layout.spawn(host, "beat", [sys.executable, "-m", "celery", "-A", "deploy", "beat", "--loglevel=INFO"], env)
+
+
+def fetch(layout: Layout, client: Host, url: str) -> str:
+    code = (
+        "import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=20).read().decode())"
+    )
+    return layout.run(client, [sys.executable, "-c", code, url], dict(os.environ), timeout=60)
 
 
 def wait_http(layout: Layout, client: Host, url: str, timeout: float = 120) -> None:

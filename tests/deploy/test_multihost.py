@@ -74,6 +74,11 @@ def test_upload_and_save_across_hosts(tmp_path):
         assert list((layout.media / "videos/proxy").iterdir()) and list((layout.media / "videos/original").iterdir())
         assert not list((web.dir / "tmp").glob("ingest*")) and not (worker.dir / "var/static").exists()
 
+        # the worker host's own task metrics: its folder exists and its worker serves them
+        metrics = multihost.fetch(layout, client, f"http://{worker.address}:9100/metrics")
+        assert 'frameledger_task_duration_seconds_count{outcome="success",task="annotator.ingest_chunk"}' in metrics
+        assert (worker.dir / "tmp/frameledger-metrics").is_dir()
+
         # a save through the web host, stored in the db host's database
         saved = json.loads(layout.run(client, [*client_cmd, "save", base, str(layout.dir / "passwords.json")], env))
         assert saved["status"] == 201 and saved["stored"], saved
