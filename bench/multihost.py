@@ -13,7 +13,9 @@ and Redis), ``web1``/``web2`` (gunicorn + uvicorn), ``nginx`` in front of both, 
 4. a second upload, and ``worker1`` killed (every process of its namespace) as soon as it
    encodes a chunk: the seconds until the job is done on ``worker2`` (the beat's sweep re-queues
    the chunk whose lease, ``--lease-seconds``, expired);
-5. ``verify_integrity``.
+5. ``verify_integrity``;
+6. with ``--stack-database-url``: the same load on ``bin/run-stack``'s one-machine topology
+   (``bench/load.py``'s ``stack`` run) right after, for the figures side by side.
 
 Bounded: ``--timeout`` seconds in all (SIGALRM), and every namespace, mount and process goes
 with the layout on any exit, Ctrl-C and SIGTERM included. Prints one JSON object at the end.
@@ -188,6 +190,8 @@ def main() -> None:
     parser.add_argument("--lease-seconds", type=int, default=20)
     parser.add_argument("--timeout", type=int, default=1500, help="the whole drill, seconds")
     parser.add_argument("--keep", action="store_true", help="keep the layout's folder (logs) afterwards")
+    parser.add_argument("--stack-database-url", default=None, help="also the one-machine stack's load run")
+    parser.add_argument("--stack-redis-url", default="redis://127.0.0.1:6379/2")
     parser.add_argument("--tag", default=None, help="namespace name prefix (bin/run-multihost passes one)")
     args = parser.parse_args()
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGALRM):
@@ -202,6 +206,21 @@ def main() -> None:
             report = {"stopped": str(stop)}
         finally:
             signal.alarm(0)
+    if args.stack_database_url and "stopped" not in report:
+        from bench import load
+
+        one = argparse.Namespace(database_url=args.stack_database_url, redis_url=args.stack_redis_url,
+                                 submissions=20, seconds=args.seconds, web_workers=args.web_workers)  # fmt: skip
+        m = load.one_run(one, "stack", args.annotators, "stack")
+        rows = m["rows"]
+        report["stack_load"] = {
+            "save_new_p95_ms": rows.get("save: new event", {}).get("p95"),
+            "save_edit_p95_ms": rows.get("save: edit", {}).get("p95"),
+            "requests": rows.get("Aggregated", {}).get("count"),
+            "failures": rows.get("Aggregated", {}).get("failures"),
+            "writes": m["writes"],
+            "load_after": Path("/proc/loadavg").read_text().strip(),
+        }
     report["wall_seconds"] = round(time.monotonic() - started)
     report["namespaces_left"] = [n for n in multihost.namespaces() if n.startswith(layout.tag + "-")]
     print(json.dumps(report, indent=2))
