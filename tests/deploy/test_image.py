@@ -42,6 +42,7 @@ def test_every_application_service_builds_the_image_and_only_sandbox_workers_are
     assert {name for name, s in ours.items() if s.get("user") == "root"} == {"worker-bundles", "worker-gpu"}
     nginx = " ".join(ours["nginx"]["command"])
     assert "/etc/nginx" not in nginx and "FRAMELEDGER_NGINX_LISTEN=8443" in nginx  # no root needed
+    assert ours["worker-ingest"]["environment"]["FRAMELEDGER_WORKER_METRICS_BIND"].endswith(":9100")
     assert "/srv/media" not in " ".join(ours["beat"]["command"])  # the schedule is the beat host's own
 
 
