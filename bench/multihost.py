@@ -224,6 +224,8 @@ def main() -> None:
     report["wall_seconds"] = round(time.monotonic() - started)
     report["namespaces_left"] = [n for n in multihost.namespaces() if n.startswith(layout.tag + "-")]
     print(json.dumps(report, indent=2))
+    if "stopped" in report or report["namespaces_left"]:
+        sys.exit(1)
 
 
 if __name__ == "__main__":
