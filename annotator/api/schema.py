@@ -112,6 +112,26 @@ SUBMISSION_FORM = {
         "labels": {"type": "array", "items": TEXT, "description": "one per file in `files`"},
         "archive": {**BINARY, "description": "a zip of submission files"},
         "include": _string("glob on the archive's file names, e.g. *solution.json"),
+        "file_upload": {
+            "type": "array",
+            "items": TEXT,
+            "description": "keys of finished submission uploads, as `file`",
+        },
+        "archive_upload": {
+            "type": "array",
+            "items": TEXT,
+            "description": "keys of finished submission uploads, as `archive`",
+        },
+    },
+}
+BUNDLE_FORM = {
+    "type": "object",
+    "properties": {
+        "bundle": {**BINARY, "description": "a zip with build.sh and run.sh"},
+        "bundle_upload": _string("key of a finished bundle upload (/api/uploads/), in place of `bundle`"),
+        "label": TEXT,
+        "device": {"type": "string", "enum": ["cpu", "cuda"]},
+        "reference": _string("true: grade the repository's own reference bundle instead of an upload"),
     },
 }
 
@@ -160,17 +180,18 @@ REQUEST_BODIES = {
     ("VideoListView", "POST"): {
         "multipart/form-data": {"type": "object", "properties": {"file": BINARY, "title": TEXT}, "required": ["file"]}
     },
-    ("SubmissionListView", "POST"): {"multipart/form-data": SUBMISSION_FORM},
-    ("VersionBundlesView", "POST"): {
-        "multipart/form-data": {
+    ("SubmissionListView", "POST"): {
+        "multipart/form-data": SUBMISSION_FORM,
+        JSON: {
             "type": "object",
             "properties": {
-                "bundle": {**BINARY, "description": "a zip with build.sh and run.sh"},
-                "label": TEXT,
-                "device": {"type": "string", "enum": ["cpu", "cuda"]},
-                "reference": _string("true: grade the repository's own reference bundle instead of an upload"),
+                k: SUBMISSION_FORM["properties"][k] for k in ("label", "include", "file_upload", "archive_upload")
             },
-        }
+        },
+    },
+    ("VersionBundlesView", "POST"): {
+        "multipart/form-data": BUNDLE_FORM,
+        JSON: {"type": "object", "properties": {k: v for k, v in BUNDLE_FORM["properties"].items() if k != "bundle"}},
     },
     ("MomentImportView", "POST"): {
         "multipart/form-data": {
