@@ -31,8 +31,9 @@ from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Q, QuerySet
 
+from annotator.integrity import verified_access_columns, verify_ledger_states
 from annotator.models import (
     AuditEntry,
     GroundTruthVersion,
@@ -47,6 +48,7 @@ from annotator.models import (
     Union,
     Video,
 )
+from annotator.sealed_rows import verify_runs, verify_scores, verify_submissions
 
 MAINTAINERS_GROUP = "maintainers"
 
@@ -131,7 +133,15 @@ def is_released(packet: Packet) -> bool:
     """The blind phase of the packet is over for its annotators: an adjudicated version
     is published, so both ledgers are frozen for good and nothing anyone sees can change
     them any more."""
-    return GroundTruthVersion.objects.filter(packet=packet, tier=GroundTruthVersion.Tier.ADJUDICATED).exists()
+    return released_packet_id(packet.pk)
+
+
+def released_packet_id(packet_id: int) -> bool:
+    """``is_released`` by id. The tier column is read through the verified manifest: a
+    version whose tier (or packet, or number) was changed by SQL answers the integrity
+    error instead of releasing the packet."""
+    versions = GroundTruthVersion.objects.filter(packet_id=packet_id, tier=GroundTruthVersion.Tier.ADJUDICATED)
+    return any([verified_access_columns(v) for v in versions.defer("canonical_json")])
 
 
 def visible_packets(user: AbstractBaseUser) -> QuerySet[Packet]:
@@ -150,22 +160,31 @@ def maintained_packets(user: AbstractBaseUser) -> QuerySet[Packet]:
     the audit view across packets show these only."""
     if not is_maintainer(user):
         return Packet.objects.none()
-    released = GroundTruthVersion.objects.filter(packet=OuterRef("pk"), tier=GroundTruthVersion.Tier.ADJUDICATED)
-    annotates = Q(annotator_a=user) | Q(annotator_b=user)
-    return (
-        Packet.objects.select_related("video", "task_kind", "project")
-        .exclude(adjudicator=user)
-        .exclude(annotates & ~Q(Exists(released)))
-    )
+    annotated = Packet.objects.filter(Q(annotator_a=user) | Q(annotator_b=user)).values_list("pk", flat=True)
+    blind = [pk for pk in annotated if not released_packet_id(pk)]
+    packets = Packet.objects.select_related("video", "task_kind", "project")
+    return packets.exclude(adjudicator=user).exclude(pk__in=blind)
 
 
 def visible_audit_entries(user: AbstractBaseUser) -> QuerySet[AuditEntry]:
     """The audit view across packets: entries about packets the user maintains, and
     entries about no packet (people, projects, videos, task kinds). Maintainers only."""
     require_maintainer(user)
-    return AuditEntry.objects.select_related("actor", "packet").filter(
-        Q(packet__isnull=True) | Q(packet__in=maintained_packets(user).values("pk"))
+    maintained = maintained_packets(user)
+    entries = AuditEntry.objects.select_related("actor", "packet").filter(
+        Q(packet__isnull=True) | Q(packet__in=maintained.values("pk"))
     )
+    # Entries about a video (who asked for its full rendition, when) belong to no packet; on a
+    # video of a packet the person annotates blind or adjudicates, they would show the other
+    # people's activity. Their own stay.
+    on_packets = Packet.objects.filter(Q(annotator_a=user) | Q(annotator_b=user) | Q(adjudicator=user))
+    blind_videos = on_packets.exclude(pk__in=maintained.values("pk")).values_list("video_id", flat=True)
+    hidden = [str(pk) for pk in blind_videos]
+    if hidden:
+        entries = entries.exclude(
+            Q(packet__isnull=True, object_type=Video._meta.label, object_id__in=hidden) & ~Q(actor=user)
+        )
+    return entries
 
 
 def access_person(user: AbstractBaseUser, person_id: int | str):
@@ -221,7 +240,10 @@ def access_upload(user: AbstractBaseUser, key: str) -> ResumableUpload:
 
 
 def both_frozen(packet: Packet) -> bool:
-    return Ledger.objects.filter(packet=packet, frozen_at__isnull=False).count() == 2
+    """Both ledgers frozen, their frozen state read against the audit log: a ledger frozen
+    or unfrozen by SQL answers the integrity error instead of opening the other side."""
+    ledgers = verify_ledger_states(list(Ledger.objects.filter(packet=packet).defer("canonical_json")))
+    return sum(ledger.is_frozen for ledger in ledgers) == 2
 
 
 def access_own_ledger(user: AbstractBaseUser, packet_id: int | str, *, for_update: bool = False) -> Ledger:
@@ -239,9 +261,12 @@ def access_own_ledger(user: AbstractBaseUser, packet_id: int | str, *, for_updat
     if for_update:
         ledgers = ledgers.select_for_update(of=("self",))
     try:
-        return ledgers.get(packet_id=int(packet_id), annotator=user)
+        ledger = ledgers.get(packet_id=int(packet_id), annotator=user)
     except (Ledger.DoesNotExist, ValueError, TypeError):
         raise NotFound("ledger") from None
+    if not ledger.is_frozen:  # unfrozen by SQL after its freeze: never writable again
+        verify_ledger_states([ledger])
+    return ledger
 
 
 def access_ledger(user: AbstractBaseUser, packet_id: int | str, side: str) -> Ledger:
@@ -284,7 +309,7 @@ def access_version(user: AbstractBaseUser, version_id: int | str) -> tuple[Packe
     access = access_packet(user, version.packet_id)
     if not visible_versions(user, access).filter(pk=version.pk).exists():
         raise NotFound("version")
-    return access, version
+    return access, verified_access_columns(version)
 
 
 # ------------------------------------------------------------------ packet operations
@@ -320,6 +345,12 @@ def access_adjudication_view(user: AbstractBaseUser, packet_id: int | str) -> Pa
 
 def access_audit_log(user: AbstractBaseUser, packet_id: int | str) -> PacketAccess:
     return _packet_with_role(user, packet_id, {"maintainer"}, "audit log")
+
+
+def sees_ledger_contents(access: PacketAccess) -> bool:
+    """Whether the audit log may show ledger contents (a deleted event's data): a
+    maintainer sees progress, not contents, until both ledgers are frozen."""
+    return access.role in STAFF_ROLES and both_frozen(access.packet)
 
 
 def access_agreement(user: AbstractBaseUser, packet_id: int | str, *, report: bool = True) -> PacketAccess:
@@ -365,19 +396,26 @@ def _graded_row(user, queryset, pk, packet_of, what: str):
 
 def access_submission(user: AbstractBaseUser, submission_id: int | str) -> Submission:
     rows = Submission.objects.select_related("packet")
-    return _graded_row(user, rows, submission_id, lambda s: s.packet, "submission")
+    submission = _graded_row(user, rows, submission_id, lambda s: s.packet, "submission")
+    verify_submissions([submission])  # its packet column decided access: read through its seal
+    return submission
 
 
 def access_scoring_run(user: AbstractBaseUser, run_id: int | str) -> ScoringRun:
     rows = ScoringRun.objects.select_related("version", "job", "version__packet")
-    return _graded_row(user, rows, run_id, lambda r: r.version.packet, "scoring run")
+    run = _graded_row(user, rows, run_id, lambda r: r.version.packet, "scoring run")
+    verify_runs([run])
+    return run
 
 
 def access_score(user: AbstractBaseUser, score_id: int | str) -> SubmissionScore:
     rows = SubmissionScore.objects.select_related(
         "submission", "run", "version__packet__video", "version__packet__task_kind"
     )
-    return _graded_row(user, rows, score_id, lambda s: s.version.packet, "score")
+    score = _graded_row(user, rows, score_id, lambda s: s.version.packet, "score")
+    verify_scores([score])
+    verify_runs([score.run])
+    return score
 
 
 def access_job(user: AbstractBaseUser, job_id: int | str) -> Job:
@@ -411,11 +449,26 @@ def access_label_import(user: AbstractBaseUser, packet_id: int | str) -> PacketA
     return _packet_with_role(user, packet_id, {"maintainer"}, "packet")
 
 
+def may_import_labels(user: AbstractBaseUser, packet: Packet) -> bool:
+    """Whether ``user`` may write (and so compare against) a packet's provisional tier:
+    only a person whose role on the packet is maintainer, like ``access_label_import``. A
+    maintainer who annotates or adjudicates the packet may not: an import answers
+    "unchanged" or "updated", an equality oracle on the key of his own blind packet."""
+    return role_on_packet(user, packet) == "maintainer"
+
+
 def access_full_rendition(user: AbstractBaseUser, packet_id: int | str) -> PacketAccess:
     """The full-height rendition of a packet's video (status, and asking for it): anyone
     on the packet, as for its other media. It is the video's, shared by every packet on
-    it, and its status never says who asked."""
+    it, and its status never says who asked (``sees_rendition_progress``)."""
     return access_packet(user, packet_id)
+
+
+def sees_rendition_progress(access: PacketAccess, asked: bool) -> bool:
+    """Whether the person sees a full rendition being made (queued, running, failed): staff
+    always; an annotator only once they asked for it themselves (``asked``), so that the
+    status never turns from "none" to "queued" because the other annotator asked."""
+    return not access.is_annotator or asked
 
 
 def access_packet_search(user: AbstractBaseUser, packet_id: int | str) -> PacketAccess:

@@ -52,13 +52,19 @@ def check_media_root(app_configs, **kwargs):
     return []
 
 
-# The frozen-row triggers of migration 0004, as (table, trigger). A later migration that
+# The frozen-row triggers of migrations 0005 and 0014, as (table, trigger). A later migration that
 # rebuilds one of these tables on SQLite drops its triggers with it: E010 notices.
 EXPECTED_TRIGGERS = {
     "postgresql": {
         ("annotator_ledger", "frameledger_frozen_ledger"),
         ("annotator_groundtruthversion", "frameledger_immutable"),
         ("annotator_auditentry", "frameledger_immutable"),
+        # migration 0014_sealed_rows
+        ("annotator_ledgerevent", "frameledger_frozen_event"),
+        ("annotator_submission", "frameledger_immutable"),
+        ("annotator_scoringrun", "frameledger_scoring_run"),
+        ("annotator_submissionscore", "frameledger_final_score"),
+        ("annotator_decision", "frameledger_decision"),
     },
     "sqlite": {
         ("annotator_ledger", "frameledger_frozen_ledger_update"),
@@ -68,6 +74,16 @@ EXPECTED_TRIGGERS = {
             for table in ("annotator_groundtruthversion", "annotator_auditentry")
             for op in ("update", "delete")
         ),
+        # migration 0014_sealed_rows
+        *(("annotator_ledgerevent", f"frameledger_frozen_event_{op}") for op in ("insert", "update", "delete")),
+        ("annotator_submission", "frameledger_annotator_submission_update"),
+        ("annotator_submission", "frameledger_annotator_submission_delete"),
+        ("annotator_scoringrun", "frameledger_scoring_run_update"),
+        ("annotator_scoringrun", "frameledger_scoring_run_delete"),
+        ("annotator_submissionscore", "frameledger_final_score_update"),
+        ("annotator_submissionscore", "frameledger_final_score_delete"),
+        ("annotator_decision", "frameledger_decision_update"),
+        ("annotator_decision", "frameledger_decision_delete"),
     },
 }
 

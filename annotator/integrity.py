@@ -16,13 +16,23 @@ from __future__ import annotations
 
 import json
 import logging
+from collections import defaultdict
 
 from django.db import connection
 
 from annotator.actions.audit import append_entry
 from annotator.canonical import canonical_sha256, sha256_hex
 from annotator.errors import WorkflowError
-from annotator.models import AuditEntry, GroundTruthVersion, Ledger
+from annotator.models import (
+    AuditEntry,
+    Decision,
+    GroundTruthVersion,
+    Ledger,
+    ScoringRun,
+    Submission,
+    SubmissionScore,
+)
+from annotator.seals import row_seal
 
 logger = logging.getLogger("annotator.integrity")
 
@@ -50,6 +60,14 @@ def describe(obj) -> str:
         return f"frozen ledger {obj.pk} (packet {obj.packet_id}, side {obj.side})"
     if isinstance(obj, GroundTruthVersion):
         return f"version {obj.pk} (packet {obj.packet_id}, {obj.tier} v{obj.number})"
+    if isinstance(obj, SubmissionScore):
+        return f"score {obj.pk} (run {obj.run_id}, submission {obj.submission_id})"
+    if isinstance(obj, ScoringRun):
+        return f"scoring run {obj.pk} (version {obj.version_id})"
+    if isinstance(obj, Submission):
+        return f"submission {obj.pk} (packet {obj.packet_id})"
+    if isinstance(obj, Decision):
+        return f"decision {obj.pk} (union item {obj.item_id})"
     return f"{obj._meta.label} {obj.pk}"
 
 
@@ -68,6 +86,38 @@ def manifest_problem(version: GroundTruthVersion) -> tuple[str, str, str] | None
     named = str(version.manifest.get("ground_truth_sha256"))
     if named != version.sha256:
         return "manifest names another ground-truth SHA-256", version.sha256, named
+    # The columns access decisions read (who may see a tier, which packet, which number).
+    for column, key in (("packet_id", "packet"), ("tier", "tier"), ("number", "version")):
+        if getattr(version, column) != version.manifest.get(key):
+            return (
+                f"{column} differs from the manifest's {key}",
+                str(version.manifest.get(key)),
+                str(getattr(version, column)),
+            )
+    return None
+
+
+def events_problem(ledger: Ledger) -> tuple[str, str, str] | None:
+    """A frozen ledger's event rows against its (hashed) canonical document: an event
+    added, removed, moved in or changed after the freeze."""
+
+    def key(data) -> str:
+        return canonical_sha256(data)[1]
+
+    stored = sorted(key(e) for e in json.loads(ledger.canonical_json).get("events", []))
+    rows = sorted(key(data) for data in ledger.events.values_list("data", flat=True))
+    if rows != stored:
+        return "its event rows differ from its frozen document", f"{len(stored)} events", f"{len(rows)} event rows"
+    return None
+
+
+def seal_problem(obj, recorded: str | None) -> tuple[str, str, str] | None:
+    """The row's seal (its columns, ``annotator.seals``) against the one recorded."""
+    if recorded is None:
+        return None
+    actual = row_seal(obj)
+    if actual != recorded:
+        return "its columns differ from the seal the audit log recorded", recorded, actual
     return None
 
 
@@ -97,10 +147,13 @@ def recorded_problem(obj, recorded: list[dict] | None = None) -> tuple[str, str,
     manifests = {hashes.get("manifest") for hashes in recorded} - {None}
     if isinstance(obj, GroundTruthVersion) and manifests and obj.manifest_sha256 not in manifests:
         return "manifest SHA-256 differs from the one the audit log recorded", min(manifests), obj.manifest_sha256
+    seals = [hashes["row"] for hashes in recorded if "row" in hashes]
+    if seals and row_seal(obj) not in seals:  # entries from before row seals carry none
+        return "its columns differ from the seal the audit log recorded", seals[0], row_seal(obj)
     return None
 
 
-def _fail(obj, found: tuple[str, str, str]) -> TamperedData:
+def fail(obj, found: tuple[str, str, str]) -> TamperedData:
     problem, expected, actual = found
     exc = TamperedData(obj, problem, expected=expected, actual=actual)
     logger.critical("%s (expected %s, found %s)", exc.message, expected, actual)
@@ -120,9 +173,49 @@ def frozen_document(obj: Ledger | GroundTruthVersion) -> dict:
         found = manifest_problem(obj)
     if found is None:
         found = recorded_problem(obj)
+    if found is None and isinstance(obj, Ledger):
+        found = events_problem(obj)
     if found is not None:
-        raise _fail(obj, found)
+        raise fail(obj, found)
     return json.loads(obj.canonical_json)
+
+
+def verified_access_columns(version: GroundTruthVersion) -> GroundTruthVersion:
+    """The version, once the columns access decisions read (packet, tier, number) match its
+    hashed manifest and its row matches the seal recorded at publication: a tier flipped by
+    SQL is an integrity error, never a release. Cheaper than ``frozen_document`` (the
+    content is not hashed again; every read of the events does that)."""
+    found = manifest_problem(version) or recorded_problem(version)
+    if found is not None:
+        raise fail(version, found)
+    return version
+
+
+def ledger_state_problems(ledgers: list[Ledger]) -> list[tuple[Ledger, tuple[str, str, str]]]:
+    """Frozen state against the audit log: a ledger frozen without a freeze record, one
+    whose frozen columns differ from the seal recorded, or one unfrozen after its freeze."""
+    records = defaultdict(list)
+    entries = AuditEntry.objects.filter(
+        object_type=Ledger._meta.label, object_id__in=[str(ledger.pk) for ledger in ledgers], operation="freeze_ledger"
+    )
+    for object_id, hashes in entries.values_list("object_id", "hashes"):
+        records[object_id].append(hashes)
+    found = []
+    for ledger in ledgers:
+        recorded = records.get(str(ledger.pk), [])
+        if ledger.is_frozen:
+            problem = recorded_problem(ledger, recorded)
+        else:
+            problem = ("unfrozen after its freeze", "frozen", "not frozen") if recorded else None
+        if problem is not None:
+            found.append((ledger, problem))
+    return found
+
+
+def verify_ledger_states(ledgers: list[Ledger]) -> list[Ledger]:
+    for ledger, problem in ledger_state_problems(ledgers):
+        raise fail(ledger, problem)
+    return ledgers
 
 
 def frozen_events(obj: Ledger | GroundTruthVersion) -> list[dict]:

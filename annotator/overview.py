@@ -187,7 +187,8 @@ def attestations(entries) -> dict[int, str]:
     return {entry_id: texts[ledger_id] for entry_id, ledger_id in freezes.items() if ledger_id in texts}
 
 
-def shown_details(entry: AuditEntry) -> dict:
+def shown_details(entry: AuditEntry, *, contents: bool = False) -> dict:
     """An entry's details for the audit view: a deleted event's contents are left out
-    (the maintainer role sees progress, not contents, before both ledgers freeze)."""
-    return {k: v for k, v in entry.details.items() if k != "data"}
+    (the maintainer role sees progress, not contents, before both ledgers freeze) unless
+    ``contents`` (``access.sees_ledger_contents``)."""
+    return dict(entry.details) if contents else {k: v for k, v in entry.details.items() if k != "data"}

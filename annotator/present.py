@@ -31,6 +31,7 @@ from annotator.models import (
 )
 from annotator.overview import next_step
 from annotator.publishing import latest_version, version_label
+from annotator.sealed_rows import verify_scores
 from annotator.taskkinds import packet_schema
 
 
@@ -149,6 +150,8 @@ def event_view(event: LedgerEvent) -> dict:
 
 
 def own_ledger_view(ledger: Ledger) -> dict:
+    if ledger.is_frozen:  # its rows are served only while they match the frozen, hashed document
+        frozen_document(ledger)
     return {**ledger_summary(ledger), "events": [event_view(e) for e in ledger.events.all()]}
 
 
@@ -285,13 +288,12 @@ def run_view(run: ScoringRun, *, include_scores: bool = False) -> dict:
         "job": {"id": job.pk, "status": job.status, "progress": job.progress, "message": job.message},
     }
     if include_scores:
-        scores = run.results.select_related("submission").defer(
-            "reward_json", "reward_txt", "details_json", "details", "submission__content"
-        )
+        scores = list(run.results.select_related("submission").defer("submission__content").order_by("id"))
+        verify_scores(scores)
         body["scores"] = [
             {"id": s.pk, "submission": s.submission_id, "label": s.submission.label, "status": s.status,
              "reward": s.reward, "reason": s.reason, "error": s.error}
-            for s in scores.order_by("id")
+            for s in scores
         ]  # fmt: skip
     return body
 

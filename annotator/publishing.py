@@ -17,6 +17,7 @@ from annotator.canonical import canonical_sha256
 from annotator.documents import version_document, version_events
 from annotator.errors import Conflict
 from annotator.models import Decision, GroundTruthVersion, Packet, Union, UnionItem
+from annotator.sealed_rows import verify_decisions
 
 # The decision counts a confirmation shows, in this order ("agreed": no decision needed).
 DECISION_KINDS = ["agreed", *Decision.Action.values]
@@ -79,7 +80,10 @@ def adjudication_log(union: Union) -> list[dict]:
     """Every union item with its decision and rationale, in union order (exported with
     each adjudicated version as ``adjudication_log.json``)."""
     log = []
-    for item in union.items.select_related("decision").order_by("position"):
+    items = list(union.items.select_related("decision").order_by("position"))
+    # A decision changed by SQL is never published (nor previewed): read through its seal.
+    verify_decisions(item.decision for item in items if hasattr(item, "decision"))
+    for item in items:
         decision = getattr(item, "decision", None)
         log.append(
             {

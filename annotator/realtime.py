@@ -57,6 +57,37 @@ def user_group(packet_id: int, user_id: int) -> str:
     return f"packet-{packet_id}-user-{user_id}"
 
 
+def person_group(user_id: int) -> str:
+    """Every live socket of one person, whatever the packet: told when their account is
+    deactivated or their roles change (``revoke_person``)."""
+    return f"person-{user_id}"
+
+
+REVOKED_CLOSE_CODE = 4403
+
+
+def current_role(user_id: int, packet_id: int) -> str | None:
+    """The person's role on the packet as the database says now (the socket's user object
+    was read at the handshake: a deactivation since then is not in it)."""
+    from django.contrib.auth import get_user_model
+
+    user = get_user_model().objects.filter(pk=user_id).first()
+    return role_on(user, packet_id) if user is not None else None
+
+
+def revoke_person(user_id: int) -> None:
+    """Tell the person's live sockets to check their role again (after a deactivation or a
+    role change). Call after commit. A failure is logged: each socket also checks at every
+    heartbeat."""
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    try:
+        async_to_sync(layer.group_send)(person_group(user_id), {"type": "person.revoked"})
+    except Exception as error:
+        logger.warning("person %s: could not tell their live sockets (%s)", user_id, error)
+
+
 def all_group(packet_id: int) -> str:
     return f"packet-{packet_id}-all"
 
@@ -96,7 +127,7 @@ class PacketConsumer(GuardedJsonConsumer):
             return
         self.member = {"channel": self.channel_name, "user_id": user.pk, "username": user.username, "role": role}
         self.members: dict[str, tuple[dict, float]] = {self.channel_name: (self.member, time.monotonic())}
-        self.joined = [user_group(self.packet_id, user.pk), all_group(self.packet_id)]
+        self.joined = [user_group(self.packet_id, user.pk), all_group(self.packet_id), person_group(user.pk)]
         if access.sees_everyone_present(role):
             self.joined.append(staff_group(self.packet_id))
         # Join the groups before accepting: without a channel layer (Redis down) the
@@ -131,6 +162,8 @@ class PacketConsumer(GuardedJsonConsumer):
     async def _beat(self) -> None:
         while True:
             await asyncio.sleep(HEARTBEAT_SECONDS)
+            if not await self._still_allowed():
+                return
             await self._announce("presence.here")
             cutoff = time.monotonic() - EXPIRE_SECONDS
             stale = [ch for ch, (_, seen) in self.members.items() if seen < cutoff and ch != self.channel_name]
@@ -164,6 +197,21 @@ class PacketConsumer(GuardedJsonConsumer):
     async def presence_bye(self, event):
         if self.members.pop(event["member"]["channel"], None) is not None:
             await self._send_presence()
+
+    async def _still_allowed(self) -> bool:
+        """The role this socket was opened with, still the person's: else it is closed
+        (a deactivated account, a role taken away) and hears nothing more."""
+        role = await database_sync_to_async(current_role)(self.member["user_id"], self.packet_id)
+        if role == self.member["role"]:
+            return True
+        if asyncio.current_task() is getattr(self, "heartbeat", None):
+            self.heartbeat = None  # the heartbeat itself found it: it ends here, not cancelled mid-goodbye
+        await self._cleanup_once()
+        await self.close(code=REVOKED_CLOSE_CODE)
+        return False
+
+    async def person_revoked(self, event):
+        await self._still_allowed()
 
     async def union_item(self, event):
         if self.is_staff:

@@ -8,6 +8,11 @@ What is checked:
 - every ground-truth version: its canonical JSON against its SHA-256, its manifest
   against ``manifest_sha256``, the manifest's ``ground_truth_sha256`` and event count,
   and both hashes against the ones the audit log recorded when it was published;
+- every sealed row (``annotator.seals``): a frozen ledger's and a version's columns, a
+  frozen ledger's event rows against its document, every submission (and its bytes against
+  its SHA-256), scoring run, final score and decision against the seal its audit entry
+  recorded, and every row the audit log sealed still there;
+- every chain head anchored outside the database (``annotator.anchors``) still in the chain;
 - the audit log's hash chain: ``seq`` runs 1, 2, 3... with no gap (a deleted entry),
   each entry links to the previous one's SHA-256 and its own SHA-256 matches its fields.
 
@@ -23,8 +28,17 @@ import json
 from collections import defaultdict
 from dataclasses import dataclass
 
-from annotator.integrity import RECORDING_OPERATIONS, content_problem, describe, manifest_problem, recorded_problem
-from annotator.models import AuditEntry, GroundTruthVersion, Ledger
+from annotator import sealed_rows
+from annotator.anchors import anchor_problems
+from annotator.integrity import (
+    RECORDING_OPERATIONS,
+    content_problem,
+    describe,
+    events_problem,
+    manifest_problem,
+    recorded_problem,
+)
+from annotator.models import AuditEntry, Decision, GroundTruthVersion, Ledger, ScoringRun, Submission, SubmissionScore
 from annotator.models.audit import GENESIS_SHA256
 
 
@@ -53,7 +67,10 @@ def _problems(obj, checks) -> list[Problem]:
 
 
 def ledger_problems(ledger: Ledger, recorded: list[dict] | None = None) -> list[Problem]:
-    return _problems(ledger, [content_problem(ledger), recorded_problem(ledger, recorded)])
+    found = [content_problem(ledger), recorded_problem(ledger, recorded)]
+    if not any(found):
+        found.append(events_problem(ledger))
+    return _problems(ledger, found)
 
 
 def version_problems(version: GroundTruthVersion, recorded: list[dict] | None = None) -> list[Problem]:
@@ -103,6 +120,8 @@ def verify_all() -> Report:
     for version in versions.iterator(chunk_size=50):
         problems += version_problems(version, recorded.get((GroundTruthVersion._meta.label, str(version.pk)), []))
     problems += missing_objects(recorded)
+    problems += sealed_row_problems()
+    problems += [Problem(obj, message) for obj, message in anchor_problems()]
     chain, head = audit_chain_problems()
     return Report(problems + chain, ledgers.count(), versions.count(), AuditEntry.objects.count(), head)
 
@@ -117,4 +136,38 @@ def missing_objects(recorded: dict[tuple[str, str], list[dict]]) -> list[Problem
             problems.append(Problem(f"ledger {object_id}", "frozen in the audit log, now missing or unfrozen"))
         if object_type == GroundTruthVersion._meta.label and object_id not in versions:
             problems.append(Problem(f"version {object_id}", "published according to the audit log, now missing"))
+    return problems
+
+
+def sealed_row_problems() -> list[Problem]:
+    """Every submission, scoring run, final score and decision against its seal, and every
+    sealed row still present (``annotator.sealed_rows``)."""
+    problems: list[Problem] = []
+    batches, runs, decisions = sealed_rows.batch_seals(), sealed_rows.run_seals(), sealed_rows.decision_seals()
+
+    def check(rows, problem_of, seals):
+        for row in rows.iterator(chunk_size=500):
+            found = problem_of(row, seals)
+            if found is not None:
+                problems.append(Problem(describe(row), f"{found[0]} (expected {found[1]}, found {found[2]})"))
+
+    check(Submission.objects.order_by("pk"), sealed_rows.submission_problem, batches)
+    check(ScoringRun.objects.order_by("pk"), sealed_rows.run_problem, runs)
+    check(SubmissionScore.objects.order_by("pk"), sealed_rows.score_problem, runs)
+    check(Decision.objects.order_by("pk"), sealed_rows.decision_problem, decisions)
+    present = {
+        "submission": {str(pk) for pk in Submission.objects.values_list("pk", flat=True)},
+        "scoring run": {str(pk) for pk in ScoringRun.objects.values_list("pk", flat=True)},
+        "score": {str(pk) for pk in SubmissionScore.objects.values_list("pk", flat=True)},
+        "decision": {str(pk) for pk in Decision.objects.values_list("pk", flat=True)},
+    }
+    sealed = {
+        "submission": {pk for batch in batches.values() for pk in batch.rows},
+        "scoring run": set(runs),
+        "score": {pk for run in runs.values() for pk in run.scores},
+        "decision": set(decisions),
+    }
+    for kind, ids in sealed.items():
+        for pk in sorted(ids - present[kind], key=int):
+            problems.append(Problem(f"{kind} {pk}", "recorded in the audit log, now missing (deleted)"))
     return problems

@@ -46,10 +46,12 @@ def media_files(root: Path) -> dict[str, str]:
 def backup(target: Path) -> dict:
     from django.conf import settings
 
+    from annotator.anchors import anchor_head
     from annotator.verify import audit_chain_problems
 
     target.mkdir(parents=True, exist_ok=False)
     _, (seq, head) = audit_chain_problems()
+    anchor_head("backup")  # into the anchor file beside the media, copied with it below
     subprocess.run(["pg_dump", "--format=custom", "--file", str(target / "db.dump"), database_url()], check=True)
     media = Path(settings.MEDIA_ROOT)
     if media.exists():

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+import csp.constants
 from django.core.exceptions import ImproperlyConfigured
 
 from deploy.env import envbool, envint, envlist, envstr, proxy_ssl_header
@@ -36,6 +37,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "channels",
+    "csp",
     "annotator",
     "frontend",
 ]
@@ -43,6 +45,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "deploy.metrics.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "annotator.text_guard.NulQueryStringMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "annotator.compression.JsonGZipMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -51,8 +54,29 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
     "annotator.unavailable.DatabaseUnavailableMiddleware",
 ]
+
+# Content-Security-Policy (django-csp): scripts from this origin, and inline module scripts only
+# with the per-response nonce the templates give them (``nonce="{{ request.csp_nonce }}"``); no
+# inline event handlers, no eval, nothing from other origins, no framing. Inline styles stay
+# allowed (style attributes cannot carry a nonce). WebSockets: 'self' covers ws(s) to this host.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [csp.constants.SELF],
+        "script-src": [csp.constants.SELF, csp.constants.NONCE],
+        "style-src": [csp.constants.SELF, csp.constants.UNSAFE_INLINE],
+        "img-src": [csp.constants.SELF, "data:"],
+        "media-src": [csp.constants.SELF],
+        "connect-src": [csp.constants.SELF],
+        "font-src": [csp.constants.SELF],
+        "object-src": [csp.constants.NONE],
+        "base-uri": [csp.constants.SELF],
+        "form-action": [csp.constants.SELF],
+        "frame-ancestors": [csp.constants.NONE],
+    }
+}
 
 ROOT_URLCONF = "deploy.urls"
 WSGI_APPLICATION = "deploy.wsgi.application"
@@ -151,6 +175,8 @@ STATIC_ROOT = VAR_DIR / "static"
 # straight from the apps' static folders, which the test suite uses.
 WHITENOISE_USE_FINDERS = envbool("WHITENOISE_USE_FINDERS", DEBUG)
 MEDIA_ROOT = Path(envstr("FRAMELEDGER_MEDIA_ROOT", str(VAR_DIR / "media")))
+# The append-only file the audit chain head is anchored in (annotator.anchors); empty: MEDIA_ROOT/audit-anchors.log.
+FRAMELEDGER_AUDIT_ANCHOR = envstr("FRAMELEDGER_AUDIT_ANCHOR", "")
 # Largest upload accepted for a source video, in bytes.
 FRAMELEDGER_MAX_VIDEO_BYTES = envint("FRAMELEDGER_MAX_VIDEO_BYTES", 8 * 1024**3)
 # Largest submission upload (one request: files or a zip), in bytes.
@@ -228,7 +254,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PARSER_CLASSES": [
         "annotator.api.body.JSONObjectParser",
-        "rest_framework.parsers.FormParser",
+        "annotator.api.parsers.NulFreeFormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],

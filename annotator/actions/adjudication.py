@@ -9,6 +9,7 @@ from annotator.actions.audit import record
 from annotator.actions.ledgers import check_event
 from annotator.errors import InvalidInput, StaleVersion
 from annotator.models import Decision, Ledger, UnionItem
+from annotator.seals import row_seal
 
 MIN_RATIONALE_CHARS = 3
 UNCHECKED = object()
@@ -70,6 +71,7 @@ def do_decide_item(
         "decide_item",
         decision,
         packet=item.union.packet,
+        hashes={"row": row_seal(decision)},
         details={
             "position": item.position,
             "status": item.status,

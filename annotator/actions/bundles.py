@@ -37,6 +37,7 @@ from annotator.grading.moment_corpus import moment_corpus
 from annotator.grading.uploads import ZipLimits
 from annotator.models import BundleRun, GroundTruthVersion, Submission, SubmissionScore
 from annotator.queue import RUN_BUNDLE, send
+from annotator.seals import row_seal
 from scoring.moments import MAX_SOLUTION_BYTES
 
 logger = logging.getLogger(__name__)
@@ -273,6 +274,14 @@ def _score(run: BundleRun, stages: list, rows: bytes, enforcement: dict) -> Bund
             sha256=hashlib.sha256(rows).hexdigest(),
             size_bytes=len(rows),
             uploaded_by=run.created_by,
+        )
+        record(
+            None,
+            "bundle_submission",
+            submission,
+            packet=submission.packet,
+            hashes={"batch": submission.batch, "submissions": {str(submission.pk): row_seal(submission)}},
+            details={"bundle_run": run.pk, "sha256": submission.sha256},
         )
         scoring_run = do_start_scoring_run(run.version, [submission], actor=run.created_by, dispatch=False)
     for chunk in run_chunks(scoring_run):

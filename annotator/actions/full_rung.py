@@ -32,7 +32,7 @@ from annotator.media.errors import MediaError
 from annotator.media.frametable import FrameTable
 from annotator.media.probe import probe
 from annotator.media.proxy import PROXY_MAX_HEIGHT, make_proxy
-from annotator.models import Job, Video
+from annotator.models import AuditEntry, Job, Video
 from annotator.queue import INGEST_FULL, enqueue_on_commit
 
 logger = logging.getLogger(__name__)
@@ -76,6 +76,21 @@ def full_rung_state(video: Video) -> dict:
     return state
 
 
+def asked_for_full(video: Video, user) -> bool:
+    """Whether ``user`` asked for the video's full rendition (joining a request counts)."""
+    return AuditEntry.objects.filter(
+        operation="video.full_requested", object_type=Video._meta.label, object_id=str(video.pk), actor_id=user.pk
+    ).exists()
+
+
+def without_progress(state: dict) -> dict:
+    """The state as someone who has not asked sees it: a rendition being made (or failed)
+    for someone else reads "none" (``access.sees_rendition_progress``)."""
+    if state["status"] in {Job.Status.QUEUED, Job.Status.RUNNING, Job.Status.FAILED}:
+        return {**state, "status": "none", "progress": None, "message": ""}
+    return state
+
+
 def do_request_full_rendition(*, actor, video: Video) -> tuple[dict, bool]:
     """Queue the full rendition of ``video`` unless it exists or is being made.
 
@@ -86,6 +101,10 @@ def do_request_full_rendition(*, actor, video: Video) -> tuple[dict, bool]:
         state = full_rung_state(row)
         if state["status"] in {"unavailable", "not_needed"}:
             raise Conflict(state["message"])
+        if state["status"] in {Job.Status.QUEUED, Job.Status.RUNNING} and not asked_for_full(row, actor):
+            # joining a request made by someone else: recorded, so that this person now sees it
+            job = _latest_job(row)
+            record(actor, "video.full_requested", row, details={"job": job.pk, "height": state["height"]})
         if state["status"] in {"ready", Job.Status.QUEUED, Job.Status.RUNNING}:
             return state, False
         job = Job.objects.create(

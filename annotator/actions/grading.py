@@ -34,6 +34,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotator.actions.audit import record
+from annotator.canonical import sha256_hex
 from annotator.errors import Conflict, InvalidInput
 from annotator.families import adapter_for_scorer
 from annotator.grading import calibration as calibration_rules
@@ -59,6 +60,7 @@ from annotator.models import (
     VersionReadiness,
 )
 from annotator.queue import SCORE_BATCH, enqueue_group_on_commit
+from annotator.seals import row_seal
 from scoring import SolutionRejected, anchors, score_submission
 from scoring.errors import ScoringError
 
@@ -107,7 +109,7 @@ def do_upload_submissions(packet: Packet, files: Sequence[SubmissionFile], *, ac
         "upload_submissions",
         created[0],
         packet=packet,
-        hashes={"batch": batch},
+        hashes={"batch": batch, "submissions": {str(s.pk): row_seal(s) for s in created}},
         details={"count": len(created), "submissions": [[s.pk, s.label, s.sha256, s.size_bytes] for s in created]},
     )
     return created
@@ -171,7 +173,7 @@ def do_start_scoring_run(
         "start_scoring_run",
         run,
         packet=version.packet,
-        hashes={"ground_truth": inputs.ground_truth_sha256, "version": version.sha256},
+        hashes={"ground_truth": inputs.ground_truth_sha256, "version": version.sha256, "row": row_seal(run)},
         details={"scorer_id": scorer_id, "version": version.pk, "submissions": len(submissions)},
     )
     if dispatch:
@@ -190,6 +192,15 @@ def do_score_submission(result: SubmissionScore, inputs: ScoringInputs) -> bool:
     """Score one pending submission and store the scorer's bytes; False if it was
     already final (a redelivered task). Never raises for a bad submission."""
     submission = result.submission
+    if submission.content is not None and sha256_hex(bytes(submission.content)) != submission.sha256:
+        logger.critical("submission %s: its bytes do not match its SHA-256; not scored", submission.pk)
+        return bool(
+            SubmissionScore.objects.filter(pk=result.pk, status=SubmissionScore.Status.PENDING).update(
+                status=SubmissionScore.Status.ERROR,
+                scored_at=timezone.now(),
+                error=f"integrity error: submission {submission.pk}: its bytes do not match its SHA-256",
+            )  # fmt: skip
+        )
     if submission.content is not None:
         solution: bytes | BaseException = bytes(submission.content)
     else:
@@ -234,13 +245,18 @@ def do_score_batch(run_id: int, result_ids: Sequence[int], *, progress: Callable
     reported = time.monotonic()
     for start in range(0, len(pending), COMMIT_EVERY):
         with transaction.atomic():
+            written = []
             for result in pending[start : start + COMMIT_EVERY]:
                 if inputs is None:
-                    _fail(result, why)
+                    wrote = _fail(result, why)
                 else:
-                    done += do_score_submission(result, inputs)
+                    wrote = do_score_submission(result, inputs)
+                    done += wrote
+                if wrote:
+                    written.append(result.pk)
                 if progress is not None:
                     progress(1)
+            seal_scores(run, written)
         if time.monotonic() - reported >= PROGRESS_SECONDS:
             update_progress(run)
             reported = time.monotonic()
@@ -260,9 +276,27 @@ def _pinned_inputs(run: ScoringRun) -> tuple[ScoringInputs | None, str]:
     return inputs, ""
 
 
-def _fail(result: SubmissionScore, message: str) -> None:
-    SubmissionScore.objects.filter(pk=result.pk, status=SubmissionScore.Status.PENDING).update(
-        status=SubmissionScore.Status.ERROR, error=message, scored_at=timezone.now()
+def _fail(result: SubmissionScore, message: str) -> bool:
+    return bool(
+        SubmissionScore.objects.filter(pk=result.pk, status=SubmissionScore.Status.PENDING).update(
+            status=SubmissionScore.Status.ERROR, error=message, scored_at=timezone.now()
+        )
+    )
+
+
+def seal_scores(run: ScoringRun, score_ids: Sequence[int]) -> None:
+    """Record the seals of the scores just written (one audit entry per committed batch,
+    appended last in its transaction: the chain lock is held only for the commit)."""
+    if not score_ids:
+        return
+    scores = SubmissionScore.objects.filter(pk__in=list(score_ids)).order_by("id")
+    record(
+        None,
+        "score_results",
+        run,
+        packet=run.version.packet,
+        hashes={"scores": {str(s.pk): row_seal(s) for s in scores}},
+        details={"scores": len(score_ids)},
     )
 
 
@@ -280,6 +314,7 @@ def update_progress(run: ScoringRun) -> None:
     )  # fmt: skip
     if counts["pending"] or not ScoringRun.objects.filter(pk=run.pk, finished_at__isnull=True).update(finished_at=now):
         return
+    run.finished_at = now
     Job.objects.filter(pk=run.job_id).update(
         status=Job.Status.DONE, progress=1.0, message=message, result={"total": run.total, **counts}, updated_at=now
     )
@@ -288,7 +323,7 @@ def update_progress(run: ScoringRun) -> None:
         "finish_scoring_run",
         run,
         packet=run.version.packet,
-        hashes={"ground_truth": run.ground_truth_sha256},
+        hashes={"ground_truth": run.ground_truth_sha256, "row": row_seal(run)},
         details={"scorer_id": run.scorer_id, "version": run.version_id, **counts},
     )
 

@@ -17,10 +17,12 @@ from django.utils import timezone
 
 from annotator.actions.audit import record
 from annotator.actions.grading import store_agreement_report
+from annotator.anchors import anchor_on_commit
 from annotator.canonical import canonical_sha256
 from annotator.documents import ledger_document
 from annotator.errors import Conflict, InvalidInput, StaleVersion
 from annotator.models import Ledger, LedgerEvent
+from annotator.seals import row_seal
 from annotator.taskkinds import EventInvalid, packet_schema, validate_event
 
 MAX_EVENTS_PER_LEDGER = 5000
@@ -132,7 +134,13 @@ def do_freeze_ledger(ledger: Ledger, *, actor, attestation: str, expected_versio
     ledger.version += 1
     ledger.save()
     record(
-        actor, "freeze_ledger", ledger, packet=ledger.packet, hashes={"ledger": digest}, details={"side": ledger.side}
+        actor,
+        "freeze_ledger",
+        ledger,
+        packet=ledger.packet,
+        hashes={"ledger": digest, "row": row_seal(ledger)},
+        details={"side": ledger.side},
     )
     store_agreement_report(ledger.packet)  # once both are frozen, so that reading it never writes
+    anchor_on_commit(f"freeze ledger {ledger.pk}")
     return ledger

@@ -21,10 +21,12 @@ from collections.abc import Sequence
 
 from django.db import transaction
 
+from annotator.access import may_import_labels
 from annotator.actions.audit import record
 from annotator.actions.packets import check_assignment, do_create_packet
 from annotator.actions.taskkinds import do_create_task_kind
 from annotator.actions.versions import do_import_provisional_version
+from annotator.errors import InvalidInput
 from annotator.models import GroundTruthVersion, Packet, TaskKind, Video
 from annotator.moment_sources import SourceVideo
 
@@ -107,6 +109,13 @@ def do_import_moment_packets(
     report = {"created": 0, "updated": 0, "unchanged": 0, "clipped": 0, "dropped": 0, "packets": []}
     for source in videos:
         packet, created = _packet(source, kind, (annotator_a, annotator_b, adjudicator), actor)
+        # before anything is compared with the tier; the command line without --actor is the operator
+        if actor is not None and not may_import_labels(actor, packet):
+            raise InvalidInput(
+                f"video {source.video_id}: you annotate or adjudicate its packet, so its provisional labels "
+                "are imported by another maintainer",
+                field="videos",
+            )
         digest = source.sha256()
         latest = (
             GroundTruthVersion.objects.filter(packet=packet, tier=GroundTruthVersion.Tier.PROVISIONAL)

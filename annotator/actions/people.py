@@ -17,6 +17,7 @@ Every write here records one audit entry (no password or token ever goes into on
 
 from __future__ import annotations
 
+import functools
 import re
 
 from django.contrib.auth import get_user_model, password_validation
@@ -28,13 +29,24 @@ from django.db.models import Q
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
+from annotator import realtime
 from annotator.access import MAINTAINERS_GROUP
 from annotator.actions.audit import record
 from annotator.errors import Conflict, InvalidInput
 from annotator.models import Packet
 
 ROLE_GROUPS = {"annotator": "annotators", "adjudicator": "adjudicators", "maintainer": MAINTAINERS_GROUP}
-USERNAME = re.compile(r"^[\w.@+-]{1,150}$")
+# ASCII only: a Cyrillic "а" or a dotless "ı" makes a name that reads as another person's
+# ("annotator_а", "admın") in every list, audit entry and assignment.
+USERNAME = re.compile(r"^[A-Za-z0-9_.@+-]{1,150}$")
+# Characters that read alike in the fonts the pages use, folded together (after lower case).
+_LOOKALIKE = str.maketrans({"0": "o", "1": "l", "i": "l", "|": "l", "5": "s", "_": "-", ".": "-"})
+
+
+def username_skeleton(username: str) -> str:
+    """What a user name looks like: lower case, look-alike characters and ``rn``/``vv``
+    folded (``maintainer`` and ``rnaintainer``, ``annotator_l`` and ``annotator_1``)."""
+    return username.lower().replace("rn", "m").replace("vv", "w").translate(_LOOKALIKE)
 
 
 def roles_of(user) -> list[str]:
@@ -88,10 +100,17 @@ def do_invite_person(*, actor, username: str, email: str = "", roles) -> tuple:
     """Create an account with no usable password; return ``(user, one-time path)``."""
     username = username.strip()
     if not USERNAME.match(username):
-        raise InvalidInput("a user name is 1 to 150 letters, digits or . @ + - _", field="username")
+        raise InvalidInput(
+            "a user name is 1 to 150 ASCII letters, digits or . @ + - _ (no look-alike letters of other scripts)",
+            field="username",
+        )
     User = get_user_model()
     if User.objects.filter(username__iexact=username).exists():
         raise Conflict(f"the user name {username!r} is taken", field="username")
+    skeleton = username_skeleton(username)
+    for existing in User.objects.values_list("username", flat=True).iterator():
+        if username_skeleton(existing) == skeleton:
+            raise Conflict(f"the user name {username!r} reads like {existing!r}; choose another", field="username")
     roles = check_roles(roles)
     user = User(username=username, email=email.strip())
     user.set_unusable_password()
@@ -112,6 +131,8 @@ def do_set_roles(*, actor, person, roles) -> list[str]:
     before = roles_of(person)
     _set_groups(person, roles)
     record(actor, "set_roles", person, details={"username": person.username, "before": before, "after": roles})
+    if before != roles:  # a socket opened with another role checks it again
+        transaction.on_commit(functools.partial(realtime.revoke_person, person.pk))
     return roles
 
 
@@ -128,6 +149,8 @@ def do_set_active(*, actor, person, active: bool) -> None:
     person.is_active = active
     person.save(update_fields=["is_active"])
     record(actor, "activate_person" if active else "deactivate_person", person, details={"username": person.username})
+    if not active:  # their open sockets close and hear nothing more
+        transaction.on_commit(functools.partial(realtime.revoke_person, person.pk))
 
 
 @transaction.atomic

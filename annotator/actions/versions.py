@@ -9,11 +9,13 @@ from django.db import transaction
 
 from annotator.actions.audit import record
 from annotator.actions.grading import compute_calibration_on_publish, store_agreement_report
+from annotator.anchors import anchor_on_commit
 from annotator.canonical import canonical_sha256
 from annotator.documents import version_events
 from annotator.errors import Conflict, InvalidInput
 from annotator.models import GroundTruthVersion, Packet
 from annotator.publishing import PendingVersion, pending_adjudicated_version, pending_version
+from annotator.seals import row_seal
 from annotator.taskkinds import EventInvalid, packet_schema, validate_event
 
 
@@ -44,10 +46,11 @@ def _store_version(packet, pending: PendingVersion, *, actor, source) -> GroundT
         f"publish_{pending.tier}_version",
         version,
         packet=packet,
-        hashes={"version": pending.sha256, "manifest": manifest_sha},
+        hashes={"version": pending.sha256, "manifest": manifest_sha, "row": row_seal(version)},
         details={"number": pending.number},
     )
     compute_calibration_on_publish(version)
+    anchor_on_commit(f"publish version {version.pk}")
     version.created = True
     return version
 

@@ -29,6 +29,7 @@ from annotator.grading.inputs import check_scorer_id
 from annotator.grading.leaderboard import rows_csv
 from annotator.models import ScoringRun, Submission, SubmissionScore, VersionReadiness
 from annotator.present import SCORE_FILES, calibration_view, readiness_view, run_view, score_view, submission_view
+from annotator.sealed_rows import verify_runs, verify_scores, verify_submissions
 from annotator.urlconverters import parse_id
 
 # ----------------------------------------------------------------------- submissions
@@ -111,7 +112,8 @@ class SubmissionListView(APIView):
     def get(self, request, packet_id):
         packet = access.access_grading_packet(request.user, packet_id)
         rows = Submission.objects.filter(packet=packet).defer("content").order_by("id")
-        rows = rows.annotate(kept=ExpressionWrapper(Q(content__isnull=False), output_field=BooleanField()))
+        rows = list(rows.annotate(kept=ExpressionWrapper(Q(content__isnull=False), output_field=BooleanField())))
+        verify_submissions(rows)
         return Response([submission_view(s) for s in rows])
 
     def post(self, request, packet_id):
@@ -129,11 +131,13 @@ class SubmissionDetailView(APIView):
     def get(self, request, submission_id):
         submission = access.access_submission(request.user, submission_id)
         scores = submission.results.exclude(status=SubmissionScore.Status.PENDING).order_by("-id")
+        scores = list(scores.select_related("submission").defer("submission__content"))
+        verify_scores(scores)
         body = submission_view(submission)
         body["scores"] = [
             {"id": s.pk, "run": s.run_id, "version": s.version_id, "scorer_id": s.scorer_id, "reward": s.reward,
              "status": s.status}
-            for s in scores.only("id", "run_id", "version_id", "scorer_id", "reward", "status")
+            for s in scores
         ]  # fmt: skip
         return Response(body)
 
@@ -160,7 +164,8 @@ def _body(request) -> dict:
 class ScoringRunListView(APIView):
     def get(self, request, packet_id):
         packet = access.access_grading_packet(request.user, packet_id)
-        runs = ScoringRun.objects.filter(version__packet=packet).select_related("version", "job")[:200]
+        runs = list(ScoringRun.objects.filter(version__packet=packet).select_related("version", "job")[:200])
+        verify_runs(runs)
         return Response([run_view(run) for run in runs])
 
     def post(self, request, packet_id):
@@ -177,7 +182,8 @@ class ScoringRunListView(APIView):
             chosen = Submission.objects.filter(packet=packet).defer("content").order_by("id")
             ids = body.get("submissions")
             if ids is not None:
-                if not isinstance(ids, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
+                # ids in bodies are bounded like ids in URLs (``parse_id``): 10**20 is no id, not a 500
+                if not isinstance(ids, list) or not all(isinstance(i, int) and parse_id(i) is not None for i in ids):
                     raise InvalidInput("submissions must be a list of ids", field="submissions")
                 chosen = chosen.filter(pk__in=ids)
                 if chosen.count() != len(set(ids)):

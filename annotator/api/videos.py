@@ -26,7 +26,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotator import access
-from annotator.actions.full_rung import do_request_full_rendition, full_rung_state
+from annotator.actions.full_rung import asked_for_full, do_request_full_rendition, full_rung_state, without_progress
 from annotator.actions.ingest import do_register_upload
 from annotator.actions.videos import do_delete_video
 from annotator.api.body import JSONObjectParser
@@ -78,8 +78,12 @@ class FullRenditionView(APIView):
     """The ladder's on-demand rung for a packet's video (``annotator.actions.full_rung``)."""
 
     def get(self, request, packet_id: int):
-        video = access.access_full_rendition(request.user, packet_id).packet.video
-        return Response(_full_view(full_rung_state(video), video, packet_id))
+        packet_access = access.access_full_rendition(request.user, packet_id)
+        video = packet_access.packet.video
+        state = full_rung_state(video)
+        if not access.sees_rendition_progress(packet_access, asked_for_full(video, request.user)):
+            state = without_progress(state)
+        return Response(_full_view(state, video, packet_id))
 
     def post(self, request, packet_id: int):
         video = access.access_full_rendition(request.user, packet_id).packet.video

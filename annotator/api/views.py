@@ -26,7 +26,10 @@ from annotator.errors import InvalidInput, StaleVersion
 from annotator.export import export_files, export_zip
 from annotator.filenames import attachment
 from annotator.models import AuditEntry, TaskKind, UnionItem, Video
+from annotator.overview import shown_details
 from annotator.publishing import publication_preview
+from annotator.sealed_rows import verify_decisions
+from annotator.urlconverters import parse_id
 
 ETAG = re.compile(r'^(?:W/)?"ledger-(?P<id>\d+)-v(?P<version>\d+)"$')
 
@@ -41,6 +44,9 @@ def body_field(request, name: str, *, required: bool = True, kind: type | tuple 
         return None
     if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
         raise InvalidInput(f"{name} has the wrong type", field=name)
+    if isinstance(value, int) and not isinstance(value, bool) and parse_id(abs(value)) is None:
+        # bounded like ids in URLs: a number no column holds is a 400, never the driver's OverflowError
+        raise InvalidInput(f"{name} is out of range", field=name)
     return value
 
 
@@ -193,7 +199,8 @@ class LedgerBySideView(APIView):
 class UnionView(APIView):
     def get(self, request, packet_id):
         packet_access, union = access.access_union(request.user, packet_id)
-        items = union.items.select_related("decision", "decision__decided_by")
+        items = list(union.items.select_related("decision", "decision__decided_by"))
+        verify_decisions(item.decision for item in items if hasattr(item, "decision"))
         return Response(
             {
                 "packet": packet_access.packet.pk,
@@ -277,6 +284,7 @@ class AuditLogView(APIView):
     def get(self, request, packet_id):
         packet_access = access.access_audit_log(request.user, packet_id)
         entries = AuditEntry.objects.filter(packet=packet_access.packet).select_related("actor")[:1000]
+        contents = access.sees_ledger_contents(packet_access)
         return Response(
             [
                 {
@@ -288,7 +296,7 @@ class AuditLogView(APIView):
                     "operation": e.operation,
                     "object": f"{e.object_type}:{e.object_id}",
                     "hashes": e.hashes,
-                    "details": e.details,
+                    "details": shown_details(e, contents=contents),
                 }
                 for e in entries
             ]

@@ -39,6 +39,7 @@ from annotator.models import (
     VersionReadiness,
 )
 from annotator.publishing import version_label
+from annotator.sealed_rows import verify_scores
 from scoring import SolutionRejected, agreement, get_scorer, score_submission
 
 HUMAN_SCORE_CACHE_SECONDS = 7 * 24 * 3600
@@ -96,12 +97,13 @@ def latest_scores(version: GroundTruthVersion, scorer_id: str) -> list[Submissio
         SubmissionScore.objects.filter(version=version, scorer_id=scorer_id)
         .exclude(status=SubmissionScore.Status.PENDING)
         .select_related("submission")
-        .defer("reward_json", "reward_txt", "details_json", "submission__content")
+        .defer("submission__content")
         .order_by("submission_id", "-run_id", "-id")
     )
     latest: dict[int, SubmissionScore] = {}
     for score in scores:
         latest.setdefault(score.submission_id, score)
+    verify_scores(latest.values())  # every reward shown is read through its seal
     return list(latest.values())
 
 

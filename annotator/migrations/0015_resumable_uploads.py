@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotator", "0013_bundle_run_heartbeat"),
+        ("annotator", "0014_sealed_rows"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -161,6 +161,7 @@ def page_as(chromium, browser_server, migration_rows):
     ``migration_rows`` put them back.
     """
     contexts = []
+    refused: list[str] = []  # what the Content-Security-Policy blocked on these pages
 
     def open_page(user, path: str):
         client = Client()
@@ -177,6 +178,10 @@ def page_as(chromium, browser_server, migration_rows):
             ]
         )
         page = context.new_page()
+        page.on(
+            "console",
+            lambda m: refused.append(m.text) if m.type == "error" and "Content Security Policy" in m.text else None,
+        )
         page.add_init_script(READ_CELLS_JS)
         page.goto(browser_server.url + path)
         return page
@@ -184,3 +189,4 @@ def page_as(chromium, browser_server, migration_rows):
     yield open_page
     for context in contexts:
         context.close()
+    assert not refused, f"the Content-Security-Policy refused something on these pages: {refused}"

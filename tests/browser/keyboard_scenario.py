@@ -155,7 +155,7 @@ def action_events(page, tally: Tally, events=None) -> None:
     page.locator("#workspace").focus()
     for start, end, verb, nouns in events or ACTION_EVENTS:
         kb.count = 0
-        page.wait_for_function("!window.frameledger.player.seeking")
+        page.wait_for_function("() => !window.frameledger.player.seeking")
         current = page.evaluate("window.frameledger.player.currentFrame")  # where the last save left it
         mark_start(kb, start, current)
         mark_end(kb, end, start)
@@ -170,7 +170,7 @@ def action_events(page, tally: Tally, events=None) -> None:
         kb.type(text)
         if confirm:
             kb.press("Enter")  # takes the highlighted verb, moves to the nouns
-        page.wait_for_function("document.activeElement.id === 'ev-nouns'")
+        page.wait_for_function("() => document.activeElement.id === 'ev-nouns'")
         for i, noun in enumerate(nouns):
             text, _ = fewest(page, "nouns", noun, at_once=False)
             kb.type(text)
@@ -230,7 +230,7 @@ def moment_events(page, tally: Tally) -> None:
         kb.type(f"{start}i")
         kb.type(f"{end}o")
         # The end has landed in the draft (no interval row yet counts as not landed).
-        page.wait_for_function("(document.querySelector('[name=intervals-end]')?.value ?? '') !== ''")
+        page.wait_for_function("() => (document.querySelector('[name=intervals-end]')?.value ?? '') !== ''")
         kb.press("e")
         kb.type(query_id)
         kb.press("Tab")

@@ -14,7 +14,7 @@ SCREENSHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
 
 def wait_ready(page, timeout: float = 30000) -> None:
     page.wait_for_function(
-        "window.frameledger && (window.frameledger.ready || window.frameledger.loadError)", timeout=timeout
+        "() => window.frameledger && (window.frameledger.ready || window.frameledger.loadError)", timeout=timeout
     )
     error = page.evaluate("window.frameledger.loadError || null")
     assert error is None, f"page failed to load: {error}"
@@ -39,7 +39,7 @@ def go_to_frame(page, frame: int) -> None:
 
 def wait_saved(page, timeout: float = 15000) -> None:
     page.wait_for_function(
-        "document.querySelector('#save-status').dataset.status === 'saved'"
+        "() => document.querySelector('#save-status').dataset.status === 'saved'"
         " && window.frameledger.store.getState().pending.length === 0",
         timeout=timeout,
     )
@@ -58,7 +58,7 @@ def add_action_by_keyboard(page, start: int, end: int, verb: str, nouns: list[st
         " && document.querySelector('#ev-end_frame').value === String(e)",
         arg=[start, end],
     )
-    page.wait_for_function("document.activeElement.id === 'ev-verb'")  # o moved the focus there
+    page.wait_for_function("() => document.activeElement.id === 'ev-verb'")  # o moved the focus there
     page.keyboard.type(verb)
     page.keyboard.press("Enter")  # takes the verb, on to the noun type-ahead
     page.keyboard.type(",".join(nouns))  # "," adds a chip and stays for the next noun

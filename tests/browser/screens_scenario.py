@@ -128,7 +128,7 @@ def test_screens(page_as, maintainer, annotator_a, annotator_b, adjudicator):
         court.keyboard.press("Tab")
         court.keyboard.type(direction)
     court.keyboard.press("Enter")
-    court.wait_for_function("document.querySelectorAll('#ledger-table tbody tr').length === 1")
+    court.wait_for_function("() => document.querySelectorAll('#ledger-table tbody tr').length === 1")
     court.wait_for_timeout(300)
     shot(court, "09-tennis-after-save.png")
 
@@ -141,7 +141,7 @@ def test_screens(page_as, maintainer, annotator_a, annotator_b, adjudicator):
     mq.locator("#workspace").focus()
     mq.keyboard.type("240i", delay=30)
     mq.keyboard.type("480o", delay=30)
-    mq.wait_for_function("(document.querySelector('[name=intervals-end]')?.value ?? '') !== ''")
+    mq.wait_for_function("() => (document.querySelector('[name=intervals-end]')?.value ?? '') !== ''")
     shot(mq, "11-moment-notice.png")
     new = sized(page_as(maintainer, "/maintainer/packets/new/"))
     new.wait_for_timeout(800)

@@ -47,12 +47,12 @@ def test_a_twice_decides_the_item_on_screen_once_and_the_second_a_acts_on_the_ne
     page.keyboard.type("aa", delay=150)  # 150 ms apart; each decision takes 400 ms
     assert page.is_visible("#key-wait")  # the page says the key waits
     wait_title(page, "Item 2")
-    page.wait_for_function("document.querySelector('#action-error').textContent !== ''")
+    page.wait_for_function("() => document.querySelector('#action-error').textContent !== ''")
     # The second a was read on item 2 (a label conflict), where a / b / m do not apply.
     assert "for this one choose with 1–5" in page.inner_text("#action-error")
     assert decisions_logged() == [0]
     assert not Decision.objects.filter(item__position=1).exists()
-    page.wait_for_function("document.querySelector('#key-wait').hidden")
+    page.wait_for_function("() => document.querySelector('#key-wait').hidden")
 
 
 def test_redeciding_a_decided_item_needs_the_form_not_a_settle_key(
@@ -67,14 +67,14 @@ def test_redeciding_a_decided_item_needs_the_form_not_a_settle_key(
     page.keyboard.press("[")
     wait_title(page, "Item 1")
     page.keyboard.press("a")
-    page.wait_for_function("document.querySelector('#action-error').textContent.includes('already decided')")
+    page.wait_for_function("() => document.querySelector('#action-error').textContent.includes('already decided')")
     assert "To change it: choose 1–5, write why (r), Ctrl+Enter" in page.inner_text("#action-error")
     assert decisions_logged() == [0]
     # The explicit way: choose, write why, Ctrl+Enter.
     page.keyboard.type("1r", delay=KEY_DELAY)
     page.keyboard.type("A's start is right.", delay=KEY_DELAY)
     page.keyboard.press("Control+Enter")
-    page.wait_for_function("document.activeElement.id === 'items-table'")
+    page.wait_for_function("() => document.activeElement.id === 'items-table'")
     assert decisions_logged() == [0, 0]
     assert Decision.objects.get(item__union__packet=packet, item__position=0).action == "take_a"
 
@@ -96,7 +96,7 @@ def test_two_adjudicator_tabs_show_both_decisions_and_the_adjudicator_chooses(
     first.keyboard.type("2r", delay=KEY_DELAY)
     first.keyboard.type("The bowl gets the milk.", delay=KEY_DELAY)
     first.keyboard.press("Control+Enter")
-    first.wait_for_function("document.activeElement.id === 'items-table'")
+    first.wait_for_function("() => document.activeElement.id === 'items-table'")
     assert Decision.objects.get(item__union__packet=packet, item__position=1).action == "take_b"
 
     second.keyboard.type("1r", delay=KEY_DELAY)
@@ -111,7 +111,7 @@ def test_two_adjudicator_tabs_show_both_decisions_and_the_adjudicator_chooses(
 
     second.click("#decision-record-mine")
     second.wait_for_selector("#decision-conflict", state="hidden")
-    second.wait_for_function("document.querySelector('#item-title').textContent !== 'Item 2'")
+    second.wait_for_function("() => document.querySelector('#item-title').textContent !== 'Item 2'")
     decision = Decision.objects.get(item__union__packet=packet, item__position=1)
     assert (decision.action, decision.rationale) == ("take_a", "Milk alone.")
     assert decisions_logged() == [1, 1]

@@ -57,7 +57,7 @@ def test_the_full_resolution_button_switches_to_the_full_rung_on_the_same_frame(
     proxy_boxes, full_boxes = synthetic.cell_boxes(1080, 720), synthetic.cell_boxes(1152, 768)
 
     page = page_as(annotator_b, f"/packets/{packet.pk}/player/")
-    page.wait_for_function("window.frameledger && (window.frameledger.player || window.frameledger.loadError)")
+    page.wait_for_function("() => window.frameledger && (window.frameledger.player || window.frameledger.loadError)")
     assert page.evaluate("window.frameledger.loadError || null") is None
     button = page.locator("button[data-act=full]")
     button.wait_for(state="visible")
@@ -66,7 +66,7 @@ def test_the_full_resolution_button_switches_to_the_full_rung_on_the_same_frame(
     assert failures(page.evaluate(SEEK_BATCH_JS, {"targets": [0, 77], "boxes": proxy_boxes})) == []
 
     button.click()
-    page.wait_for_function("document.querySelector('button[data-act=full]').textContent.includes('encoding')")
+    page.wait_for_function("() => document.querySelector('button[data-act=full]').textContent.includes('encoding')")
     assert len(held) == 1
     tasks.ingest_full(*held[0])  # the worker encodes the full rung
     video.refresh_from_db()
@@ -76,7 +76,7 @@ def test_the_full_resolution_button_switches_to_the_full_rung_on_the_same_frame(
     assert shown["height"] == 768 and shown["switches"] == 1
     assert shown["src"].endswith(f"/full/{video.full_sha256[:16]}.mp4")
     assert synthetic.decode_cell_means(shown["means"]) == shown["current"] == shown["presented"] == 77
-    page.wait_for_function("document.querySelector('button[data-act=full]').textContent === '720p proxy'")
+    page.wait_for_function("() => document.querySelector('button[data-act=full]').textContent === '720p proxy'")
 
     rng = random.Random("full-rung")
     targets = [0, 1, FRAMES - 2, FRAMES - 1] + [rng.randrange(FRAMES) for _ in range(40)] + [58]
@@ -90,4 +90,6 @@ def test_the_full_resolution_button_switches_to_the_full_rung_on_the_same_frame(
     shown = page.evaluate(SHOWN_JS, proxy_boxes)
     assert shown["height"] == 720 and shown["switches"] == 2
     assert synthetic.decode_cell_means(shown["means"]) == shown["current"] == shown["presented"] == 58
-    page.wait_for_function("document.querySelector('button[data-act=full]').textContent === 'Full resolution (768p)'")
+    page.wait_for_function(
+        "() => document.querySelector('button[data-act=full]').textContent === 'Full resolution (768p)'"
+    )

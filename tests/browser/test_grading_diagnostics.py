@@ -52,7 +52,9 @@ def test_clicking_an_unmatched_event_shows_its_start_frame(page_as, media_packet
     score = scored_submission(packet, maintainer)
     assert score.reward == 0.4  # 1 of 2 predictions, 1 of 3 references
     page = page_as(maintainer, f"/grading/scores/{score.pk}/")
-    page.wait_for_function("window.frameledger && (window.frameledger.diagnostics || window.frameledger.loadError)")
+    page.wait_for_function(
+        "() => window.frameledger && (window.frameledger.diagnostics || window.frameledger.loadError)"
+    )
     assert page.evaluate("window.frameledger.loadError || null") is None
     assert page.locator('rect[data-status="matched"]').count() == 2  # one pair: a bar in each lane
 
@@ -60,7 +62,7 @@ def test_clicking_an_unmatched_event_shows_its_start_frame(page_as, media_packet
         bar = page.locator(f'rect[data-status="{status}"][data-start="{start}"]')
         bar.click()
         page.wait_for_function(
-            f"window.frameledger.player.currentFrame === {start} && !window.frameledger.player.seeking"
+            f"() => window.frameledger.player.currentFrame === {start} && !window.frameledger.player.seeking"
         )
         assert page.get_attribute("#grading-diagnostics", "data-seeked-frame") == str(start)
         assert shown_frame(page) == start, status
@@ -69,10 +71,10 @@ def test_clicking_an_unmatched_event_shows_its_start_frame(page_as, media_packet
 
     # The table rows seek too, and the false positive explains itself.
     page.locator('tr[data-item="reference-0"]').click()
-    page.wait_for_function("window.frameledger.player.currentFrame === 10 && !window.frameledger.player.seeking")
+    page.wait_for_function("() => window.frameledger.player.currentFrame === 10 && !window.frameledger.player.seeking")
     assert shown_frame(page) == 10
     page.locator('tr[data-item="predictions-1"]').click()
-    page.wait_for_function("window.frameledger.player.currentFrame === 200 && !window.frameledger.player.seeking")
+    page.wait_for_function("() => window.frameledger.player.currentFrame === 200 && !window.frameledger.player.seeking")
     detail = page.inner_text("#diag-detail")
     assert "closest reference #3 (overlapping); differs in start_frame, end_frame; start +20, end +20 frames" in detail
 
@@ -82,4 +84,4 @@ def test_clicking_an_unmatched_event_shows_its_start_frame(page_as, media_packet
     oracle = page.locator('#calibration tr[data-anchor="oracle"] td')
     assert oracle.nth(1).inner_text() == "1" and oracle.nth(3).inner_text() == "✓"
     page.click("#calibration [data-action=ready]")
-    page.wait_for_function("document.querySelector('[data-field=ready-message]').textContent.startsWith('Ready')")
+    page.wait_for_function("() => document.querySelector('[data-field=ready-message]').textContent.startsWith('Ready')")

@@ -42,7 +42,7 @@ def test_a_failed_upload_can_be_deleted_from_the_page(page_as, maintainer, tmp_p
     assert "not a readable video file" in page.inner_text("#upload-error")
     video = Video.objects.get()
     page.click("#delete-upload")
-    page.wait_for_function("document.querySelector('#ingest-message').textContent.includes('deleted')")
+    page.wait_for_function("() => document.querySelector('#ingest-message').textContent.includes('deleted')")
     assert not Video.objects.exists()
     assert AuditEntry.objects.get(operation="video.delete").object_id == str(video.pk)
 
@@ -74,7 +74,8 @@ def test_the_page_resumes_a_dropped_upload_and_shows_each_server_step(
     page.wait_for_selector("#step-ingest[data-status=done]", timeout=60000)
     # Steps the page did not see happen are filled from the video once it has been fetched.
     page.wait_for_function(
-        "[...document.querySelectorAll('#ingest-steps li')].every((i) => i.dataset.state === 'done')", timeout=30000
+        "() => [...document.querySelectorAll('#ingest-steps li')].every((i) => i.dataset.state === 'done')",
+        timeout=30000,
     )
     assert dropped, "no piece was dropped"
     video = Video.objects.get()

@@ -72,7 +72,7 @@ def test_tiers_one_key_for_within_tolerance_focus_rationale_replacement_and_bulk
     assert selected_title(page) == "Item 1"
     assert page.is_visible("#tier-hint")
     page.keyboard.press("m")
-    page.wait_for_function("document.querySelector('#item-title').textContent === 'Item 2'")
+    page.wait_for_function("() => document.querySelector('#item-title').textContent === 'Item 2'")
     taken = decision(packet, "take")
     assert (taken.action, taken.final_value["start_frame"], taken.final_value["end_frame"]) == ("edit", 11, 20)
     assert "tolerance of 12 frames" in taken.rationale
@@ -84,10 +84,10 @@ def test_tiers_one_key_for_within_tolerance_focus_rationale_replacement_and_bulk
     page.keyboard.press("r")
     page.keyboard.type("The bowl gets the milk.")
     page.keyboard.press("Control+Enter")
-    page.wait_for_function("document.querySelector('#item-title').textContent === 'Item 4'")
+    page.wait_for_function("() => document.querySelector('#item-title').textContent === 'Item 4'")
     assert page.evaluate("document.activeElement.id") == "items-table"
     page.keyboard.press("u")  # item 4 was played when selected: on to item 5
-    page.wait_for_function("document.querySelector('#item-title').textContent === 'Item 5'")
+    page.wait_for_function("() => document.querySelector('#item-title').textContent === 'Item 5'")
     page.keyboard.press("3")  # edit ...
     assert page.input_value("#rationale") == ""
     assert decision(packet, "pour").rationale == "The bowl gets the milk."
@@ -95,26 +95,26 @@ def test_tiers_one_key_for_within_tolerance_focus_rationale_replacement_and_bulk
     # Changing a decision: the new rationale replaces the old one; both are in the log.
     for _ in range(3):  # from item 5 back to item 2
         page.keyboard.press("[")
-    page.wait_for_function("document.querySelector('#item-title').textContent === 'Item 2'")
+    page.wait_for_function("() => document.querySelector('#item-title').textContent === 'Item 2'")
     page.keyboard.press("1")
     page.keyboard.press("r")
     page.keyboard.type("Milk: A after all.")
     page.keyboard.press("Control+Enter")
-    page.wait_for_function("document.activeElement.id === 'items-table'")
+    page.wait_for_function("() => document.activeElement.id === 'items-table'")
     poured = decision(packet, "pour")
     assert (poured.action, poured.rationale) == ("take_a", "Milk: A after all.")
     logged = [e.details["rationale"] for e in AuditEntry.objects.filter(operation="decide_item").order_by("pk")]
     assert "The bowl gets the milk." in logged and "Milk: A after all." in logged
 
     # e goes into the edit fields of the selected item (the A-only one).
-    page.wait_for_function("document.querySelector('#item-title').textContent === 'Item 4'")
+    page.wait_for_function("() => document.querySelector('#item-title').textContent === 'Item 4'")
     page.keyboard.press("e")
     assert page.evaluate("document.activeElement.closest('#edit-form') !== null")
     page.keyboard.press("Escape")
 
     # The bulk rule settles the remaining within-tolerance item.
     page.click("#tolerance-bulk button[data-rule=b]")
-    page.wait_for_function("document.querySelector('#bulk-progress').textContent.includes('1 item(s) decided')")
+    page.wait_for_function("() => document.querySelector('#bulk-progress').textContent.includes('1 item(s) decided')")
     put = decision(packet, "put")
     assert put.action == "take_b" and "took B" in put.rationale
     assert page.is_hidden("#tolerance-bulk")

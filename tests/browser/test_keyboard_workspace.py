@@ -79,7 +79,7 @@ def test_a_half_filled_new_event_survives_a_reload_and_the_page_warns_before_lea
     # Completing it and saving forgets the kept draft.
     page.locator("#workspace").focus()
     page.keyboard.type("70o")
-    page.wait_for_function("document.querySelector('#ev-end_frame').value === '70'")
+    page.wait_for_function("() => document.querySelector('#ev-end_frame').value === '70'")
     page.keyboard.press("Enter")
     wait_saved(page)
     assert server_events(packet) == [{"verb": "take", "nouns": ["egg"], "start_frame": 40, "end_frame": 70}]
@@ -96,14 +96,14 @@ def test_esc_twice_never_loses_a_draft_silently_and_ctrl_z_brings_it_back(page_a
     start_draft(page, 40, "pou", "milk")
     # Selecting an existing event keeps the new one aside; Esc comes back to it.
     page.keyboard.press("[")
-    page.wait_for_function("document.querySelector('#ev-verb').value === 'crack'")
+    page.wait_for_function("() => document.querySelector('#ev-verb').value === 'crack'")
     page.keyboard.press("Escape")
-    page.wait_for_function("document.querySelector('#ev-verb').value === 'pour'")
+    page.wait_for_function("() => document.querySelector('#ev-verb').value === 'pour'")
     page.keyboard.press("Escape")  # a second Esc on the page clears the draft, and says so
     assert draft(page)["verb"] == "" and chips(page) == []
     assert "Ctrl+Z" in page.inner_text("#notice")
     page.keyboard.press("Control+z")
-    page.wait_for_function("document.querySelector('#ev-verb').value === 'pour'")
+    page.wait_for_function("() => document.querySelector('#ev-verb').value === 'pour'")
     assert draft(page)["start_frame"] == "40" and chips(page) == ["milk"]
     assert server_events(packet) == [{"verb": "crack", "nouns": ["egg"], "start_frame": 10, "end_frame": 20}]
 
@@ -126,7 +126,7 @@ def test_after_saving_with_enter_in_the_end_box_the_next_form_has_no_stale_end(p
     page.locator("#workspace").focus()
     page.keyboard.type("150i")
     page.keyboard.type("170o")
-    page.wait_for_function("document.activeElement.id === 'ev-verb'")  # both ends marked: on to the verb
+    page.wait_for_function("() => document.activeElement.id === 'ev-verb'")  # both ends marked: on to the verb
     page.keyboard.type("put")
     page.keyboard.press("Enter")
     page.keyboard.type("bowl")
@@ -143,7 +143,7 @@ def test_validation_in_the_page_lists_candidates_and_catches_end_before_start(pa
     page = open_workspace(page_as, annotator_a, packet)
     page.keyboard.type("80i")
     page.keyboard.type("60o")
-    page.wait_for_function("document.querySelector('#ev-end_frame').value === '60'")
+    page.wait_for_function("() => document.querySelector('#ev-end_frame').value === '60'")
     assert page.evaluate("document.activeElement.id") == "workspace"  # the end is before the start: no move
     page.keyboard.press("e")
     page.keyboard.type("take")
@@ -173,15 +173,15 @@ def test_space_after_clicking_a_button_plays_and_h_toggles_half_speed(page_as, m
     page.click("#player button[data-act=fwd10]")
     wait_frame(page, 10)
     page.keyboard.press(" ")  # plays; does not press +10 again
-    page.wait_for_function("!window.frameledger.player.paused")
+    page.wait_for_function("() => !window.frameledger.player.paused")
     page.keyboard.press(" ")
-    page.wait_for_function("window.frameledger.player.paused")
+    page.wait_for_function("() => window.frameledger.player.paused")
     assert page.evaluate("document.querySelector('video.fl-video').playbackRate") == 1
     page.keyboard.press("h")
-    page.wait_for_function("!window.frameledger.player.paused")
+    page.wait_for_function("() => !window.frameledger.player.paused")
     assert page.evaluate("document.querySelector('video.fl-video').playbackRate") == 0.5
     page.keyboard.press("h")
-    page.wait_for_function("window.frameledger.player.paused")
+    page.wait_for_function("() => window.frameledger.player.paused")
     assert page.evaluate("document.querySelector('video.fl-video').playbackRate") == 1
 
 
@@ -195,11 +195,11 @@ def test_go_to_frame_boundary_and_keyframe_jumps_and_one_second_steps(page_as, m
     wait_frame(page, 57)
     assert page.evaluate("document.activeElement.id") == "workspace"  # i / o work again
     page.keyboard.press("i")
-    page.wait_for_function("document.querySelector('#ev-start_frame').value === '57'")
+    page.wait_for_function("() => document.querySelector('#ev-start_frame').value === '57'")
     page.keyboard.press("Alt+ArrowRight")
     wait_frame(page, 87)  # 29.97 fps: one second is 30 frames
     page.keyboard.press("o")
-    page.wait_for_function("document.activeElement.id === 'ev-verb'")  # both ends marked: on to the verb
+    page.wait_for_function("() => document.activeElement.id === 'ev-verb'")  # both ends marked: on to the verb
     page.keyboard.type("open")
     page.keyboard.press("Enter")
     page.keyboard.type("fridge")
@@ -228,7 +228,7 @@ def test_moment_interval_marked_inside_one_grid_step_is_never_empty(
     page = open_workspace(page_as, annotator_a, packet)
     page.keyboard.type("37i")  # 1.235 s
     page.keyboard.type("62o")  # 2.069 s: both ends snap to 2 s on the 2 s grid
-    page.wait_for_function("document.querySelector('[name=intervals-end]')?.value === '4'")
+    page.wait_for_function("() => document.querySelector('[name=intervals-end]')?.value === '4'")
     assert page.input_value("[name=intervals-start]") == "2"
     notice = page.inner_text("#notice")
     assert "2 s grid" in notice and "widened" in notice
@@ -282,7 +282,7 @@ def test_o_moves_on_to_the_verb_and_saving_leaves_the_playhead_where_a_contiguou
     packet = media_packet(VIDEO)
     page = open_workspace(page_as, annotator_a, packet)
     page.keyboard.type("12i40o")
-    page.wait_for_function("document.activeElement.id === 'ev-verb'")
+    page.wait_for_function("() => document.activeElement.id === 'ev-verb'")
     page.keyboard.type("t")
     assert page.inner_text("[data-field=verb] .typeahead-hint").startswith("take (")
     page.keyboard.press("Enter")  # takes "take", on to the nouns
@@ -293,12 +293,12 @@ def test_o_moves_on_to_the_verb_and_saving_leaves_the_playhead_where_a_contiguou
     assert page.evaluate("document.activeElement.id") == "workspace"
     page.keyboard.press("i")  # the next event starts right there
     page.keyboard.type("60o")
-    page.wait_for_function("document.activeElement.id === 'ev-verb'")
+    page.wait_for_function("() => document.activeElement.id === 'ev-verb'")
     page.keyboard.type("cr")
     page.keyboard.press("Enter")
     page.keyboard.type("e")
     page.keyboard.press("Enter")
-    page.wait_for_function("document.querySelectorAll('#ledger-table tbody tr').length === 2")
+    page.wait_for_function("() => document.querySelectorAll('#ledger-table tbody tr').length === 2")
     wait_saved(page)
     assert server_events(packet) == [
         {"verb": "take", "nouns": ["egg", "fridge"], "start_frame": 12, "end_frame": 40},  # a set, stored sorted
@@ -314,7 +314,7 @@ def test_letters_typed_straight_after_o_land_in_the_verb_box_not_in_shortcuts(pa
     page.keyboard.type("egg")
     page.keyboard.press("Enter")
     wait_saved(page)
-    page.wait_for_function("document.querySelectorAll('#ledger-table tbody tr').length === 1")
+    page.wait_for_function("() => document.querySelectorAll('#ledger-table tbody tr').length === 1")
     assert server_events(packet) == [{"verb": "take", "nouns": ["egg"], "start_frame": 12, "end_frame": 40}]
 
 
@@ -322,9 +322,9 @@ def test_an_end_before_the_start_gives_the_keys_back_to_the_page(page_as, media_
     packet = media_packet(VIDEO)
     page = open_workspace(page_as, annotator_a, packet)
     page.keyboard.type("40i12o")
-    page.wait_for_function("document.activeElement.id === 'workspace'")
+    page.wait_for_function("() => document.activeElement.id === 'workspace'")
     page.keyboard.type("30i")  # a shortcut again: the start moves to 30
-    page.wait_for_function("document.querySelector('[data-field=start_frame] input').value === '30'")
+    page.wait_for_function("() => document.querySelector('[data-field=start_frame] input').value === '30'")
 
 
 def test_text_typed_before_a_re_render_is_taken_in_when_the_box_is_left(page_as, media_packet, annotator_a):
@@ -364,7 +364,7 @@ def test_enter_pressed_before_the_marks_land_saves_the_marked_interval(
     # The marks are still on their way.
     assert page.evaluate("document.querySelectorAll('#ledger-table tbody tr').length") == 0
     page.keyboard.press("Enter")
-    page.wait_for_function("document.querySelectorAll('#ledger-table tbody tr').length === 1")
+    page.wait_for_function("() => document.querySelectorAll('#ledger-table tbody tr').length === 1")
     wait_saved(page)
     assert server_events(packet) == [{"query_id": "q1", "query": "someone takes an egg", "intervals": [[2.0, 4.0]]}]
     assert page.evaluate("window.frameledger.form.draft.query") is None  # the next event starts empty

@@ -260,7 +260,7 @@ def test_a_maintainer_runs_a_project_from_an_empty_database(chromium, live_serve
     page.wait_for_selector("#grading-version[data-state=ready]")
     page.click("button[data-action=ready]", timeout=60000)
     page.wait_for_function(
-        "document.querySelector('[data-field=ready-message]').textContent.includes('Ready for grading')"
+        "() => document.querySelector('[data-field=ready-message]').textContent.includes('Ready for grading')"
     )
     shots(page, "version-ready")
     good = tmp_path / "agent-good.json"
@@ -273,7 +273,7 @@ def test_a_maintainer_runs_a_project_from_an_empty_database(chromium, live_serve
     page.set_input_files("#grading-upload input[name=files]", [str(good), str(poor)])
     page.fill("#grading-upload textarea[name=labels]", "good agent\npoor agent")
     page.click("#grading-upload button[type=submit]")
-    page.wait_for_function("document.querySelector('[data-field=upload-message]').textContent.includes('stored')")
+    page.wait_for_function("() => document.querySelector('[data-field=upload-message]').textContent.includes('stored')")
     page.click(f'button[data-start="{version.pk}"]')
     page.wait_for_selector("#grading-runs tr[data-run] [data-field=job]:text-matches('done')", timeout=60000)
     shots(page, "grading-run", at="#grading-submissions")

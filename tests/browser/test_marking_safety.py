@@ -55,18 +55,18 @@ def test_keys_typed_while_the_workspace_loads_are_kept_and_run_in_order(
     assert "still loading: 10 key(s)" in notice(page)
     held[0].continue_()
     wait_ready(page)
-    page.wait_for_function("document.querySelector('#ev-end_frame').value === '800'")
+    page.wait_for_function("() => document.querySelector('#ev-end_frame').value === '800'")
     assert draft_value(page, "start_frame") == "777"
     assert draft_value(page, "end_frame") == "800"
     # "ta" went into the verb box, where only "take" fits: taken, and on to the nouns.
-    page.wait_for_function("document.activeElement.id === 'ev-nouns'")
+    page.wait_for_function("() => document.activeElement.id === 'ev-nouns'")
     assert draft_value(page, "verb") == "take"
 
 
 def test_out_of_range_marks_and_jumps_say_what_happened(page_as, maintainer, annotator_a, annotator_b, adjudicator):
     _, page = open_gtea(page_as, maintainer, annotator_a, annotator_b, adjudicator)
     page.keyboard.type("30000i", delay=KEY_DELAY)
-    page.wait_for_function("document.querySelector('#notice').textContent.includes('30000')")
+    page.wait_for_function("() => document.querySelector('#notice').textContent.includes('30000')")
     assert "past the last frame (25691): no start marked" in notice(page)
     assert page.get_attribute("#notice", "data-tone") == "bad"
     assert draft_value(page, "start_frame") == ""  # nothing clamped in silence
@@ -80,14 +80,14 @@ def test_out_of_range_marks_and_jumps_say_what_happened(page_as, maintainer, ann
 def test_a_reversed_interval_is_flagged_when_it_is_marked(page_as, maintainer, annotator_a, annotator_b, adjudicator):
     _, page = open_gtea(page_as, maintainer, annotator_a, annotator_b, adjudicator)
     page.keyboard.type("500i400o", delay=KEY_DELAY)
-    page.wait_for_function("document.querySelector('#ev-end_frame').value === '400'")
+    page.wait_for_function("() => document.querySelector('#ev-end_frame').value === '400'")
     page.wait_for_selector("[data-field=end_frame].has-error")
     assert "The end (400) is before the start (500)" in notice(page)
     assert page.get_attribute("#notice", "data-tone") == "bad"
     assert "before the start (500)" in page.inner_text("[data-field=end_frame] .field-error")
     # Marking the end again, after the start, clears the flag.
     page.keyboard.type("520o", delay=KEY_DELAY)
-    page.wait_for_function("document.querySelector('#ev-end_frame').value === '520'")
+    page.wait_for_function("() => document.querySelector('#ev-end_frame').value === '520'")
     assert not page.locator("[data-field=end_frame].has-error").count()
 
 
@@ -96,10 +96,10 @@ def test_a_reload_gives_back_the_half_typed_noun_and_the_frame(
 ):
     packet, page = open_gtea(page_as, maintainer, annotator_a, annotator_b, adjudicator)
     page.keyboard.type("12020i12052o", delay=KEY_DELAY)
-    page.wait_for_function("document.activeElement.id === 'ev-verb'")
+    page.wait_for_function("() => document.activeElement.id === 'ev-verb'")
     page.keyboard.type("ta", delay=KEY_DELAY)  # only "take" fits: taken, on to the nouns
     page.keyboard.press("Enter")  # out of habit: swallowed, it does not save the draft
-    page.wait_for_function("document.activeElement.id === 'ev-nouns'")
+    page.wait_for_function("() => document.activeElement.id === 'ev-nouns'")
     assert draft_value(page, "verb") == "take"
     page.keyboard.type("cu", delay=KEY_DELAY)  # half-typed: not taken yet
     key = f"frameledger:frame:{packet.pk}:{annotator_a.username}"
@@ -119,4 +119,4 @@ def test_a_reload_gives_back_the_half_typed_noun_and_the_frame(
     # Typing goes on where it stopped: "p", Enter takes "cup" and adds the event.
     again.keyboard.type("p", delay=KEY_DELAY)
     again.keyboard.press("Enter")
-    again.wait_for_function("document.querySelectorAll('#ledger-table tbody tr').length === 1")
+    again.wait_for_function("() => document.querySelectorAll('#ledger-table tbody tr').length === 1")

@@ -166,7 +166,7 @@ def test_a_qvhighlights_slice_from_import_to_search(page_as, maintainer, annotat
     index = VideoSearchIndex.objects.get(video=video)
     assert index.status == "ready" and index.source == "uploaded" and index.text_vectors, index.error
     page.reload()
-    page.wait_for_function("document.querySelector('#search-index [data-field=status]')?.textContent === 'ready'")
+    page.wait_for_function("() => document.querySelector('#search-index [data-field=status]')?.textContent === 'ready'")
     assert page.locator("#search-index [data-field=clips]").inner_text() == "75 × 512 (2 s each)"
     assert page.locator("#search-index [data-field=source]").inner_text() == "uploaded"
     shots(page, "maintainer-index-card", at="#search-index")
@@ -189,7 +189,7 @@ def test_a_qvhighlights_slice_from_import_to_search(page_as, maintainer, annotat
     shots(judge, "adjudication-with-search")
     judge.locator("#search-text").fill(first["query"])
     judge.keyboard.press("Enter")
-    judge.wait_for_function("document.querySelectorAll('#search-results li').length > 0")
+    judge.wait_for_function("() => document.querySelectorAll('#search-results li').length > 0")
     top = spans(judge)[0]
     assert GREEN[0] <= top[0] < top[1] <= GREEN[1], spans(judge)
     wait_frame(judge, round(top[0] * FPS))
@@ -197,7 +197,7 @@ def test_a_qvhighlights_slice_from_import_to_search(page_as, maintainer, annotat
 
     # 6. By example (the selected item's interval: A's, the first red scene): the other red scene first.
     judge.locator("#search-similar").click()
-    judge.wait_for_function("document.querySelector('#search-status').textContent.includes('(s) like frames 0–')")
+    judge.wait_for_function("() => document.querySelector('#search-status').textContent.includes('(s) like frames 0–')")
     found = spans(judge)
     assert SECOND_RED[0] <= found[0][0] < found[0][1] <= SECOND_RED[1], found
     wait_frame(judge, round(found[0][0] * FPS))

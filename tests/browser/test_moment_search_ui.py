@@ -96,7 +96,7 @@ def test_the_adjudicator_searches_by_text_and_by_example_and_takes_a_result(page
     # Text: the green scene (18-24 s) comes first; the player goes to its start.
     page.locator("#search-text").fill("a green scene")
     page.keyboard.press("Enter")
-    page.wait_for_function("document.querySelectorAll('#search-results li').length > 0")
+    page.wait_for_function("() => document.querySelectorAll('#search-results li').length > 0")
     assert results(page)[0] == "18 s–24 s", results(page)
     wait_frame(page, 18 * 12)
     # The results lane (zoomed to the highlighted result: those in view are drawn).
@@ -105,7 +105,9 @@ def test_the_adjudicator_searches_by_text_and_by_example_and_takes_a_result(page
 
     # By example: the selected item's interval (A: red, 0-6 s); the other red scene first.
     page.locator("#search-similar").click()
-    page.wait_for_function("document.querySelector('#search-status').textContent.includes('(s) like frames 0–72')")
+    page.wait_for_function(
+        "() => document.querySelector('#search-status').textContent.includes('(s) like frames 0–72')"
+    )
     assert results(page)[0] == "12 s–18 s", results(page)
     spans = [[int(x) for x in r.replace(" s", "").split("–")] for r in results(page)]
     assert not [s for s in spans if s[0] >= 0 and s[1] <= 6]  # the example (or a part of it) is left out
@@ -120,7 +122,7 @@ def test_the_adjudicator_searches_by_text_and_by_example_and_takes_a_result(page
     wait_frame(page, start * 12)
     assert page.locator("#search-results li.highlighted .ms-span").inner_text() == second_span
     page.keyboard.press("c")
-    page.wait_for_function("!document.querySelector('#edit-box').hidden")
+    page.wait_for_function("() => !document.querySelector('#edit-box').hidden")
     assert page.locator('#decision-form input[value="edit"]').is_checked()
     rows = page.locator("#edit-form .interval-row")
     values = [[float(rows.nth(i).locator("input").nth(k).input_value()) for k in range(2)] for i in range(rows.count())]
@@ -156,13 +158,13 @@ def test_an_annotator_searches_where_the_task_kind_allows_assistance(page_as, se
     assert "Mark an interval first" in page.locator("#search-status").inner_text()
     page.locator("#search-text").fill("a yellow scene")
     page.keyboard.press("Enter")
-    page.wait_for_function("document.querySelector('#search-status').textContent.includes('(s) for')")
+    page.wait_for_function("() => document.querySelector('#search-status').textContent.includes('(s) for')")
     assert results(page)[0] == "30 s–36 s", results(page)
     page.locator("#search-results .ms-result").first.click()
     wait_frame(page, 30 * 12)
     page.keyboard.press("c")
     rows = page.locator("#event-form .interval-row")
-    page.wait_for_function("document.querySelectorAll('#event-form .interval-row').length === 1")
+    page.wait_for_function("() => document.querySelectorAll('#event-form .interval-row').length === 1")
     assert [rows.nth(0).locator("input").nth(k).input_value() for k in range(2)] == ["30", "36"]
     assert "search result 1" in page.locator("#notice").inner_text()
     page.screenshot(path=str(SHOTS / "05-workspace-assisted.png"), full_page=True)
@@ -178,7 +180,7 @@ def test_a_maintainer_sees_the_index_and_rebuilds_it(page_as, search_packet, mai
     assert card.locator("[data-field=clips]").inner_text() == "36 × 512 (1 s each)"
     before = VideoSearchIndex.objects.get(video=search_packet.video).built_at
     page.locator("#search-index-rebuild").click()
-    page.wait_for_function("document.querySelector('#search-index').textContent.includes('Rebuild queued.')")
-    page.wait_for_function("document.querySelector('#search-index [data-field=status]').textContent === 'ready'")
+    page.wait_for_function("() => document.querySelector('#search-index').textContent.includes('Rebuild queued.')")
+    page.wait_for_function("() => document.querySelector('#search-index [data-field=status]').textContent === 'ready'")
     assert VideoSearchIndex.objects.get(video=search_packet.video).built_at > before
     page.screenshot(path=str(SHOTS / "06-maintainer-index-card.png"), full_page=True)

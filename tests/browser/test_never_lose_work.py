@@ -54,13 +54,13 @@ def test_edits_made_while_the_server_is_unreachable_are_kept_and_saved_when_it_r
     page.keyboard.press("Home")
     page.keyboard.press("]")  # next event: the one at 10
     page.keyboard.press(".")  # nudge its selected boundary (the start, after selecting) by +1
-    page.wait_for_function("document.querySelector('#save-status').dataset.status === 'failed'")
+    page.wait_for_function("() => document.querySelector('#save-status').dataset.status === 'failed'")
     assert "Save failed" in page.inner_text("#save-status")
     assert "Retrying in" in page.inner_text("#save-status")
     assert page.is_visible("#retry-save")
     # Two adds and one update, waiting (the nudge runs after the seeks before it, so it
     # may land just after the first failure is shown).
-    page.wait_for_function("window.frameledger.store.getState().pending.length === 3", timeout=10000)
+    page.wait_for_function("() => window.frameledger.store.getState().pending.length === 3", timeout=10000)
     assert pending(page) == 3
     assert [r[4] for r in ledger_rows(page)] == ["unsaved", "unsaved", "unsaved"]
     assert server_events(packet) == [(10, 30, "take", ("egg",))]  # nothing reached the server
@@ -202,7 +202,7 @@ def test_an_event_the_server_refuses_comes_back_with_the_error_on_its_field(page
     page.locator("#workspace").focus()
     go_to_frame(page, 120)
     page.keyboard.press("o")
-    page.wait_for_function("document.querySelector('#ev-end_frame').value === '120'")
+    page.wait_for_function("() => document.querySelector('#ev-end_frame').value === '120'")
     page.keyboard.press("Enter")
     wait_saved(page)
     assert server_events(packet) == [(90, 120, "flip", ("bacon",))]

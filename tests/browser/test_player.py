@@ -54,7 +54,7 @@ async ({ start, steps, boxes }) => {
 def open_player(page_as, media_packet, user, name):
     packet = media_packet(name)
     page = page_as(user, f"/packets/{packet.pk}/player/")
-    page.wait_for_function("window.frameledger && (window.frameledger.player || window.frameledger.loadError)")
+    page.wait_for_function("() => window.frameledger && (window.frameledger.player || window.frameledger.loadError)")
     assert page.evaluate("window.frameledger.loadError || null") is None
     assert page.evaluate("window.frameledger.player.frameCount") == packet.video.frame_count
     return page, packet.video.frame_count
@@ -197,7 +197,7 @@ def test_the_same_check_fails_when_the_player_seeks_to_pts_instead_of_the_midpoi
         # video cannot show the difference; the others (24, 29.97, VFR, VP9) do.
         pytest.skip("every pts is a whole number of microseconds: seeking to pts[N] cannot go wrong here")
     page = page_as(annotator_a, f"/packets/{packet.pk}/player/")
-    page.wait_for_function("window.frameledger && (window.frameledger.player || window.frameledger.loadError)")
+    page.wait_for_function("() => window.frameledger && (window.frameledger.player || window.frameledger.loadError)")
     page.evaluate("window.frameledger.player.seekMode = 'pts'")
     count = packet.video.frame_count
     results = page.evaluate(SEEK_BATCH_JS, {"targets": seek_targets(name, count), "boxes": BOXES})

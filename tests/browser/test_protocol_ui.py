@@ -219,14 +219,14 @@ def test_the_whole_protocol_blind_keyboard_adjudicated_published_and_exported(
     page_j.wait_for_selector("#items-table tbody tr[data-status=conflicting] td.decided")
 
     # The page moved on to the A-only item: take A.
-    page_j.wait_for_function("document.querySelector('#item-title').textContent === 'Item 3'")
+    page_j.wait_for_function("() => document.querySelector('#item-title').textContent === 'Item 3'")
     page_j.keyboard.press("1")
     page_j.fill("#rationale", "The knife is picked up at frame 150.")
     page_j.keyboard.press("Control+Enter")
     page_j.wait_for_selector("#items-table tbody tr[data-status=a_only] td.decided")
 
     # B only: the video cannot settle it.
-    page_j.wait_for_function("document.querySelector('#item-title').textContent === 'Item 4'")
+    page_j.wait_for_function("() => document.querySelector('#item-title').textContent === 'Item 4'")
     page_j.locator("#adjudication").focus()
     page_j.keyboard.press("5")
     page_j.fill("#rationale", "The fridge door is out of frame; cannot tell.")
@@ -536,7 +536,7 @@ def test_moment_queries_mark_grid_snapped_intervals_with_i_and_o(
     for frame, key in ((60, "i"), (125, "o"), (180, "i"), (239, "o")):  # 2.002 s, 4.17 s, 6.006 s, 7.97 s
         go_to_frame(page, frame)
         page.keyboard.press(key)
-    page.wait_for_function("document.querySelectorAll('[data-field=intervals] .interval-row').length === 2")
+    page.wait_for_function("() => document.querySelectorAll('[data-field=intervals] .interval-row').length === 2")
     page.keyboard.press("e")  # the first field: query_id
     page.keyboard.type("q1")
     page.keyboard.press("Tab")

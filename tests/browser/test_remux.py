@@ -70,7 +70,7 @@ def test_the_remux_shows_exactly_the_requested_frame(
     video = remux_video(synthetic_source(name), maintainer)
     packet = make_packet(maintainer, annotator_a, annotator_b, adjudicator, video=video, title=name)
     page = page_as(annotator_a, f"/packets/{packet.pk}/player/")
-    page.wait_for_function("window.frameledger && (window.frameledger.player || window.frameledger.loadError)")
+    page.wait_for_function("() => window.frameledger && (window.frameledger.player || window.frameledger.loadError)")
     assert page.evaluate("window.frameledger.loadError || null") is None
     count = video.frame_count
     rng = random.Random(f"{name}-remux")
@@ -138,7 +138,7 @@ def test_the_player_starts_on_the_remux_and_switches_to_the_proxy_keeping_the_fr
     )
 
     page = page_as(annotator_a, f"/packets/{packet.pk}/player/")
-    page.wait_for_function("window.frameledger && (window.frameledger.player || window.frameledger.loadError)")
+    page.wait_for_function("() => window.frameledger && (window.frameledger.player || window.frameledger.loadError)")
     assert page.evaluate("window.frameledger.loadError || null") is None
     assert page.evaluate("window.frameledger.player.rendition") == "remux"
     assert page.evaluate("window.frameledger.player.checkRenditions()") is False  # no proxy yet
@@ -170,7 +170,7 @@ def test_playback_asked_for_during_a_switch_goes_on_after_it_at_the_same_rate(
         monkeypatch, synthetic_source, maintainer, annotator_a, annotator_b, adjudicator
     )
     page = page_as(annotator_a, f"/packets/{packet.pk}/player/")
-    page.wait_for_function("window.frameledger && (window.frameledger.player || window.frameledger.loadError)")
+    page.wait_for_function("() => window.frameledger && (window.frameledger.player || window.frameledger.loadError)")
     tasks.ingest_proxy(*held)
     # The switch starts while paused (as a poll would), and playback at 0.5x is asked for
     # before it is done: the switch pauses for the new source, then playback goes on.
@@ -184,7 +184,7 @@ def test_playback_asked_for_during_a_switch_goes_on_after_it_at_the_same_rate(
         }"""
     )
     assert switched is True
-    page.wait_for_function("!window.frameledger.player.paused")
+    page.wait_for_function("() => !window.frameledger.player.paused")
     state = page.evaluate(
         "() => { const p = window.frameledger.player;"
         " return { rendition: p.rendition, rate: p.video.playbackRate, switches: p.stats.switches }; }"

@@ -32,7 +32,7 @@ def change_verb(page, verb: str) -> None:
     page.locator("#workspace").focus()
     page.keyboard.press("End")
     page.keyboard.press("[")
-    page.wait_for_function("document.querySelector('#form-title').textContent.startsWith('Selected')")
+    page.wait_for_function("() => document.querySelector('#form-title').textContent.startsWith('Selected')")
     page.click("#ev-verb")
     page.keyboard.press("Control+a")
     page.keyboard.type(verb, delay=KEY_DELAY)

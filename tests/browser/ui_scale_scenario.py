@@ -162,7 +162,7 @@ def test_ui_scale(page_as, maintainer, annotator_a, annotator_b, adjudicator):
     page.keyboard.press("Home")
     for _ in range(5):
         page.keyboard.press("]")
-    page.wait_for_function("document.querySelector('#ledger-table tbody tr.selected')")
+    page.wait_for_function("() => document.querySelector('#ledger-table tbody tr.selected')")
     page.evaluate("new Promise((r) => setTimeout(r, 300))")
     page.evaluate("window.__keyToPaint = []")
     for i in range(20):

@@ -142,6 +142,22 @@ def test_do_invite_person_rejects_bad_names(maintainer):
         do_invite_person(actor=maintainer, username="ERIN", roles=["annotator"])
 
 
+def test_look_alike_user_names_are_refused(maintainer, annotator_a):
+
+    before = User.objects.count(), AuditEntry.objects.count()
+    # Cyrillic a, dotless i, Cyrillic i, a fullwidth low line
+    for name in ("annotator_\u0430", "adm\u0131n", "ma\u0456ntainer", "annotator\uff3fa"):
+        with pytest.raises(InvalidInput, match="ASCII"):
+            do_invite_person(actor=maintainer, username=name, roles=["annotator"])
+    for name in ("annotator.a", "annotator_A", "rnaintainer", "maintalner", "rnaintainer"):
+        with pytest.raises(Conflict):
+            do_invite_person(actor=maintainer, username=name, roles=["annotator"])
+    assert (User.objects.count(), AuditEntry.objects.count()) == before
+    page = client_for(maintainer).post("/people/", {"username": "annotator_\u0430", "roles": ["annotator"]})
+    assert page.status_code == 400 and not User.objects.filter(username="annotator_\u0430").exists()
+    do_invite_person(actor=maintainer, username="annotator_c", roles=["annotator"])  # a different name passes
+
+
 @pytest.mark.django_db
 def test_a_maintainer_cannot_take_over_a_superusers_account(maintainer):
     root = User.objects.create_superuser("root", password="root-password-1")

@@ -182,3 +182,53 @@ def test_a_decision_reaches_staff_sockets_and_never_annotators(
             await socket.disconnect()
 
     async_to_sync(scenario)()
+
+
+def test_a_deactivated_persons_open_socket_is_closed_and_hears_no_more_presence(
+    packet, annotator_a, adjudicator, maintainer
+):
+    from annotator.actions.people import do_set_active
+
+    async def scenario():
+        adj, ok, _ = await connect(packet, adjudicator)
+        assert ok
+        await latest_presence(adj)
+        await database_sync_to_async(do_set_active)(actor=maintainer, person=adjudicator, active=False)
+        closed = await adj.receive_output(timeout=2)
+        while closed["type"] != "websocket.close":  # a goodbye may come first
+            closed = await adj.receive_output(timeout=2)
+        assert closed["code"] == realtime.REVOKED_CLOSE_CODE
+        # Someone joining afterwards: the closed socket is told nothing.
+        a, ok, _ = await connect(packet, annotator_a)
+        assert ok
+        heard = []
+        while not await adj.receive_nothing(timeout=QUIET):
+            heard.append(await adj.receive_output(timeout=1))
+        assert not [m for m in heard if "annotator_a" in str(m)], heard
+        await a.disconnect()
+        # Reconnecting is refused like for anyone with no role.
+        _, ok, code = await connect(packet, await database_sync_to_async(reloaded)(adjudicator))
+        assert not ok and code == 4404
+
+    async_to_sync(scenario)()
+
+
+def test_the_heartbeat_closes_a_socket_whose_role_is_gone_even_without_the_broadcast(packet, adjudicator, monkeypatch):
+    monkeypatch.setattr(realtime, "HEARTBEAT_SECONDS", 0.05)
+
+    async def scenario():
+        adj, ok, _ = await connect(packet, adjudicator)
+        assert ok
+        await latest_presence(adj)
+        # Deactivated by SQL (no broadcast): the next heartbeat finds it.
+        await database_sync_to_async(type(adjudicator).objects.filter(pk=adjudicator.pk).update)(is_active=False)
+        closed = await adj.receive_output(timeout=2)
+        while closed["type"] != "websocket.close":
+            closed = await adj.receive_output(timeout=2)
+        assert closed["code"] == realtime.REVOKED_CLOSE_CODE
+
+    async_to_sync(scenario)()
+
+
+def reloaded(user):
+    return type(user).objects.get(pk=user.pk)

@@ -126,3 +126,35 @@ def test_the_api_route_is_for_maintainers_and_a_bad_row_stores_nothing(
     response = client_for(maintainer).post("/api/moment-imports/", {**form, "file": upload(good)})
     assert response.status_code == 201, response.json()
     assert response.json()["created"] == len({json.loads(line)["vid"] for line in good.splitlines()})
+
+
+@pytest.mark.django_db
+def test_a_maintainer_who_annotates_a_packet_cannot_write_or_probe_its_provisional_tier(
+    maintainer, annotator_a, adjudicator
+):
+    from tests.factories import make_user
+
+    blind = make_user("maintainer_b", maintainer=True)
+    good = b"".join(QV_VAL.read_bytes().splitlines(keepends=True)[:1])
+    changed = good.replace(b'"relevant_windows": [[', b'"relevant_windows": [[0, 2], [', 1)
+    form = {"source": "qvhighlights", "annotator_a": annotator_a.username, "annotator_b": blind.username,
+            "adjudicator": adjudicator.username}  # fmt: skip
+
+    def upload(data: bytes):
+        handle = io.BytesIO(data)
+        handle.name = "highlight_val_release.jsonl"
+        return {**form, "file": handle}
+
+    assert client_for(maintainer).post("/api/moment-imports/", upload(good)).status_code == 201
+    [packet] = Packet.objects.all()
+    versions = GroundTruthVersion.objects.count()
+    for data in (good, changed):  # "unchanged" was an equality oracle, "updated" a write
+        response = client_for(blind).post("/api/moment-imports/", upload(data))
+        assert response.status_code == 400, response.json()
+        body = json.dumps(response.json())
+        assert "unchanged" not in body and "version" not in body
+    assert GroundTruthVersion.objects.count() == versions
+    # Naming himself on a new packet is refused the same way: he would hold its key.
+    other = QV_VAL.read_bytes().splitlines(keepends=True)[5]
+    assert client_for(blind).post("/api/moment-imports/", upload(other)).status_code == 400
+    assert Packet.objects.count() == 1 and packet.annotator_b_id == blind.pk

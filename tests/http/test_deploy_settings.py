@@ -62,8 +62,19 @@ def test_check_refuses_the_env_example_secret(tmp_path):
     assert "annotator.E020" in result.stderr
 
 
-def test_check_deploy_is_clean_with_the_documented_production_env(tmp_path):
+def test_check_deploy_refuses_the_secret_printed_in_the_docs(tmp_path, settings):
     env = documented_production_env()
+    result = manage(["check", "--deploy", "--fail-level", "WARNING"], env, tmp_path)
+    assert result.returncode != 0 and "annotator.E020" in result.stderr
+    # The example printed there before counts as published too.
+    settings.DEBUG = False
+    settings.SECRET_KEY = "pZ3n0o8v2Yc4sQe1Lk7Wm9Ht5Rb6Xa0Ud3Fg8Jj2Nq4Ts7Vw1Yz5Cx"
+    [error] = check_secret_key(None)
+    assert error.id == "annotator.E020" and "published" in error.msg
+
+
+def test_check_deploy_is_clean_with_the_documented_production_env(tmp_path):
+    env = {**documented_production_env(), "DJANGO_SECRET_KEY": secrets.token_urlsafe(50)}
     assert env["DJANGO_DEBUG"] == "0"
     result = manage(["check", "--deploy", "--fail-level", "WARNING"], env, tmp_path)
     assert result.returncode == 0, result.stderr

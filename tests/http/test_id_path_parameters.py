@@ -61,3 +61,37 @@ def test_the_schema_gives_id_parameters_their_bounds(maintainer):
     parameters = schema["paths"]["/api/packets/{packet_id}/"]["get"]["parameters"]
     (packet_id,) = [p for p in parameters if p["name"] == "packet_id"]
     assert packet_id["schema"] == {"type": "integer", "minimum": 0, "maximum": 10**18 - 1}
+
+
+@pytest.mark.django_db
+def test_ids_in_bodies_are_bounded_like_ids_in_urls(packet, maintainer):
+    # Was a 500 (OverflowError in annotator/api/grading.py) with a 20-digit submission id.
+    from annotator.actions.grading import do_mark_version_ready
+    from annotator.actions.versions import do_import_provisional_version
+
+    labels = [{"verb": "take", "nouns": ["cup"], "start_frame": 90, "end_frame": 210}]
+    version = do_import_provisional_version(packet, labels, actor=maintainer, source="t", source_sha256="0" * 64)
+    do_mark_version_ready(version, actor=maintainer)
+    client = client_for(maintainer)
+    huge = int(TOO_BIG)
+    answers = {
+        "submissions": client.post(
+            f"/api/packets/{packet.pk}/scoring-runs/", {"tier": "provisional", "submissions": [huge]}, format="json"
+        ),
+        "version": client.post(f"/api/packets/{packet.pk}/scoring-runs/", {"version": huge}, format="json"),
+        "video": client.post(
+            "/api/packets/",
+            {
+                "video": huge,
+                "task_kind": "action-ledger",
+                "title": "t",
+                "annotator_a": "a",
+                "annotator_b": "b",
+                "adjudicator": "c",
+            },
+            format="json",
+        ),  # fmt: skip
+    }
+    for field, response in answers.items():
+        assert response.status_code in (400, 404), (field, response.content)
+        assert response.json()["error"]["code"] in ("invalid", "not_found"), (field, response.content)

@@ -150,3 +150,32 @@ def test_version_page_badge_says_verified_or_failed(everything):
     page = client.get(f"/versions/{version.pk}/").content.decode()
     assert 'data-integrity="failed"' in page and "canonical JSON does not match its SHA-256" in page
     assert "TAMPERED" not in page
+
+
+def test_cutting_the_newest_entries_is_reported_by_default_through_the_anchored_head(everything, settings):
+    from annotator.anchors import anchor_path, anchors
+
+    code, out = verify()  # a clean check anchors the head it saw, outside the database
+    assert code == 0, out
+    head = AuditEntry.objects.order_by("-seq").first()
+    [anchor] = anchors()
+    assert (anchor.seq, anchor.sha256) == (head.seq, head.sha256)
+    assert anchor_path().parent == __import__("pathlib").Path(settings.MEDIA_ROOT)
+    # Cut the chain's newest two entries: what is left is a consistent, shorter chain.
+    for entry in AuditEntry.objects.order_by("-seq")[:2]:
+        remove(entry)
+    code, out = verify("--no-record")
+    assert code == 1
+    assert f"PROBLEM audit entry seq {head.seq}: anchored as a chain head ({anchor_path()} line 1)" in out
+    assert "the chain was cut" in out
+
+
+def test_freezing_anchors_the_head_once_committed(packet, annotator_a, django_capture_on_commit_callbacks):
+    from annotator.anchors import anchors
+    from tests.integrity.conftest import A_EVENTS, fill_and_freeze
+
+    with django_capture_on_commit_callbacks(execute=True):
+        fill_and_freeze(packet, "A", annotator_a, A_EVENTS)
+    [anchor] = anchors()
+    assert anchor.text.endswith(f"freeze ledger {packet.ledgers.get(side='A').pk}")
+    assert anchor.seq == AuditEntry.objects.order_by("-seq").first().seq

@@ -99,7 +99,10 @@ def test_a_participant_asks_for_the_full_rung_and_gets_the_same_frames_at_full_h
     response = client_for(annotator_a).post(_url(packet))
     assert response.status_code == 200 and response.json()["url"] == url
     assert Job.objects.filter(kind="full_rendition").count() == 1
-    assert AuditEntry.objects.filter(operation="video.full_requested").count() == 1
+    # Annotator B's request and the adjudicator joining it while queued (one job for both).
+    asked = AuditEntry.objects.filter(operation="video.full_requested").order_by("seq")
+    assert [e.actor.username for e in asked] == ["annotator_b", "adjudicator"]
+    assert len({e.details["job"] for e in asked}) == 1
     assert AuditEntry.objects.filter(operation="video.full_rendition").count() == 1
 
 
@@ -152,3 +155,36 @@ def video_height(path) -> int:
 
     with av.open(str(path)) as container:
         return container.streams.video[0].codec_context.height
+
+
+@pytest.mark.django_db
+def test_the_full_rung_status_and_audit_never_show_the_other_annotators_request(
+    maintainer, annotator_a, annotator_b, adjudicator, django_capture_on_commit_callbacks
+):
+    from tests.factories import make_user
+
+    video = Video.objects.create(
+        title="tall", width=1920, height=1080, status=Video.Status.READY, frame_table="videos/frames/x.json",
+        created_by=maintainer,
+    )  # fmt: skip
+    annotating_maintainer = make_user("maintainer_b", maintainer=True)
+    packet = make_packet(maintainer, annotator_a, annotating_maintainer, adjudicator, video=video)
+    with django_capture_on_commit_callbacks(execute=False):  # queued, never encoded here
+        assert client_for(annotator_a).post(_url(packet)).status_code == 202
+    assert client_for(annotator_a).get(_url(packet)).json()["status"] == "queued"  # A asked: A sees it
+    other = client_for(annotating_maintainer)
+    assert other.get(_url(packet)).json() | {"url": None} == {
+        "status": "none", "height": 1080, "proxy_height": 720, "progress": None, "message": "", "url": None,
+    }  # fmt: skip
+    assert client_for(adjudicator).get(_url(packet)).json()["status"] == "queued"  # staff see progress
+    # The maintainer who annotates B does not see A's request in the audit view across packets.
+    from annotator.access import visible_audit_entries
+
+    assert "video.full_requested" not in other.get("/audit/").content.decode()
+    assert not visible_audit_entries(annotating_maintainer).filter(operation="video.full_requested").exists()
+    assert "video.full_requested" in client_for(maintainer).get("/audit/").content.decode()
+    # B asking joins the queued request (no second job) and from then on sees it.
+    with django_capture_on_commit_callbacks(execute=False):
+        assert other.post(_url(packet)).status_code == 202
+    assert other.get(_url(packet)).json()["status"] == "queued"
+    assert Job.objects.filter(kind="full_rendition").count() == 1

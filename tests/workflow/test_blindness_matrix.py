@@ -239,11 +239,12 @@ def test_every_route_answers_each_role_without_leaking(
         make_maintainer(annotator_a)
         make_maintainer(adjudicator)
     scenario = build_scenario(state, packet, users)
-    unclassified, problems = [], []
+    unclassified, problems, checked = [], [], 0
     for route, name in all_routes():
         for url, params in expand(route, packet, scenario):
             for role in ROLES:
                 response = client_for(users[role]).get("/" + url)
+                checked += 1
                 body = response.content.decode("utf-8", "replace")
                 label = f"{cast} {state} {role} GET /{url} ({name})"
                 expected = expected_statuses(route, name, params, role, state, scenario, cast)
@@ -254,6 +255,7 @@ def test_every_route_answers_each_role_without_leaking(
                 elif expected == {404} and route.startswith("api/") and json.loads(body) != NOT_FOUND:
                     problems.append(f"{label}: a 404 body other than a missing object's")
                 problems += leaks(body, packet_role(role, cast, state), state, scenario, label, name)
+    print(f"\nblindness matrix {cast} {state}: {checked} responses checked, {len(problems)} problems")
     assert not unclassified, f"classify these API routes in api_visible: {sorted(set(unclassified))}"
     assert not problems, f"{len(problems)} problems:\n" + "\n".join(problems[:60])
 

@@ -2,9 +2,10 @@
 
 Prints one line per problem, naming the object, and exits 1 when there is any (0 when
 all is well). The problems found are appended to the audit log (``integrity_check``
-entry) unless ``--no-record``. The last line gives the audit chain head: keep it
-outside the database and pass it back with ``--expect-head SEQ:SHA256`` to detect a
-chain rewritten from some point on.
+entry) unless ``--no-record``. The last line gives the audit chain head; every head anchored
+outside the database (``annotator.anchors``: after publications, freezes, backups and clean
+checks, which append theirs) is checked by default, and ``--expect-head SEQ:SHA256`` checks
+one kept elsewhere.
 """
 
 from __future__ import annotations
@@ -14,21 +15,39 @@ import sys
 from django.core.management.base import BaseCommand, CommandError
 
 from annotator.actions.audit import append_entry
+from annotator.anchors import anchor_head
+from annotator.rescore import rescore, scores_to_check
 from annotator.verify import Problem, verify_all
 
 
 class Command(BaseCommand):
-    help = "Verify every frozen ledger, ground-truth version, manifest and the audit hash chain."
+    help = (
+        "Verify every frozen ledger, ground-truth version, manifest, sealed row (submissions, runs, scores, "
+        "decisions) and the audit hash chain; --rescore re-scores stored scores."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--expect-head", help="SEQ:SHA256 of an audit chain head printed earlier")
         parser.add_argument("--no-record", action="store_true", help="do not append the result to the audit log")
+        parser.add_argument(
+            "--rescore",
+            action="store_true",
+            help="also re-score stored scores from their submission bytes and compare the scorer's output bytes",
+        )
+        parser.add_argument("--sample", type=int, help="with --rescore: re-score this many scores chosen at random")
+        parser.add_argument("--seed", type=int, help="with --sample: the random seed (to repeat a sample)")
 
     def handle(self, *args, **options):
         report = verify_all()
         problems = list(report.problems)
         if options["expect_head"]:
             problems += self._head_problems(options["expect_head"])
+        rescored = None
+        if options["rescore"]:
+            if options["sample"] is not None and options["sample"] < 1:
+                raise CommandError("--sample takes a positive number of scores")
+            rescored, mismatches = rescore(scores_to_check(options["sample"], options["seed"]))
+            problems += mismatches
         for problem in problems:
             self.stdout.write(f"PROBLEM {problem}")
         seq, head = report.head
@@ -36,11 +55,15 @@ class Command(BaseCommand):
             f"checked {report.ledgers} frozen ledger(s), {report.versions} version(s) with their manifests, "
             f"{report.entries} audit entr{'y' if report.entries == 1 else 'ies'}"
         )
+        if rescored is not None:
+            summary += f", re-scored {rescored} score(s)"
         if problems:
             self.stdout.write(self.style.ERROR(f"{summary}: {len(problems)} problem(s)"))
         else:
             self.stdout.write(self.style.SUCCESS(f"{summary}: all verified"))
         self.stdout.write(f"audit chain head: {seq}:{head}")
+        if not problems and seq:
+            anchor_head("verify_integrity")  # a clean check anchors the head it saw
         if problems and not options["no_record"]:
             append_entry(
                 actor_id=None,
