@@ -8,18 +8,28 @@ copied to the ``.part`` file in 1 MiB blocks (and the ASGI handler spooled it to
 ``FILE_UPLOAD_MAX_MEMORY_SIZE`` before the view ran). The piece that completes the file
 moves it into the videos' originals (a rename, no copy) and queues its ingest exactly as a
 one-request upload (``do_register_upload``), audited the same way.
+
+Bundles and submissions use the same uploads (``kind`` ``bundle`` or ``submission``, with
+the byte limit of their route): the piece that completes one only marks it complete; the
+bundle or submission route then takes the file by its key (``do_consume_upload``), applies
+the checks and caps it applies to a multipart file, and marks it consumed, in one
+transaction; its bytes are removed after the commit. A refused file stays unconsumed (the
+person may delete it, else the sweep does); a consumed one cannot be taken again.
 """
 
 from __future__ import annotations
 
 import os
 import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from annotator.actions.ingest import do_register_upload
@@ -53,17 +63,33 @@ def part_path(upload: ResumableUpload) -> Path:
     return Path(settings.MEDIA_ROOT) / UPLOAD_DIR / f"{upload.key}.part"
 
 
-def do_create_upload(*, actor, length: int, filename: str, title: str) -> ResumableUpload:
+def max_bytes(kind: str) -> int:
+    """The largest file an upload of ``kind`` may announce: its route's limit."""
+    return {
+        ResumableUpload.Kind.VIDEO: settings.FRAMELEDGER_MAX_VIDEO_BYTES,
+        ResumableUpload.Kind.BUNDLE: settings.FRAMELEDGER_BUNDLE_MAX_BYTES,
+        ResumableUpload.Kind.SUBMISSION: settings.FRAMELEDGER_MAX_SUBMISSION_UPLOAD_BYTES,
+    }[kind]
+
+
+def do_create_upload(*, actor, length: int, filename: str, title: str, kind: str = "video") -> ResumableUpload:
     """Precondition: the caller has checked that ``actor`` is a maintainer."""
+    if kind not in ResumableUpload.Kind.values:
+        raise InvalidInput(f"kind must be one of {', '.join(ResumableUpload.Kind.values)}", field="kind")
     title = (title or "").strip()
-    if not title:
+    if not title and kind == ResumableUpload.Kind.VIDEO:
         raise InvalidInput("title is required (Upload-Metadata: title)", field="title")
     if length <= 0:
         raise InvalidInput("the file is empty", field="Upload-Length")
-    if length > settings.FRAMELEDGER_MAX_VIDEO_BYTES:
-        raise TooLarge(f"the file is {length} bytes; the limit is {settings.FRAMELEDGER_MAX_VIDEO_BYTES}")
+    if length > max_bytes(kind):
+        raise TooLarge(f"the file is {length} bytes; the limit of a {kind} is {max_bytes(kind)}")
     upload = ResumableUpload.objects.create(
-        key=secrets.token_hex(16), created_by=actor, length=length, filename=filename[:300], title=title[:300]
+        key=secrets.token_hex(16),
+        kind=kind,
+        created_by=actor,
+        length=length,
+        filename=filename[:300],
+        title=title[:300],
     )
     path = part_path(upload)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -106,6 +132,10 @@ def complete(actor, upload: ResumableUpload) -> None:
     path = part_path(upload)
     if os.path.getsize(path) != upload.length:
         raise Conflict("the stored file does not have the announced length")
+    if upload.kind != ResumableUpload.Kind.VIDEO:  # waits for its route (do_consume_upload)
+        ResumableUpload.objects.filter(pk=upload.pk, completed_at__isnull=True).update(completed_at=timezone.now())
+        upload.refresh_from_db()
+        return
     with transaction.atomic():
         row = ResumableUpload.objects.select_for_update().get(pk=upload.pk)
         if row.completed_at is not None:
@@ -116,24 +146,53 @@ def complete(actor, upload: ResumableUpload) -> None:
     upload.refresh_from_db()
 
 
+@contextmanager
+def do_consume_upload(*, upload: ResumableUpload, kind: str, field: str) -> Iterator[tuple[ResumableUpload, Path]]:
+    """Take a finished bundle or submission upload: yields the row and the path of its
+    bytes inside a transaction that marks it consumed when the block ends without an error
+    (an error rolls back: the upload stays as it was). The bytes are removed after the
+    commit. ``field`` names the request field in errors.
+
+    Precondition: the caller has checked that the upload is the requester's
+    (``access.access_upload``) and that the requester may use the route."""
+    with transaction.atomic():
+        upload = ResumableUpload.objects.select_for_update().get(pk=upload.pk)
+        if upload.kind != kind:
+            raise InvalidInput(f"upload {upload.key} is a {upload.kind} upload, not a {kind} one", field=field)
+        if upload.consumed_at is not None:
+            raise Conflict(f"upload {upload.key} was used already")
+        if upload.completed_at is None:
+            raise Conflict(f"upload {upload.key} has {upload.offset} of its {upload.length} bytes; finish it first")
+        path = part_path(upload)
+        yield upload, path
+        upload.consumed_at = timezone.now()
+        upload.save(update_fields=["consumed_at", "updated_at"])
+        transaction.on_commit(lambda: path.unlink(missing_ok=True))
+
+
 def expire_seconds() -> int:
     return int(getattr(settings, "FRAMELEDGER_UPLOAD_EXPIRE_SECONDS", 86400))
 
 
 def do_expire_uploads(now=None) -> list[str]:
-    """Unfinished uploads untouched for ``FRAMELEDGER_UPLOAD_EXPIRE_SECONDS`` (a day) are
-    removed with their bytes (run by the ingest sweep); returns their keys."""
+    """Unfinished uploads, and finished bundle or submission uploads no route took, untouched
+    for ``FRAMELEDGER_UPLOAD_EXPIRE_SECONDS`` (a day) are removed with their bytes (run by the
+    ingest sweep); returns their keys."""
     cutoff = (now or timezone.now()) - timedelta(seconds=expire_seconds())
-    stale = list(ResumableUpload.objects.filter(completed_at__isnull=True, updated_at__lt=cutoff))
+    waiting = Q(completed_at__isnull=True) | (~Q(kind=ResumableUpload.Kind.VIDEO) & Q(consumed_at__isnull=True))
+    stale = list(ResumableUpload.objects.filter(waiting, updated_at__lt=cutoff))
     for upload in stale:
         do_delete_upload(upload=upload)
     return [upload.key for upload in stale]
 
 
 def do_delete_upload(*, upload: ResumableUpload) -> None:
-    """tus termination: the unfinished upload and its bytes are gone."""
-    if upload.completed_at is not None:
+    """tus termination: the unfinished upload (or a finished bundle or submission upload no
+    route took) and its bytes are gone."""
+    if upload.completed_at is not None and upload.kind == ResumableUpload.Kind.VIDEO:
         raise Conflict("this upload is complete; delete the video instead")
+    if upload.consumed_at is not None:
+        raise Conflict("this upload was used already")
     path = part_path(upload)
     upload.delete()
     path.unlink(missing_ok=True)

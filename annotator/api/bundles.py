@@ -2,7 +2,9 @@
 gets the 404 of a missing object).
 
 ``POST /api/versions/<id>/bundles/`` (multipart ``bundle`` zip + ``label``, optional
-``device`` cpu|cuda; or ``reference=true`` for the repository's reference system) →
+``device`` cpu|cuda; or ``bundle_upload``, the key of the requester's finished resumable
+upload of kind ``bundle`` (``/api/uploads/``), in place of the file, taken once; or
+``reference=true`` for the repository's reference system) →
 202 with the run; ``GET`` lists the version's runs; ``GET /api/bundle-runs/<id>/`` is
 one run with its limits, what was enforced, each stage's timing, exit and logs.
 """
@@ -17,6 +19,7 @@ from rest_framework.views import APIView
 import annotator.urlconverters  # noqa: F401  (registers the <id:…> path converter)
 from annotator import access
 from annotator.actions import bundles
+from annotator.actions.uploads import do_consume_upload
 from annotator.bundles import REFERENCE_LABEL, reference_bundle
 from annotator.errors import InvalidInput
 from annotator.models import BundleRun
@@ -65,11 +68,21 @@ class VersionBundlesView(APIView):
         device = request.data.get("device") or "cpu"
         if _truthy(request.data.get("reference")):
             data, label, reference = reference_bundle(), request.data.get("label") or REFERENCE_LABEL, True
+        elif request.data.get("bundle_upload"):
+            upload = access.access_upload(request.user, request.data["bundle_upload"])
+            with do_consume_upload(upload=upload, kind="bundle", field="bundle_upload") as (row, path):
+                run = bundles.do_submit_bundle(
+                    version, path.read_bytes(), actor=request.user, label=request.data.get("label") or row.filename,
+                    device=device,
+                )  # fmt: skip
+            return Response(bundle_run_view(run), status=status.HTTP_202_ACCEPTED)
         else:
             upload = request.FILES.get("bundle")
             if upload is None:
                 raise InvalidInput(
-                    "upload the bundle as a zip in the field 'bundle' (or set reference)", field="bundle"
+                    "upload the bundle as a zip in the field 'bundle' (or name a finished upload in "
+                    "'bundle_upload', or set reference)",
+                    field="bundle",
                 )
             data, label, reference = upload.read(), request.data.get("label") or upload.name, False
         run = bundles.do_submit_bundle(

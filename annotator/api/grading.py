@@ -9,6 +9,7 @@ frozen (they have seen both ledgers by then).
 from __future__ import annotations
 
 import json
+from contextlib import ExitStack
 
 from django.conf import settings
 from django.db import transaction
@@ -20,6 +21,7 @@ from rest_framework.views import APIView
 
 from annotator import access
 from annotator.actions import grading
+from annotator.actions.uploads import do_consume_upload
 from annotator.errors import InvalidInput
 from annotator.filenames import attachment
 from annotator.grading import reads, uploads
@@ -41,9 +43,34 @@ def _form_list(request, name: str) -> list[str]:
     return [str(v) for v in value] if isinstance(value, list) else ([] if value is None else [str(value)])
 
 
-def uploaded_files(request, scorer_id: str) -> list[uploads.SubmissionFile]:
+def taken_uploads(request, stack: ExitStack) -> dict[str, list]:
+    """``file_upload`` and ``archive_upload``: keys of the requester's finished resumable
+    uploads of kind ``submission``, each taken (consumed) when ``stack`` closes without an
+    error, as ``(row, path)`` per field."""
+    taken, seen = {}, set()
+    for field in ("file_upload", "archive_upload"):
+        taken[field] = []
+        for key in _form_list(request, field):
+            if key in seen:
+                raise InvalidInput(f"upload {key} is named twice", field=field)
+            seen.add(key)
+            upload = access.access_upload(request.user, key)
+            taken[field].append(stack.enter_context(do_consume_upload(upload=upload, kind="submission", field=field)))
+    return taken
+
+
+def stored_chunks(path):
+    with open(path, "rb") as fh:
+        while chunk := fh.read(uploads.CHUNK):
+            yield chunk
+
+
+def uploaded_files(request, scorer_id: str, taken: dict[str, list] | None = None) -> list[uploads.SubmissionFile]:
     """``file`` (+ ``label``), ``files`` (+ ``labels``, one per file) and/or ``archive``
-    (a zip; ``include`` filters its file names with a glob such as ``*solution.json``)."""
+    (a zip; ``include`` filters its file names with a glob such as ``*solution.json``);
+    ``file_upload`` and ``archive_upload`` (``taken_uploads``) are taken as ``file`` and
+    ``archive`` are, under the same caps."""
+    taken = taken or {"file_upload": [], "archive_upload": []}
     ceiling = getattr(settings, "FRAMELEDGER_MAX_SUBMISSION_BYTES", uploads.DEFAULT_MAX_SUBMISSION_BYTES)
     cap = uploads.byte_cap(scorer_id, ceiling)
     files = []
@@ -58,6 +85,9 @@ def uploaded_files(request, scorer_id: str) -> list[uploads.SubmissionFile]:
         else:
             label = labels[position - len(single)] if labels else ""
         files.append(uploads.make_file(label, upload.name, upload.chunks(), cap))
+    for row, path in taken["file_upload"]:
+        label = _form_list(request, "label")[0] if _form_list(request, "label") else ""
+        files.append(uploads.make_file(label, row.filename, stored_chunks(path), cap))
     include = (_form_list(request, "include") or [None])[0]
     limits = uploads.ZipLimits(
         entries=settings.FRAMELEDGER_ZIP_MAX_ENTRIES,
@@ -65,11 +95,14 @@ def uploaded_files(request, scorer_id: str) -> list[uploads.SubmissionFile]:
         total_bytes=settings.FRAMELEDGER_ZIP_MAX_TOTAL_BYTES,
         ratio=settings.FRAMELEDGER_ZIP_MAX_RATIO,
     )
-    for archive in request.FILES.getlist("archive"):
+    archives = [(archive, "archive") for archive in request.FILES.getlist("archive")]
+    archives += [(open(path, "rb"), "archive_upload") for _row, path in taken["archive_upload"]]
+    for archive, field in archives:
         try:
-            files += uploads.expand_zip(archive, cap, include=include, limits=limits)
+            with archive:
+                files += uploads.expand_zip(archive, cap, include=include, limits=limits)
         except uploads.UploadRefused as error:
-            raise InvalidInput(str(error), field="archive") from None
+            raise InvalidInput(str(error), field=field) from None
     if len(files) > uploads.MAX_BATCH_FILES:
         raise InvalidInput(f"a batch takes at most {uploads.MAX_BATCH_FILES} files", field="files")
     return files
@@ -85,8 +118,9 @@ class SubmissionListView(APIView):
 
     def post(self, request, packet_id):
         packet = access.access_grading_packet(request.user, packet_id)
-        files = uploaded_files(request, packet.task_kind.scorer_id)
-        created = grading.do_upload_submissions(packet, files, actor=request.user)
+        with ExitStack() as stack:  # the named uploads are consumed with the batch, or not at all
+            files = uploaded_files(request, packet.task_kind.scorer_id, taken_uploads(request, stack))
+            created = grading.do_upload_submissions(packet, files, actor=request.user)
         return Response(
             {"batch": created[0].batch, "submissions": [submission_view(s) for s in created]},
             status=status.HTTP_201_CREATED,

@@ -48,7 +48,7 @@ ERROR_DESCRIPTIONS = {
     403: "Not signed in, or not allowed.",
     404: "Not found, or not visible to this user.",
     409: "Conflict with the workflow state (frozen, not yet frozen, undecided items, ...).",
-    412: "Stale ledger version (If-Match or version).",
+    412: "Stale ledger version (If-Match or version); on /api/uploads/: no Tus-Resumable: 1.0.0 header.",
     413: "Request body larger than this path accepts.",
     415: "Unsupported request media type.",
     429: "Too many failed sign-in attempts; see Retry-After.",
@@ -68,7 +68,13 @@ SUCCESS_STATUS = {
     ("VersionBundlesView", "POST"): 202,
     ("MomentImportView", "POST"): 201,
     ("VideoSearchIndexView", "POST"): 202,
+    ("UploadListView", "POST"): 201,
+    ("UploadDetailView", "PATCH"): 204,
+    ("UploadDetailView", "DELETE"): 204,
 }
+
+# The tus views answer 412 to a request without ``Tus-Resumable: 1.0.0``.
+TUS_VIEWS = {"UploadListView", "UploadDetailView"}
 
 # (view, method) -> another success status the route also answers.
 ALSO_SUCCESS = {("PublishView", "POST"): 200}  # nothing changed since the latest version: that version
@@ -112,6 +118,26 @@ SUBMISSION_FORM = {
         "labels": {"type": "array", "items": TEXT, "description": "one per file in `files`"},
         "archive": {**BINARY, "description": "a zip of submission files"},
         "include": _string("glob on the archive's file names, e.g. *solution.json"),
+        "file_upload": {
+            "type": "array",
+            "items": TEXT,
+            "description": "keys of finished submission uploads, as `file`",
+        },
+        "archive_upload": {
+            "type": "array",
+            "items": TEXT,
+            "description": "keys of finished submission uploads, as `archive`",
+        },
+    },
+}
+BUNDLE_FORM = {
+    "type": "object",
+    "properties": {
+        "bundle": {**BINARY, "description": "a zip with build.sh and run.sh"},
+        "bundle_upload": _string("key of a finished bundle upload (/api/uploads/), in place of `bundle`"),
+        "label": TEXT,
+        "device": {"type": "string", "enum": ["cpu", "cuda"]},
+        "reference": _string("true: grade the repository's own reference bundle instead of an upload"),
     },
 }
 
@@ -160,17 +186,18 @@ REQUEST_BODIES = {
     ("VideoListView", "POST"): {
         "multipart/form-data": {"type": "object", "properties": {"file": BINARY, "title": TEXT}, "required": ["file"]}
     },
-    ("SubmissionListView", "POST"): {"multipart/form-data": SUBMISSION_FORM},
-    ("VersionBundlesView", "POST"): {
-        "multipart/form-data": {
+    ("SubmissionListView", "POST"): {
+        "multipart/form-data": SUBMISSION_FORM,
+        JSON: {
             "type": "object",
             "properties": {
-                "bundle": {**BINARY, "description": "a zip with build.sh and run.sh"},
-                "label": TEXT,
-                "device": {"type": "string", "enum": ["cpu", "cuda"]},
-                "reference": _string("true: grade the repository's own reference bundle instead of an upload"),
+                k: SUBMISSION_FORM["properties"][k] for k in ("label", "include", "file_upload", "archive_upload")
             },
-        }
+        },
+    },
+    ("VersionBundlesView", "POST"): {
+        "multipart/form-data": BUNDLE_FORM,
+        JSON: {"type": "object", "properties": {k: v for k, v in BUNDLE_FORM["properties"].items() if k != "bundle"}},
     },
     ("MomentImportView", "POST"): {
         "multipart/form-data": {
@@ -293,7 +320,7 @@ class AutoSchema(SpectacularAutoSchema):
             statuses.add(409)
         if method in BODY_METHODS:
             statuses.update({413, 415})
-        if self.key in LEDGER_WRITES:
+        if self.key in LEDGER_WRITES or name in TUS_VIEWS:
             statuses.add(412)
         if name in FROZEN_READERS:
             statuses.add(500)

@@ -1,17 +1,23 @@
-"""Resumable video uploads over the tus protocol 1.0.0 (https://tus.io/protocols/resumable-upload),
-core and the ``creation`` and ``termination`` extensions; maintainers only.
+"""Resumable uploads over the tus protocol 1.0.0 (https://tus.io/protocols/resumable-upload),
+core and the ``creation`` and ``termination`` extensions; maintainers only. One mechanism for
+videos, executable bundles and agent submissions (``Upload-Metadata`` ``kind``).
 
 - ``OPTIONS /api/uploads/`` -> ``204`` with ``Tus-Version``, ``Tus-Extension``, ``Tus-Max-Size``;
-- ``POST /api/uploads/`` with ``Upload-Length`` and ``Upload-Metadata`` (``filename`` and
-  ``title``, base64) -> ``201`` with ``Location: /api/uploads/<key>/``;
+- ``POST /api/uploads/`` with ``Upload-Length`` and ``Upload-Metadata`` (``filename``,
+  ``title`` and ``kind``: ``video`` (the default; a title is required), ``bundle`` or
+  ``submission``, base64) -> ``201`` with ``Location: /api/uploads/<key>/``; the length may be
+  at most the limit of the kind's route (``413`` above);
 - ``HEAD /api/uploads/<key>/`` -> ``200`` with ``Upload-Offset`` and ``Upload-Length``
   (``Cache-Control: no-store``);
 - ``PATCH /api/uploads/<key>/`` with ``Content-Type: application/offset+octet-stream`` and
   ``Upload-Offset`` (the server's offset, else ``409``) -> ``204`` with the new
-  ``Upload-Offset``; the piece that completes the file registers the video and queues its
-  ingest (as ``POST /api/videos/``);
-- ``DELETE /api/uploads/<key>/`` -> ``204``: an unfinished upload and its bytes removed;
-- ``GET /api/uploads/<key>/`` (not tus) -> JSON ``{key, length, offset, complete, video, job}``.
+  ``Upload-Offset``; the piece that completes a video registers it and queues its ingest (as
+  ``POST /api/videos/``); a finished bundle or submission waits for its route to take it by
+  its key (``bundle_upload``, ``file_upload``, ``archive_upload``), once;
+- ``DELETE /api/uploads/<key>/`` -> ``204``: an unfinished upload (or a finished bundle or
+  submission no route took) and its bytes removed;
+- ``GET /api/uploads/<key>/`` (not tus) -> JSON
+  ``{key, kind, length, offset, complete, consumed, video, job}``.
 
 Every answer carries ``Tus-Resumable: 1.0.0``; a request other than ``OPTIONS`` without it
 gets ``412``. Errors have the API's JSON error body. Pieces are at most
@@ -23,7 +29,6 @@ from __future__ import annotations
 import base64
 import binascii
 
-from django.conf import settings
 from django.urls import reverse
 from rest_framework import status
 from rest_framework.parsers import BaseParser
@@ -31,7 +36,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotator import access
-from annotator.actions.uploads import do_append_upload, do_create_upload, do_delete_upload
+from annotator.actions.uploads import do_append_upload, do_create_upload, do_delete_upload, max_bytes
 from annotator.errors import InvalidInput, WorkflowError
 from annotator.models import ResumableUpload
 from annotator.present import job_view, video_view
@@ -91,9 +96,11 @@ def parse_metadata(header: str) -> dict[str, str]:
 def upload_view(upload: ResumableUpload) -> dict:
     return {
         "key": upload.key,
+        "kind": upload.kind,
         "length": upload.length,
         "offset": upload.offset,
         "complete": upload.completed_at is not None,
+        "consumed": upload.consumed_at is not None,
         "video": video_view(upload.video) if upload.video else None,
         "job": job_view(upload.job) if upload.job else None,
     }
@@ -111,7 +118,7 @@ class UploadListView(TusView):
         response = Response(status=status.HTTP_204_NO_CONTENT)
         response["Tus-Version"] = TUS_VERSION
         response["Tus-Extension"] = "creation,termination"
-        response["Tus-Max-Size"] = str(settings.FRAMELEDGER_MAX_VIDEO_BYTES)
+        response["Tus-Max-Size"] = str(max(max_bytes(kind) for kind in ResumableUpload.Kind.values))
         return response
 
     def post(self, request):
@@ -123,6 +130,7 @@ class UploadListView(TusView):
             length=header_int(request, "Upload-Length"),
             filename=metadata.get("filename", ""),
             title=metadata.get("title", ""),
+            kind=metadata.get("kind") or ResumableUpload.Kind.VIDEO,
         )
         response = Response(upload_view(upload), status=status.HTTP_201_CREATED)
         response["Location"] = reverse("upload-detail", kwargs={"key": upload.key})
@@ -156,7 +164,7 @@ class UploadDetailView(TusView):
             actor=request.user, upload=upload, offset=offset, stream=request._request, declared=declared
         )
         response = Response(status=status.HTTP_204_NO_CONTENT)
-        if upload.completed_at is not None:
+        if upload.video_id is not None:
             response["X-Video-Id"] = str(upload.video_id)
             response["X-Job-Id"] = str(upload.job_id)
         return self._offsets(response, upload)

@@ -1,5 +1,8 @@
 """Resumable uploads (the tus protocol, ``annotator.api.uploads``): one row per upload
-being sent in pieces; the bytes so far live in ``MEDIA_ROOT/uploads/<key>.part``."""
+being sent in pieces; the bytes so far live in ``MEDIA_ROOT/uploads/<key>.part``.
+
+A video upload registers its video when it is whole; a bundle or submission upload waits,
+whole, until the bundle or submission route takes it by its key (once: ``consumed_at``)."""
 
 from django.conf import settings
 from django.db import models
@@ -8,6 +11,8 @@ from django.db import models
 class ResumableUpload(models.Model):
     class Kind(models.TextChoices):
         VIDEO = "video", "video"
+        BUNDLE = "bundle", "bundle"
+        SUBMISSION = "submission", "submission"
 
     key = models.CharField(max_length=32, unique=True, help_text="random, in the upload's URL")
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.VIDEO)
@@ -19,6 +24,7 @@ class ResumableUpload(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     completed_at = models.DateTimeField(null=True, blank=True)
+    consumed_at = models.DateTimeField(null=True, blank=True, help_text="when a route took the finished file")
     video = models.ForeignKey("annotator.Video", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     job = models.ForeignKey("annotator.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
 
