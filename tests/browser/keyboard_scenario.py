@@ -8,6 +8,7 @@ keys included; the counts per event are returned with what the server stored.
 
 from __future__ import annotations
 
+import os
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,21 +76,32 @@ def gtea_action_events() -> list[tuple[int, int, str, list[str]]]:
 ACTION_EVENTS = gtea_action_events()
 
 # The fewest keys for a choice of a type-ahead box, with the page's own rules
-# (event_schema.js): the shortest prefix whose best candidate is the choice, then Enter
-# (or ","); or, where the box takes a choice at once (a closed list: the verb), the
-# shortest prefix only that choice fits, with no Enter.
-FEWEST_JS = """async ([choices, choice, atOnce, taken]) => {
+# (event_schema.js, ranked by this ledger's use of each value as the page ranks them):
+# the shortest prefix of the name or of its words' starts ("mc": milk container) whose
+# best candidate is the choice, then Enter (or ","); or, where the box takes a choice at
+# once (a closed list: the verb), the shortest such text only that choice fits ("tof":
+# turn off), with no Enter.
+FEWEST_JS = """async ([field, choices, choice, atOnce, taken]) => {
   const S = await import("/static/frontend/js/event_schema.js");
+  const L = await import("/static/frontend/js/ledger_state.js");
+  const usage = S.usageCounts(L.events(window.frameledger.store.getState()).map((e) => e.data), field);
   const norm = (s) => String(s).toLowerCase().replace(/[\\s_-]+/g, " ");
   const left = choices.filter((c) => !taken.includes(c));
   const name = choice.replace(/_/g, " ");
-  for (let n = 1; n <= name.length; n++) {
-    const text = name.slice(0, n);
+  const texts = [];
+  for (let n = 1; n <= name.length; n++) texts.push(name.slice(0, n));
+  // Word starts ("mc": milk container, "tof": turn off): each word's first 1-3 letters,
+  // and the beginnings of those.
+  const words = norm(name).trim().split(" ");
+  const starts = (w) => (w === words.length ? [""] : [1, 2, 3].flatMap((n) => (n <= words[w].length ? starts(w + 1).map((r) => words[w].slice(0, n) + r) : [])));
+  for (const t of starts(0)) for (let n = 2; n <= t.length; n++) texts.push(t.slice(0, n));
+  texts.sort((a, b) => a.length - b.length);
+  for (const text of texts) {
     if (atOnce) {
-      const c = S.choiceCandidates(left, text, 2);
-      if (c.length === 1 && c[0] === choice && norm(c[0]).startsWith(norm(text))) return [text, false];
+      const fits = left.filter((c) => norm(c).startsWith(norm(text)) || S.wordStarts(norm(c).trim(), norm(text).trim()));
+      if (fits.length === 1 && fits[0] === choice) return [text, false];
     }
-    if (S.bestChoice(left, text) === choice) return [text, true];
+    if (S.bestChoice(left, text, usage) === choice) return [text, true];
   }
   return [name, true];
 }"""
@@ -100,7 +112,7 @@ def fewest(page, field: str, choice: str, *, at_once: bool, taken: list[str] = (
     choices = page.evaluate(
         "(name) => window.frameledger.form.schema.fields.find((f) => f.name === name).choices", field
     )
-    text, confirm = page.evaluate(FEWEST_JS, [choices, choice, at_once, list(taken)])
+    text, confirm = page.evaluate(FEWEST_JS, [field, choices, choice, at_once, list(taken)])
     return text, confirm
 
 
@@ -177,6 +189,8 @@ def action_events(page, tally: Tally, events=None) -> None:
             kb.press("Enter" if i == len(nouns) - 1 else ",")  # ",": a chip, then the next; Enter: and save
         wait_added(page, len(tally.keys("actions")) + 1)
         tally.rows.append(("actions", f"{start}-{end}", kb.count))
+        if os.environ.get("FRAMELEDGER_KEYBOARD_KEYS"):
+            print("keys", start, end, kb.count, "".join(kb.typed))
         kb.typed = []
 
 
