@@ -93,14 +93,16 @@ FEWEST_JS = """async ([field, choices, choice, atOnce, taken]) => {
   // Word starts ("mc": milk container, "tof": turn off): each word's first 1-3 letters,
   // and the beginnings of those.
   const words = norm(name).trim().split(" ");
-  const starts = (w) => (w === words.length ? [""] : [1, 2, 3].flatMap((n) => (n <= words[w].length ? starts(w + 1).map((r) => words[w].slice(0, n) + r) : [])));
+  const starts = (w) =>
+    w === words.length
+      ? [""]
+      : [1, 2, 3]
+          .filter((n) => n <= words[w].length)
+          .flatMap((n) => starts(w + 1).map((r) => words[w].slice(0, n) + r));
   for (const t of starts(0)) for (let n = 2; n <= t.length; n++) texts.push(t.slice(0, n));
   texts.sort((a, b) => a.length - b.length);
   for (const text of texts) {
-    if (atOnce) {
-      const fits = left.filter((c) => norm(c).startsWith(norm(text)) || S.wordStarts(norm(c).trim(), norm(text).trim()));
-      if (fits.length === 1 && fits[0] === choice) return [text, false];
-    }
+    if (atOnce && S.atOnce(left, text)?.[0] === choice) return [text, false];
     if (S.bestChoice(left, text, usage) === choice) return [text, true];
   }
   return [name, true];

@@ -84,3 +84,10 @@ def test_verbs_at_once_by_words_starts_and_nouns_ranked_by_this_ledgers_use(
         ("turn off", ["freezer"], 7000, 7025),
     ]
     assert rows(page) == 4
+
+    # The ? sheet lists the form's keys under their own heading.
+    page.locator("#workspace").focus()
+    page.keyboard.press("?")
+    page.wait_for_selector("#help-dialog[open]")
+    sheet = page.inner_text("#help-dialog")
+    assert "In the event form" in sheet and "tof turn off" in sheet and "used most come first" in sheet

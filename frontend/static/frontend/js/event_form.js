@@ -16,7 +16,7 @@
 // shown under the box as it is typed. "change" is reported after every edit; "commit" when Enter is pressed in a
 // field (or Ctrl+Enter anywhere), after a type-ahead box's text has been taken.
 
-import { bestChoice, choiceCandidates, choiceError, emptyDraft, emptyToken, fieldRoot, formSections, isRequired, tokenChoices, wordStarts } from "./event_schema.js";
+import { atOnce, bestChoice, choiceCandidates, choiceError, emptyDraft, emptyToken, fieldRoot, formSections, isRequired, tokenChoices } from "./event_schema.js";
 import { el } from "./ui.js";
 
 function select(name, choices, value, { blank = "—", label } = {}) {
@@ -343,18 +343,13 @@ export class EventForm extends EventTarget {
     // next field (see _swallowKey).
     input.addEventListener("input", (event) => {
       if (!event.isTrusted || this.readOnly) return;
-      const text = input.value;
-      const norm = (s) => String(s).toLowerCase().replace(/[\s_-]+/g, " ");
-      const wanted = norm(text).trim();
-      const fits = wanted ? field.choices.filter((c) => norm(c).startsWith(norm(text)) || wordStarts(norm(c).trim(), wanted)) : [];
-      if (fits.length !== 1) return;
-      const choice = fits[0];
-      const byStart = norm(choice).startsWith(norm(text));
+      const [choice, rest] = atOnce(field.choices, input.value) || [];
+      if (!choice) return;
       input.value = choice;
       this._set(field.name, choice);
       this.focusNext(field.name);
       // Only in the box the focus moved to (a key anywhere else ends it).
-      this._swallow = { rest: byStart ? norm(choice).slice(norm(text).length) : "", at: Date.now(), box: document.activeElement };
+      this._swallow = { rest, at: Date.now(), box: document.activeElement };
     });
     input.addEventListener("keydown", (event) => {
       // Tab takes the highlighted candidate (then moves on as usual).

@@ -154,6 +154,20 @@ export function wordStarts(name, text) {
   return text.length > 0 && from(0, 0);
 }
 
+// What a closed list's box takes as it is typed: [choice, the rest of its name] when only
+// one choice fits by its start or its words' starts ("o": open, "tof": turn off, whatever
+// other names hold the letters), else null. The rest is what typing on would add ("" for
+// words' starts), swallowed after the box has moved on.
+export function atOnce(choices, text) {
+  const norm = (s) => String(s).toLowerCase().replace(/[\s_-]+/g, " ");
+  const wanted = norm(text).trim();
+  if (!wanted) return null;
+  const byStart = (c) => norm(c).startsWith(norm(text));
+  const fits = choices.filter((c) => byStart(c) || wordStarts(norm(c).trim(), wanted));
+  if (fits.length !== 1) return null;
+  return [fits[0], byStart(fits[0]) ? norm(fits[0]).slice(norm(text).length) : ""];
+}
+
 // What a type-ahead box takes on Enter, Tab or ",": the exact choice, else the best
 // candidate (the one its hint highlights); null when nothing matches.
 export function bestChoice(choices, text, usage = null) {

@@ -18,7 +18,7 @@ import { connectPacket, renderLiveState, renderPresence } from "./live.js";
 import { boundaryTarget, keyframeTarget, secondStep } from "./navigation.js";
 import { RATES, mountPlayer } from "./player.js";
 import { mountMomentSearch, withInterval } from "./moment_search.js";
-import { WORKSPACE_SHORTCUTS } from "./shortcuts.js";
+import { FORM_KEYS, WORKSPACE_SHORTCUTS } from "./shortcuts.js";
 import { Timeline } from "./timeline.js";
 import { VirtualRows } from "./virtual_rows.js";
 import { mountConflictDialog, mountFreezeDialog } from "./workspace_dialogs.js";
@@ -700,7 +700,7 @@ function mountFormWiring(ws) {
   form.addEventListener("commit", () => (ws.inKeyOrder ? ws.inKeyOrder(() => ws.commit()) : ws.commit()));
   $("#retry-save").addEventListener("click", () => autosave.retryNow());
   $("#help-open").addEventListener("click", () => $("#help-dialog").showModal());
-  shortcutSheet($("#help-dialog"), WORKSPACE_SHORTCUTS);
+  shortcutSheet($("#help-dialog"), WORKSPACE_SHORTCUTS, undefined, { formKeys: FORM_KEYS });
   window.addEventListener("beforeunload", (event) => {
     if (hasUnsaved(store.getState()) || ws.hasDraft()) {
       event.preventDefault();
