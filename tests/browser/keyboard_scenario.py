@@ -198,12 +198,16 @@ def action_events(page, tally: Tally, events=None) -> None:
 
 # Break points: (set, games M, games DM, points M, points DM, server key, opportunity,
 # first serve in key, outcome key, serve direction key, rally shots, terminal player key,
-# terminal stroke typed, court position key, result key, error typed, shot directions).
+# terminal stroke, court position key, result key, terminal error, shot directions).
+BG, FG = "backhand_groundstroke", "forehand_groundstroke"
 TENNIS_EVENTS = [
-    ("1", "2", "3", "3", "4", "d", "1", "y", "s", "w", "2", "d", "backhand g", "b", "u", "net", ["w", "m", "m"]),
+    ("1", "2", "3", "3", "4", "d", "1", "y", "s", "w", "2", "d", BG, "b", "u", "net", ["w", "m", "m"]),
     ("2", "4", "4", "4", "a", "d", "1", "n", "s", "b", "0", "d", "serve", "s", "a", "none", ["b"]),
-    ("3", "5", "6", "3", "4", "d", "2", "y", "c", "d", "1", "a", "forehand g", "b", "w", "none", ["w", "r"]),
+    ("3", "5", "6", "3", "4", "d", "2", "y", "c", "d", "1", "a", FG, "b", "w", "none", ["w", "r"]),
 ]
+
+
+TYPE_AHEAD = {12: "terminal_stroke", 15: "terminal_error"}  # the break point's type-ahead boxes
 
 
 def tennis_events(page, tally: Tally) -> None:
@@ -214,10 +218,19 @@ def tennis_events(page, tally: Tally) -> None:
         *scalars, directions = row
         kb.press("e")  # the first field: set
         for i, value in enumerate(scalars):
+            if i in TYPE_AHEAD:
+                # Type-ahead boxes (terminal stroke, terminal error): the shortest text only
+                # that choice fits ("bg": backhand groundstroke), taken at once and on to the
+                # next field; else the text, then Enter.
+                text, confirm = fewest(page, TYPE_AHEAD[i], value, at_once=True)
+                kb.type(text)
+                if confirm:
+                    kb.press("Enter")
+                taken = "([n, v]) => document.querySelector(`#event-form [name=${n}]`).value === v"
+                page.wait_for_function(taken, arg=[TYPE_AHEAD[i], value])
+                continue
             kb.type(value)
-            # Type-ahead boxes (terminal stroke, terminal error) complete and move on with
-            # Enter; everything else moves on with Tab.
-            kb.press("Enter" if i in (12, 15) else "Tab")
+            kb.press("Tab")  # everything else moves on with Tab
         # The shot tokens: Alt+Enter adds one (the serve first, its stroke fixed), then the
         # stroke's and the direction's first letters (f/b: forehand/backhand groundstroke).
         for k, direction in enumerate(directions):
