@@ -1,8 +1,9 @@
 """Issue 24, the type-ahead shortcuts at a person's key speed (keys 40 ms apart, waits on
 what the page shows): a verb taken at once by its start or its words' starts ("o": open,
 "tof": turn off) even where other names hold the letters; nouns by their words' starts
-("mc": milk container); and the values this ledger used most ranked first ("fr" takes
-fridge, the shortest, until freezer has been used)."""
+("mc": milk container); the values this ledger used most ranked first ("fr" takes
+fridge, the shortest, until freezer has been used); a break point's terminal stroke and error
+at once ("bg", "no"); the ? sheet's form keys."""
 
 from __future__ import annotations
 
@@ -91,3 +92,30 @@ def test_verbs_at_once_by_words_starts_and_nouns_ranked_by_this_ledgers_use(
     page.wait_for_selector("#help-dialog[open]")
     sheet = page.inner_text("#help-dialog")
     assert "In the event form" in sheet and "tof turn off" in sheet and "used most come first" in sheet
+
+
+def test_a_break_points_terminal_stroke_and_error_are_taken_at_once_by_words_starts(
+    page_as, ingest, maintainer, annotator_a, annotator_b, adjudicator
+):
+    tennis = make_packet(
+        maintainer, annotator_a, annotator_b, adjudicator, kind="break-point-ledger", video=ingest("h264-2997-gop12")
+    )
+    page = page_as(annotator_a, f"/packets/{tennis.pk}/")
+    wait_ready(page)
+    value = "(n) => document.querySelector(`#event-form [name=${n}]`).value"
+    focused = "document.activeElement.name"
+    page.locator("#event-form [name=terminal_stroke]").focus()
+    page.keyboard.type("bg", delay=DELAY)  # backhand groundstroke: the only one "b g" starts
+    page.wait_for_function(
+        f"({value})('terminal_stroke') === 'backhand_groundstroke' && {focused} === 'terminal_court_position'"
+    )
+    page.locator("#event-form [name=terminal_error]").focus()
+    page.keyboard.type("n", delay=DELAY)  # net or none: not yet
+    page.wait_for_timeout(150)
+    assert page.evaluate(focused) == "terminal_error" and page.evaluate(value, "terminal_error") == "n"
+    page.keyboard.type("o", delay=DELAY)  # "no": none
+    page.wait_for_function(f"({value})('terminal_error') === 'none' && {focused} !== 'terminal_error'")
+    page.keyboard.press("Enter")  # out of habit, straight after: swallowed, nothing saved half-made
+    page.wait_for_timeout(300)
+    assert rows(page) == 0
+    assert page.evaluate(value, "terminal_stroke") == "backhand_groundstroke"
