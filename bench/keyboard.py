@@ -8,8 +8,10 @@ event was stored as meant): 10 action events at real frame numbers drawn across 
 25,692-frame GTEA video (the published labels, 5 runs of 2 consecutive events), then 3
 tennis break points and 3 moment intervals, keys only. Every key counts (a typed character
 is one key), seeking keys included; each event is typed with the fewest keys the page
-allows (typed or relative frames, the shortest type-ahead prefix). Prints the keys per
-event and the min / median / max per family. Goal (issue 24): actions median <= 12 and
+allows (typed or relative frames, the shortest type-ahead text: a name's start or its
+words' starts, ranked by this ledger's use as the page ranks them). Prints the keys per
+event and the min / median / max per family; with ``FRAMELEDGER_KEYBOARD_KEYS=1`` the
+scenario also prints each action event's keys. Goal (issue 24): actions median <= 12 and
 max <= 15, tennis <= 40 per break point.
 """
 
@@ -39,7 +41,12 @@ def main() -> int:
             "no:cacheprovider",
             "tests/browser/test_keyboard_flow.py",
         ]
+        if os.environ.get("FRAMELEDGER_KEYBOARD_KEYS"):
+            command.append("-s")  # the scenario's lines of keys
         result = subprocess.run(command, cwd=REPO_ROOT, env=env, capture_output=True, text=True)
+        for line in result.stdout.splitlines():
+            if line.startswith("keys "):
+                print(line)
         if result.returncode != 0 or not figures.exists():
             print(result.stdout[-4000:], result.stderr[-2000:])
             print("the scenario failed: no figures")

@@ -8,6 +8,7 @@ keys included; the counts per event are returned with what the server stored.
 
 from __future__ import annotations
 
+import os
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,21 +76,34 @@ def gtea_action_events() -> list[tuple[int, int, str, list[str]]]:
 ACTION_EVENTS = gtea_action_events()
 
 # The fewest keys for a choice of a type-ahead box, with the page's own rules
-# (event_schema.js): the shortest prefix whose best candidate is the choice, then Enter
-# (or ","); or, where the box takes a choice at once (a closed list: the verb), the
-# shortest prefix only that choice fits, with no Enter.
-FEWEST_JS = """async ([choices, choice, atOnce, taken]) => {
+# (event_schema.js, ranked by this ledger's use of each value as the page ranks them):
+# the shortest prefix of the name or of its words' starts ("mc": milk container) whose
+# best candidate is the choice, then Enter (or ","); or, where the box takes a choice at
+# once (a closed list: the verb), the shortest such text only that choice fits ("tof":
+# turn off), with no Enter.
+FEWEST_JS = """async ([field, choices, choice, atOnce, taken]) => {
   const S = await import("/static/frontend/js/event_schema.js");
+  const L = await import("/static/frontend/js/ledger_state.js");
+  const usage = S.usageCounts(L.events(window.frameledger.store.getState()).map((e) => e.data), field);
   const norm = (s) => String(s).toLowerCase().replace(/[\\s_-]+/g, " ");
   const left = choices.filter((c) => !taken.includes(c));
   const name = choice.replace(/_/g, " ");
-  for (let n = 1; n <= name.length; n++) {
-    const text = name.slice(0, n);
-    if (atOnce) {
-      const c = S.choiceCandidates(left, text, 2);
-      if (c.length === 1 && c[0] === choice && norm(c[0]).startsWith(norm(text))) return [text, false];
-    }
-    if (S.bestChoice(left, text) === choice) return [text, true];
+  const texts = [];
+  for (let n = 1; n <= name.length; n++) texts.push(name.slice(0, n));
+  // Word starts ("mc": milk container, "tof": turn off): each word's first 1-3 letters,
+  // and the beginnings of those.
+  const words = norm(name).trim().split(" ");
+  const starts = (w) =>
+    w === words.length
+      ? [""]
+      : [1, 2, 3]
+          .filter((n) => n <= words[w].length)
+          .flatMap((n) => starts(w + 1).map((r) => words[w].slice(0, n) + r));
+  for (const t of starts(0)) for (let n = 2; n <= t.length; n++) texts.push(t.slice(0, n));
+  texts.sort((a, b) => a.length - b.length);
+  for (const text of texts) {
+    if (atOnce && S.atOnce(left, text)?.[0] === choice) return [text, false];
+    if (S.bestChoice(left, text, usage) === choice) return [text, true];
   }
   return [name, true];
 }"""
@@ -100,7 +114,7 @@ def fewest(page, field: str, choice: str, *, at_once: bool, taken: list[str] = (
     choices = page.evaluate(
         "(name) => window.frameledger.form.schema.fields.find((f) => f.name === name).choices", field
     )
-    text, confirm = page.evaluate(FEWEST_JS, [choices, choice, at_once, list(taken)])
+    text, confirm = page.evaluate(FEWEST_JS, [field, choices, choice, at_once, list(taken)])
     return text, confirm
 
 
@@ -177,17 +191,23 @@ def action_events(page, tally: Tally, events=None) -> None:
             kb.press("Enter" if i == len(nouns) - 1 else ",")  # ",": a chip, then the next; Enter: and save
         wait_added(page, len(tally.keys("actions")) + 1)
         tally.rows.append(("actions", f"{start}-{end}", kb.count))
+        if os.environ.get("FRAMELEDGER_KEYBOARD_KEYS"):
+            print("keys", start, end, kb.count, "".join(kb.typed))
         kb.typed = []
 
 
 # Break points: (set, games M, games DM, points M, points DM, server key, opportunity,
 # first serve in key, outcome key, serve direction key, rally shots, terminal player key,
-# terminal stroke typed, court position key, result key, error typed, shot directions).
+# terminal stroke, court position key, result key, terminal error, shot directions).
+BG, FG = "backhand_groundstroke", "forehand_groundstroke"
 TENNIS_EVENTS = [
-    ("1", "2", "3", "3", "4", "d", "1", "y", "s", "w", "2", "d", "backhand g", "b", "u", "net", ["w", "m", "m"]),
+    ("1", "2", "3", "3", "4", "d", "1", "y", "s", "w", "2", "d", BG, "b", "u", "net", ["w", "m", "m"]),
     ("2", "4", "4", "4", "a", "d", "1", "n", "s", "b", "0", "d", "serve", "s", "a", "none", ["b"]),
-    ("3", "5", "6", "3", "4", "d", "2", "y", "c", "d", "1", "a", "forehand g", "b", "w", "none", ["w", "r"]),
+    ("3", "5", "6", "3", "4", "d", "2", "y", "c", "d", "1", "a", FG, "b", "w", "none", ["w", "r"]),
 ]
+
+
+TYPE_AHEAD = {12: "terminal_stroke", 15: "terminal_error"}  # the break point's type-ahead boxes
 
 
 def tennis_events(page, tally: Tally) -> None:
@@ -198,10 +218,19 @@ def tennis_events(page, tally: Tally) -> None:
         *scalars, directions = row
         kb.press("e")  # the first field: set
         for i, value in enumerate(scalars):
+            if i in TYPE_AHEAD:
+                # Type-ahead boxes (terminal stroke, terminal error): the shortest text only
+                # that choice fits ("bg": backhand groundstroke), taken at once and on to the
+                # next field; else the text, then Enter.
+                text, confirm = fewest(page, TYPE_AHEAD[i], value, at_once=True)
+                kb.type(text)
+                if confirm:
+                    kb.press("Enter")
+                taken = "([n, v]) => document.querySelector(`#event-form [name=${n}]`).value === v"
+                page.wait_for_function(taken, arg=[TYPE_AHEAD[i], value])
+                continue
             kb.type(value)
-            # Type-ahead boxes (terminal stroke, terminal error) complete and move on with
-            # Enter; everything else moves on with Tab.
-            kb.press("Enter" if i in (12, 15) else "Tab")
+            kb.press("Tab")  # everything else moves on with Tab
         # The shot tokens: Alt+Enter adds one (the serve first, its stroke fixed), then the
         # stroke's and the direction's first letters (f/b: forehand/backhand groundstroke).
         for k, direction in enumerate(directions):

@@ -224,6 +224,16 @@ def test_type_ahead_takes_the_exact_then_shortest_prefix_then_initials_then_subs
     assert em == ["egg_mixture"]
 
 
+def test_the_type_ahead_ranks_by_this_ledgers_use_and_takes_word_starts(page):
+    usage, verbs_used, fr, best, verbs, starts = run(page, "type_ahead_ranks_by_use_and_word_starts")
+    assert usage == {"freezer": 2, "plate": 1, "burner": 1} and verbs_used == {"put": 2, "take": 1}
+    assert fr == ["freezer", "fridge", "fridge_drawer"]  # used twice: first, the rest by length
+    # Used ones first among prefix matches; words' starts as abbreviations.
+    assert best == ["freezer", "burner", "plate", "plastic_spatula", "plastic_spatula", "milk_container"]
+    assert verbs == [["turn off"], ["turn on"], ["turn on", "turn off"], ["take", "turn on", "turn off", "put"]]
+    assert starts == [True, True, False, True, True, False]
+
+
 def test_a_search_result_becomes_an_interval_and_c_is_free_in_both_key_tables(page):
     *lists, tables = run(page, "moment_search_adds_a_result_as_an_interval")
     assert lists == [[[12, 18]], [[0, 6], [12, 18]], [[0, 6], [12, 18]], [[0, 6], [12, 18]], [[12, 18]], [[12, 18]]]

@@ -241,6 +241,21 @@ export async function type_ahead_best_candidate() {
   ];
 }
 
+export async function type_ahead_ranks_by_use_and_word_starts() {
+  const nouns = ["bacon", "bagel", "burner", "freezer", "fridge", "fridge_drawer", "milk_container", "plastic_spatula", "plate"];
+  const verbs = ["close", "open", "pour", "put", "take", "turn off", "turn on"];
+  const events = [{ verb: "put", nouns: ["freezer", "plate"] }, { verb: "put", nouns: ["freezer"] }, { verb: "take", nouns: ["burner"] }];
+  const usage = S.usageCounts(events, "nouns");
+  return [
+    usage,
+    S.usageCounts(events, "verb"),
+    S.choiceCandidates(nouns, "fr", 8, usage),
+    ["fr", "b", "p", "ps", "plsp", "mc"].map((t) => S.bestChoice(nouns, t, usage)),
+    ["tof", "ton", "to", "t"].map((t) => S.choiceCandidates(verbs, t)),
+    [["turn off", "tof"], ["turn off", "to"], ["turn off", "tn"], ["plastic spatula", "plasp"], ["plate", "pl"], ["plate", "x"]].map(([n, t]) => S.wordStarts(n, t)),
+  ];
+}
+
 export async function moment_search_adds_a_result_as_an_interval() {
   const M = await import("/js/moment_search.js");
   const K = await import("/js/shortcuts.js");

@@ -10,12 +10,13 @@
 // bool -> yes / no; string -> text; token_list -> the shot-token editor (rows of
 // sub-field selects; Alt+Enter adds a token after this one, Alt+Backspace removes it,
 // Alt+Up / Alt+Down move it); interval_list -> rows of start / end seconds.
-// The highlighted candidate of a type-ahead is the exact choice, else the shortest prefix
-// match, then word initials ("em": egg mixture), then substrings (choiceCandidates),
+// The highlighted candidate of a type-ahead is the exact choice, else a prefix match, then
+// word initials ("em": egg mixture), then substrings, the ones this ledger used most
+// first, then the shortest (choiceCandidates, with the usage option),
 // shown under the box as it is typed. "change" is reported after every edit; "commit" when Enter is pressed in a
 // field (or Ctrl+Enter anywhere), after a type-ahead box's text has been taken.
 
-import { bestChoice, choiceCandidates, choiceError, emptyDraft, emptyToken, fieldRoot, formSections, isRequired, tokenChoices } from "./event_schema.js";
+import { atOnce, bestChoice, choiceCandidates, choiceError, emptyDraft, emptyToken, fieldRoot, formSections, isRequired, tokenChoices } from "./event_schema.js";
 import { el } from "./ui.js";
 
 function select(name, choices, value, { blank = "—", label } = {}) {
@@ -30,11 +31,14 @@ function select(name, choices, value, { blank = "—", label } = {}) {
 const SELECT_MAX_CHOICES = 6;
 
 export class EventForm extends EventTarget {
-  constructor(root, schema, { idPrefix = "ev" } = {}) {
+  constructor(root, schema, { idPrefix = "ev", usage = null } = {}) {
     super();
     this.root = root;
     this.schema = schema;
     this.idPrefix = idPrefix;
+    // usage(name) -> {choice: count}: how often this ledger used each value (the
+    // type-ahead ranks the most used first); none: list order.
+    this.usage = usage || (() => null);
     this.readOnly = false;
     this._draft = emptyDraft(schema);
     this.form = el("form", { class: "event-form", novalidate: true, autocomplete: "off" });
@@ -323,7 +327,7 @@ export class EventForm extends EventTarget {
         this._set(field.name, null);
         return;
       }
-      const choice = bestChoice(field.choices, input.value);
+      const choice = bestChoice(field.choices, input.value, this.usage(field.name));
       if (choice) {
         input.value = choice;
         this._set(field.name, choice);
@@ -333,21 +337,19 @@ export class EventForm extends EventTarget {
       }
     });
     const hint = this._hint(input, field);
-    // Typed as far as only one choice fits (by its start): taken at once, and on to the
-    // next field. The rest of its name and an Enter or Tab typed out of habit right after
-    // are swallowed, so they never land in the next field (see _swallowKey).
+    // Typed as far as only one choice fits (by its start, or by its words' starts: "tof"
+    // turn off): taken at once, and on to the next field. The rest of its name and an
+    // Enter or Tab typed out of habit right after are swallowed, so they never land in the
+    // next field (see _swallowKey).
     input.addEventListener("input", (event) => {
       if (!event.isTrusted || this.readOnly) return;
-      const text = input.value;
-      const norm = (s) => String(s).toLowerCase().replace(/[\s_-]+/g, " ");
-      const candidates = text.trim() ? choiceCandidates(field.choices, text, 2) : [];
-      if (candidates.length !== 1 || !norm(candidates[0]).startsWith(norm(text))) return;
-      const choice = candidates[0];
+      const [choice, rest] = atOnce(field.choices, input.value) || [];
+      if (!choice) return;
       input.value = choice;
       this._set(field.name, choice);
       this.focusNext(field.name);
       // Only in the box the focus moved to (a key anywhere else ends it).
-      this._swallow = { rest: norm(choice).slice(norm(text).length), at: Date.now(), box: document.activeElement };
+      this._swallow = { rest, at: Date.now(), box: document.activeElement };
     });
     input.addEventListener("keydown", (event) => {
       // Tab takes the highlighted candidate (then moves on as usual).
@@ -393,7 +395,7 @@ export class EventForm extends EventTarget {
     const hint = el("div", { class: "typeahead-hint", "aria-live": "polite" });
     input.addEventListener("input", () => {
       const text = input.value.trim();
-      const [best, ...rest] = text ? choiceCandidates(field.choices, text) : [];
+      const [best, ...rest] = text ? choiceCandidates(field.choices, text, 8, this.usage(field.name)) : [];
       hint.classList.toggle("no-match", Boolean(text) && !best);
       if (!text) hint.textContent = "";
       else if (!best) hint.textContent = choiceError(field.choices, text);
@@ -408,7 +410,7 @@ export class EventForm extends EventTarget {
   _addFromTypeahead(input) {
     const name = input.dataset.typeahead;
     const field = this.schema.fields.find((f) => f.name === name);
-    const choice = bestChoice(field.choices, input.value);
+    const choice = bestChoice(field.choices, input.value, this.usage(name));
     if (!choice) {
       this.markError(name, choiceError(field.choices, input.value));
       return false;

@@ -118,25 +118,71 @@ export function matchChoice(choices, text) {
 }
 
 // The choices a typed text could mean, best first: prefix matches, then word initials
-// (as editors' pickers do: "em" -> egg_mixture), then substrings, each shortest first
-// (list order among equals), for the type-ahead hint and messages:
-// "bage" -> ["bagel", "bagel_container"]; "fr" -> ["fridge", "freezer", "fridge_drawer"].
-export function choiceCandidates(choices, text, limit = 8) {
+// (as editors' pickers do: "em" -> egg_mixture), then substrings; within each, the ones
+// this ledger used most first (``usage``: choice -> count, from usageCounts), then shortest
+// first (list order among equals), for the type-ahead hint and messages:
+// "bage" -> ["bagel", "bagel_container"]; "fr" -> ["fridge", "freezer", "fridge_drawer"]
+// (with freezer used twice already: ["freezer", "fridge", "fridge_drawer"]).
+export function choiceCandidates(choices, text, limit = 8, usage = null) {
   const norm = (s) => String(s).toLowerCase().replace(/[\s_-]+/g, " ").trim();
   const wanted = norm(text);
   if (!wanted) return [];
-  const byLength = (list) => list.map((c, i) => [c, i]).sort((a, b) => norm(a[0]).length - norm(b[0]).length || a[1] - b[1]).map(([c]) => c);
-  const initials = (c) => norm(c).split(" ").map((w) => w[0]).join("");
+  const used = (c) => (usage && usage[c]) || 0;
+  const byLength = (list) =>
+    list
+      .map((c, i) => [c, i])
+      .sort((a, b) => used(b[0]) - used(a[0]) || norm(a[0]).length - norm(b[0]).length || a[1] - b[1])
+      .map(([c]) => c);
   const prefix = byLength(choices.filter((c) => norm(c).startsWith(wanted)));
-  const acronym = wanted.length > 1 && !wanted.includes(" ") ? byLength(choices.filter((c) => !prefix.includes(c) && initials(c).startsWith(wanted))) : [];
+  const acronym = wanted.length > 1 && !wanted.includes(" ") ? byLength(choices.filter((c) => !prefix.includes(c) && wordStarts(norm(c), wanted))) : [];
   const inside = byLength(choices.filter((c) => !prefix.includes(c) && !acronym.includes(c) && norm(c).includes(wanted)));
   return [...prefix, ...acronym, ...inside].slice(0, limit);
 }
 
+// Whether ``text`` is the starts of a name's words in order, from its first word: its
+// initials ("mc": milk container) or longer starts ("tof": turn off, "plsp": plastic spatula).
+export function wordStarts(name, text) {
+  const words = String(name).split(" ");
+  const from = (w, t) => {
+    if (t === text.length) return true;
+    if (w === words.length) return false;
+    for (let n = Math.min(words[w].length, text.length - t); n >= 1; n--) {
+      if (words[w].startsWith(text.slice(t, t + n)) && from(w + 1, t + n)) return true;
+    }
+    return false;
+  };
+  return text.length > 0 && from(0, 0);
+}
+
+// What a closed list's box takes as it is typed: [choice, the rest of its name] when only
+// one choice fits by its start or its words' starts ("o": open, "tof": turn off, whatever
+// other names hold the letters), else null. The rest is what typing on would add ("" for
+// words' starts), swallowed after the box has moved on.
+export function atOnce(choices, text) {
+  const norm = (s) => String(s).toLowerCase().replace(/[\s_-]+/g, " ");
+  const wanted = norm(text).trim();
+  if (!wanted) return null;
+  const byStart = (c) => norm(c).startsWith(norm(text));
+  const fits = choices.filter((c) => byStart(c) || wordStarts(norm(c).trim(), wanted));
+  if (fits.length !== 1) return null;
+  return [fits[0], byStart(fits[0]) ? norm(fits[0]).slice(norm(text).length) : ""];
+}
+
 // What a type-ahead box takes on Enter, Tab or ",": the exact choice, else the best
 // candidate (the one its hint highlights); null when nothing matches.
-export function bestChoice(choices, text) {
-  return matchChoice(choices, text) || choiceCandidates(choices, text, 1)[0] || null;
+export function bestChoice(choices, text, usage = null) {
+  return matchChoice(choices, text) || choiceCandidates(choices, text, 1, usage)[0] || null;
+}
+
+// How often each value of a field is used by these events (enum or enum set): the
+// type-ahead ranks the most used first, so a noun used often takes one or two keys.
+export function usageCounts(events, name) {
+  const counts = {};
+  for (const data of events) {
+    const value = data?.[name];
+    for (const v of Array.isArray(value) ? value : value == null ? [] : [value]) counts[v] = (counts[v] || 0) + 1;
+  }
+  return counts;
 }
 
 // Why a typed text is not a choice, with what it could be.

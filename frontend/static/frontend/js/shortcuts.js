@@ -31,6 +31,16 @@ export const WORKSPACE_SHORTCUTS = [
   { keys: ["?"], command: ["help"], help: "this sheet" },
 ];
 
+// Keys in the event form's type-ahead boxes (for the sheet only: the boxes handle them).
+export const FORM_KEYS = [
+  { keys: ["a–z"], help: "type-ahead: the highlighted candidate is shown under the box; the values this ledger used most come first (fr: freezer once used)" },
+  { keys: ["mc", "tof"], help: "a name by its words' starts: mc milk container, ps plastic spatula, tof turn off" },
+  { keys: ["o", "tof"], help: "a verb (closed list) is taken as soon as only one fits by its start or words' starts, and the focus moves on" },
+  { keys: ["Enter", "Tab"], help: "take the highlighted candidate and move on; in the nouns: Enter takes it and saves the event" },
+  { keys: [",", "Tab"], help: "nouns: take the highlighted one as a chip and type the next" },
+  { keys: ["Backspace"], help: "nouns, in an empty box: remove the last chip" },
+];
+
 export const ADJUDICATE_SHORTCUTS = [
   { keys: ["ArrowLeft", "ArrowRight"], command: ["step-1", "step+1"], help: "step one frame back / forward" },
   { keys: ["Shift+ArrowLeft", "Shift+ArrowRight"], command: ["step-10", "step+10"], help: "step ten frames back / forward" },

@@ -32,11 +32,13 @@ export function showError(box, error) {
 }
 
 // The shortcut sheet: a <dialog> listing a shortcuts table (shortcuts.js).
-export function shortcutSheet(dialog, table, title = "Keyboard shortcuts") {
+export function shortcutSheet(dialog, table, title = "Keyboard shortcuts", { formKeys = null } = {}) {
   const keyName = (key) => key.replace("Arrow", "").replace("Ctrl+", "Ctrl + ").replace("Shift+", "Shift + ");
-  const rows = table.map((row) =>
-    el("tr", {}, [el("td", {}, row.keys.map((k) => el("kbd", { text: keyName(k) }))), el("td", { text: row.help })]),
-  );
+  const toRows = (list) =>
+    list.map((row) => el("tr", {}, [el("td", {}, row.keys.map((k) => el("kbd", { text: keyName(k) }))), el("td", { text: row.help })]));
+  const rows = toRows(table);
+  // The form's keys, under their own heading (the boxes handle them, not the page).
+  if (formKeys) rows.push(el("tr", {}, [el("th", { colspan: "2", text: "In the event form" })]), ...toRows(formKeys));
   // The heading takes the focus when the sheet opens (autofocus), so it opens at its top,
   // not scrolled down to the Close button.
   dialog.replaceChildren(

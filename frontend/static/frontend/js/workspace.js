@@ -12,13 +12,13 @@ import { Autosave } from "./autosave.js";
 import { EventForm } from "./event_form.js";
 import { DraftKeeper, FrameKeeper, isEmptyDraft } from "./drafts.js";
 import { KeyGate } from "./key_gate.js";
-import { boundaryFields, breakPointWarnings, draftToEvent, emptyDraft, eventToDraft, snapInterval, snapToGrid, summarize } from "./event_schema.js";
+import { boundaryFields, breakPointWarnings, draftToEvent, emptyDraft, eventToDraft, snapInterval, snapToGrid, summarize, usageCounts } from "./event_schema.js";
 import { SAVE, createStore, eventByKey, events, hasUnsaved, initialState, orderedEvents, reducer } from "./ledger_state.js";
 import { connectPacket, renderLiveState, renderPresence } from "./live.js";
 import { boundaryTarget, keyframeTarget, secondStep } from "./navigation.js";
 import { RATES, mountPlayer } from "./player.js";
 import { mountMomentSearch, withInterval } from "./moment_search.js";
-import { WORKSPACE_SHORTCUTS } from "./shortcuts.js";
+import { FORM_KEYS, WORKSPACE_SHORTCUTS } from "./shortcuts.js";
 import { Timeline } from "./timeline.js";
 import { VirtualRows } from "./virtual_rows.js";
 import { mountConflictDialog, mountFreezeDialog } from "./workspace_dialogs.js";
@@ -138,7 +138,9 @@ async function mountViews(ws) {
   const thumbs = await api.get(config.media.thumbsMeta).catch(() => null);
   ws.player = player;
   ws.timeline = new Timeline($("#timeline"), { frameCount: player.frameCount || ws.packet.video.frame_count || 1, thumbs });
-  ws.form = new EventForm($("#event-form"), ws.schema, { idPrefix: "ev" });
+  // The type-ahead ranks the values this ledger used most first (event_schema.js).
+  const usage = (name) => usageCounts(events(ws.store.getState()).map((e) => e.data), name);
+  ws.form = new EventForm($("#event-form"), ws.schema, { idPrefix: "ev", usage });
   window.frameledger.form = ws.form; // for tests and the console, as the store
 }
 
@@ -698,7 +700,7 @@ function mountFormWiring(ws) {
   form.addEventListener("commit", () => (ws.inKeyOrder ? ws.inKeyOrder(() => ws.commit()) : ws.commit()));
   $("#retry-save").addEventListener("click", () => autosave.retryNow());
   $("#help-open").addEventListener("click", () => $("#help-dialog").showModal());
-  shortcutSheet($("#help-dialog"), WORKSPACE_SHORTCUTS);
+  shortcutSheet($("#help-dialog"), WORKSPACE_SHORTCUTS, undefined, { formKeys: FORM_KEYS });
   window.addEventListener("beforeunload", (event) => {
     if (hasUnsaved(store.getState()) || ws.hasDraft()) {
       event.preventDefault();

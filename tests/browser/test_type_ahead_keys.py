@@ -1,0 +1,121 @@
+"""Issue 24, the type-ahead shortcuts at a person's key speed (keys 40 ms apart, waits on
+what the page shows): a verb taken at once by its start or its words' starts ("o": open,
+"tof": turn off) even where other names hold the letters; nouns by their words' starts
+("mc": milk container); the values this ledger used most ranked first ("fr" takes
+fridge, the shortest, until freezer has been used); a break point's terminal stroke and error
+at once ("bg", "no"); the ? sheet's form keys."""
+
+from __future__ import annotations
+
+import pytest
+
+from annotator.models import Ledger
+from tests.browser.ledger_pages import wait_ready, wait_saved
+from tests.factories import make_packet, make_ready_video
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+DELAY = 40  # ms between keys
+
+
+def rows(page) -> int:
+    return page.evaluate("document.querySelectorAll('#ledger-table tbody tr').length")
+
+
+def mark(page, start: int, length: int) -> None:
+    page.locator("#workspace").focus()
+    page.wait_for_function("!window.frameledger.player.seeking")
+    page.keyboard.type(f"{start}i{length}O", delay=DELAY)
+    page.wait_for_function(
+        "([s, e]) => document.querySelector('#ev-start_frame').value === String(s)"
+        " && document.querySelector('#ev-end_frame').value === String(e)"
+        " && document.activeElement.id === 'ev-verb'",
+        arg=[start, start + length],
+    )
+
+
+def verb_at_once(page, text: str, verb: str) -> None:
+    page.keyboard.type(text, delay=DELAY)
+    page.wait_for_function(
+        "(v) => document.querySelector('#ev-verb').value === v && document.activeElement.id === 'ev-nouns'", arg=verb
+    )
+
+
+def noun_then_save(page, text: str, hint: str, count: int) -> None:
+    page.keyboard.type(text, delay=DELAY)
+    # The line under the box names what Enter takes.
+    page.wait_for_function(
+        "(h) => document.querySelector('#ev-nouns').closest('.typeahead')"
+        ".querySelector('.typeahead-hint').textContent.startsWith(h)",
+        arg=hint,
+    )
+    page.keyboard.press("Enter")
+    page.wait_for_function("(n) => document.querySelectorAll('#ledger-table tbody tr').length === n", arg=count)
+    wait_saved(page)
+
+
+def test_verbs_at_once_by_words_starts_and_nouns_ranked_by_this_ledgers_use(
+    page_as, maintainer, annotator_a, annotator_b, adjudicator
+):
+    packet = make_packet(maintainer, annotator_a, annotator_b, adjudicator, video=make_ready_video(), title="keys")
+    page = page_as(annotator_a, f"/packets/{packet.pk}/")
+    wait_ready(page)
+
+    mark(page, 1200, 30)
+    verb_at_once(page, "tof", "turn off")  # "to" fits turn on and turn off; "tof" only one
+    noun_then_save(page, "fre", "freezer (", 1)  # nothing used yet: "fr" would be fridge (the shortest)
+
+    mark(page, 3400, 40)
+    verb_at_once(page, "o", "open")  # close, pour, move around hold an "o", but only open starts so
+    noun_then_save(page, "mc", "milk container (", 2)  # the words' starts
+
+    mark(page, 5100, 20)
+    verb_at_once(page, "cl", "close")
+    noun_then_save(page, "mi", "milk container (", 3)  # used once: before milk (unused)
+
+    mark(page, 7000, 25)
+    verb_at_once(page, "tof", "turn off")
+    noun_then_save(page, "fr", "freezer (", 4)  # used once: before fridge now
+
+    stored = [e.data for e in Ledger.objects.get(packet=packet, side="A").events.order_by("created_at")]
+    assert [(e["verb"], e["nouns"], e["start_frame"], e["end_frame"]) for e in stored] == [
+        ("turn off", ["freezer"], 1200, 1230),
+        ("open", ["milk_container"], 3400, 3440),
+        ("close", ["milk_container"], 5100, 5120),
+        ("turn off", ["freezer"], 7000, 7025),
+    ]
+    assert rows(page) == 4
+
+    # The ? sheet lists the form's keys under their own heading.
+    page.locator("#workspace").focus()
+    page.keyboard.press("?")
+    page.wait_for_selector("#help-dialog[open]")
+    sheet = page.inner_text("#help-dialog")
+    assert "In the event form" in sheet and "tof turn off" in sheet and "used most come first" in sheet
+
+
+def test_a_break_points_terminal_stroke_and_error_are_taken_at_once_by_words_starts(
+    page_as, ingest, maintainer, annotator_a, annotator_b, adjudicator
+):
+    tennis = make_packet(
+        maintainer, annotator_a, annotator_b, adjudicator, kind="break-point-ledger", video=ingest("h264-2997-gop12")
+    )
+    page = page_as(annotator_a, f"/packets/{tennis.pk}/")
+    wait_ready(page)
+    value = "(n) => document.querySelector(`#event-form [name=${n}]`).value"
+    focused = "document.activeElement.name"
+    page.locator("#event-form [name=terminal_stroke]").focus()
+    page.keyboard.type("bg", delay=DELAY)  # backhand groundstroke: the only one "b g" starts
+    page.wait_for_function(
+        f"({value})('terminal_stroke') === 'backhand_groundstroke' && {focused} === 'terminal_court_position'"
+    )
+    page.locator("#event-form [name=terminal_error]").focus()
+    page.keyboard.type("n", delay=DELAY)  # net or none: not yet
+    page.wait_for_timeout(150)
+    assert page.evaluate(focused) == "terminal_error" and page.evaluate(value, "terminal_error") == "n"
+    page.keyboard.type("o", delay=DELAY)  # "no": none
+    page.wait_for_function(f"({value})('terminal_error') === 'none' && {focused} !== 'terminal_error'")
+    page.keyboard.press("Enter")  # out of habit, straight after: swallowed, nothing saved half-made
+    page.wait_for_timeout(300)
+    assert rows(page) == 0
+    assert page.evaluate(value, "terminal_stroke") == "backhand_groundstroke"
