@@ -58,12 +58,16 @@ class MomentsAdapter(FamilyAdapter):
     def packet_schema(self, schema: dict, parameters: dict) -> dict:
         """A packet's own grid step (``{"grid": {"step": s}}``, chosen on the new-packet
         page or by its project) replaces the kind's ``grid_step``, so the workspace snaps
-        marks to the grid the scorer uses."""
+        marks to the grid the scorer uses. A field without a ``grid_step`` (the imported
+        moment kinds, whose intervals keep the source's precision) stays as it is."""
         grid = parameters.get("grid") if isinstance(parameters, dict) else None
         step = grid.get("step") if isinstance(grid, dict) else None
         if not isinstance(step, int | float) or isinstance(step, bool) or step <= 0:
             return schema
-        fields = [{**f, "grid_step": float(step)} if f.get("type") == "interval_list" else f for f in schema["fields"]]
+        fields = [
+            {**f, "grid_step": float(step)} if f.get("type") == "interval_list" and f.get("grid_step") else f
+            for f in schema["fields"]
+        ]
         return {**schema, "fields": fields}
 
     def task_parameters(self, packet) -> dict:

@@ -187,6 +187,8 @@ def api_visible(name, params, persona, state, scenario, cast):
         # allows assistance (not this one); the index status is maintainer-wide video material.
         "api-packet-search": role in {"adjudicator", "maintainer"},
         "api-video-search-index": in_group,
+        # A resumable upload is its uploader's own; the scenario has none, so every key is unknown.
+        "upload-detail": False,
     }
     if name == "job-detail":
         # An ingest job is about a video; a scoring job is grading material of its packet.
@@ -219,6 +221,7 @@ POST_ONLY = {
     "api-union-decision",
     "api-version-ready",
     "api-moment-imports",
+    "upload-list",  # tus: creation by POST (and OPTIONS), nothing to list
 }
 
 

@@ -47,6 +47,11 @@ NO_BODY = {
     ("api-version-ready", "post"),
     ("video-detail", "delete"),
     ("api-packet-full-rendition", "post"),
+    # Resumable uploads (tus): the metadata comes in headers, a piece is raw bytes of
+    # application/offset+octet-stream; a JSON body is never parsed.
+    ("upload-list", "post"),
+    ("upload-detail", "patch"),
+    ("upload-detail", "delete"),
 }
 
 
