@@ -26,7 +26,7 @@ from tests.grading.test_bundle_uploads import plain
 from tests.grading.test_bundles import synthetic_version
 from tests.http import live_server
 from tests.http.live_server import read_response
-from tests.media.test_resumable_upload import TUS, b64, patch, raw, send_piece
+from tests.media.test_resumable_upload import TUS, b64, patch, upload_with_a_cut
 
 embedded = live_server.embedded  # the uvicorn child fixture (tests/http/live_server.py)
 
@@ -143,26 +143,7 @@ def test_a_bundle_cut_at_50_percent_resumes_and_the_stored_bundle_is_the_source(
     data = plain({"weights.bin": os.urandom(1_300_000)})  # 1.3 MB that deflate cannot shrink
     token = do_issue_token(maintainer)[1]
     port, _ = embedded()
-    length = len(data)
-    status, _, body = raw(
-        port, "POST", "/api/uploads/", token, f"Upload-Length: {length}",
-        f"Upload-Metadata: filename {b64('model.zip')},kind {b64('bundle')}", "Content-Length: 0",
-    )  # fmt: skip
-    assert status == 201
-    key = json.loads(body)["key"]
-    piece = -(-length // 4)
-    offset = 0
-    for _ in range(2):  # 50 % in two whole pieces ...
-        send_piece(port, key, token, offset, data[offset : offset + piece])
-        offset = min(length, offset + piece)
-    # ... then the third piece's connection drops half way through.
-    send_piece(port, key, token, offset, data[offset : offset + piece], cut_after=piece // 2)
-    status, fields, _ = raw(port, "HEAD", f"/api/uploads/{key}/", token)
-    assert status == 200 and int(fields["upload-offset"]) == offset == 2 * piece
-    while offset < length:  # resume from the server's offset
-        response = send_piece(port, key, token, offset, data[offset : offset + piece])
-        assert response.startswith(b"HTTP/1.1 204"), response[:300]
-        offset = min(length, offset + piece)
+    key = upload_with_a_cut(port, token, data, f"filename {b64('model.zip')},kind {b64('bundle')}")
     request = json.dumps({"bundle_upload": key, "label": "resumed"}).encode()
     head = (
         f"POST /api/versions/{version.pk}/bundles/ HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Token {token}\r\n"

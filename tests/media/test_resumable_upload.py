@@ -132,6 +132,33 @@ def raw(port: int, method: str, path: str, token: str, *headers: str) -> tuple[i
     return int(first.split()[1]), fields, body
 
 
+def upload_with_a_cut(port: int, token: str, data: bytes, metadata: str) -> str:
+    """Create an upload of ``data``, send half of it in two whole pieces, drop the third
+    piece's connection half way through, check the server's offset is where the last whole
+    piece ended, then resume from that offset to the end. Returns the upload's key."""
+    length = len(data)
+    status, _, body = raw(
+        port, "POST", "/api/uploads/", token, f"Upload-Length: {length}", f"Upload-Metadata: {metadata}",
+        "Content-Length: 0",
+    )  # fmt: skip
+    assert status == 201
+    key = json.loads(body)["key"]
+    piece = -(-length // 4)
+    offset = 0
+    for _ in range(2):  # 50 % in two whole pieces ...
+        send_piece(port, key, token, offset, data[offset : offset + piece])
+        offset = min(length, offset + piece)
+    # ... then the third piece's connection drops half way through.
+    send_piece(port, key, token, offset, data[offset : offset + piece], cut_after=piece // 2)
+    status, fields, _ = raw(port, "HEAD", f"/api/uploads/{key}/", token)
+    assert status == 200 and int(fields["upload-offset"]) == offset == 2 * piece  # where it stopped
+    while offset < length:  # resume from the server's offset
+        response = send_piece(port, key, token, offset, data[offset : offset + piece])
+        assert response.startswith(b"HTTP/1.1 204"), response[:300]
+        offset = min(length, offset + piece)
+    return key
+
+
 @pytest.mark.django_db(transaction=True)
 def test_a_connection_cut_at_50_percent_resumes_and_the_stored_file_is_the_source(
     embedded, maintainer, synthetic_source, eager_celery
@@ -141,25 +168,7 @@ def test_a_connection_cut_at_50_percent_resumes_and_the_stored_file_is_the_sourc
     token = do_issue_token(maintainer)[1]
     port, _ = embedded()
     length = len(data)
-    status, fields, body = raw(
-        port, "POST", "/api/uploads/", token, f"Upload-Length: {length}",
-        f"Upload-Metadata: filename {b64(source.name)},title {b64('resumed')}", "Content-Length: 0",
-    )  # fmt: skip
-    assert status == 201
-    key = json.loads(body)["key"]
-    piece = -(-length // 4)
-    offset = 0
-    for _ in range(2):  # 50 % in two whole pieces ...
-        send_piece(port, key, token, offset, data[offset : offset + piece])
-        offset = min(length, offset + piece)
-    # ... then the third piece's connection drops half way through (the file at 62 %).
-    send_piece(port, key, token, offset, data[offset : offset + piece], cut_after=piece // 2)
-    status, fields, _ = raw(port, "HEAD", f"/api/uploads/{key}/", token)
-    assert status == 200 and int(fields["upload-offset"]) == offset == 2 * piece  # where it stopped
-    while offset < length:  # resume from the server's offset
-        response = send_piece(port, key, token, offset, data[offset : offset + piece])
-        assert response.startswith(b"HTTP/1.1 204"), response[:300]
-        offset = min(length, offset + piece)
+    upload_with_a_cut(port, token, data, f"filename {b64(source.name)},title {b64('resumed')}")
     video = Video.objects.get(title="resumed")
     assert file_sha256(video.original.path) == hashlib.sha256(data).hexdigest()
     assert video.size_bytes == length
