@@ -310,3 +310,32 @@ def wait_http(layout: Layout, client: Host, url: str, timeout: float = 120) -> N
         "        time.sleep(0.5)\n"
     )
     layout.run(client, [sys.executable, "-c", code, url], dict(os.environ), timeout=timeout + 30)
+
+
+def start_bundles_worker(layout: Layout, host: Host, env: dict) -> None:
+    """The bundles queue as root (as ``worker-bundles`` in the compose file), its jobs folder
+    under the host's own ``var/`` (``FRAMELEDGER_SANDBOX_DIR``): no other host sees it."""
+    (host.dir / "var/sandbox").mkdir(mode=0o700, parents=True, exist_ok=True)
+    bundles_env = {**env, "FRAMELEDGER_SANDBOX_DIR": str(ROOT / "var/sandbox")}
+    start_worker(layout, host, bundles_env, env.get("FRAMELEDGER_BUNDLE_QUEUE", "frameledger-bundles"), "bundles")
+
+
+# A moment-query version with synthetic frame features written into the (shared) media by the
+# host that runs it: the reference bundle's corpus reads them on the bundles host.
+MOMENT_VERSION = (
+    "import json, django; django.setup()\n"
+    "from pathlib import Path\n"
+    "from django.conf import settings\n"
+    "from django.contrib.auth import get_user_model\n"
+    "from tests.grading.test_bundles import synthetic_version\n"
+    "names = ('maintainer', 'annotator_a', 'annotator_b', 'adjudicator')\n"
+    "users = [get_user_model().objects.get(username=n) for n in names]\n"
+    "version, features = synthetic_version(*users, Path(settings.MEDIA_ROOT))\n"
+    "print(json.dumps({'version': version.pk, 'features': str(features)}))\n"
+)
+
+
+def moment_version(layout: Layout, host: Host, env: dict) -> dict:
+    import json
+
+    return json.loads(layout.run(host, [sys.executable, "-c", MOMENT_VERSION], env).strip().splitlines()[-1])
