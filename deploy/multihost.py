@@ -40,6 +40,26 @@ MOUNTS = (
 LAYOUT_PARENT = Path("/var/tmp")
 
 
+def cgroup_mounts(mounts: str | None = None) -> str:
+    """Shell commands that mount again, inside a host, the cgroup hierarchies of this machine.
+    ``ip netns exec`` mounts a fresh sysfs, which hides ``/sys/fs/cgroup``: without this a
+    bundles host would run its stages with no cgroup (the sandbox says "none on this host")
+    where a real machine has them."""
+    if mounts is None:
+        mounts = Path("/proc/self/mounts").read_text()
+    steps = []
+    for line in mounts.splitlines():
+        fields = line.split()
+        if len(fields) < 4 or not fields[1].startswith("/sys/fs/cgroup"):
+            continue
+        source, target, kind, options = fields[:4]
+        if kind == "tmpfs" and target == "/sys/fs/cgroup":
+            steps.insert(0, "mount -t tmpfs -o mode=755 cgroup /sys/fs/cgroup")
+        elif kind in ("cgroup", "cgroup2"):
+            steps.append(f"mkdir -p {target} && mount -t {kind} -o {options} {source} {target}")
+    return " && ".join(steps + [""])
+
+
 def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
     return subprocess.run(["ip", *args], capture_output=True, text=True, check=check)
 
@@ -85,6 +105,7 @@ class Layout:
         self.media.mkdir(exist_ok=True)
         self.hosts: dict[str, Host] = {}
         self.procs: list[subprocess.Popen] = []
+        self.cgroups = cgroup_mounts()
         (ROOT / "var").mkdir(exist_ok=True)  # the mount point of each host's own var/
 
     def __enter__(self) -> Layout:
@@ -112,7 +133,7 @@ class Layout:
         return ["ip", "netns", "exec", host.netns, "unshare", "--mount", "--propagation", "private", "--"] + [
             "sh",
             "-c",
-            MOUNTS,
+            self.cgroups + MOUNTS,
             "sh",
             *argv,
         ]

@@ -19,6 +19,7 @@ import sys
 
 import pytest
 
+from annotator.grading import sandbox_host
 from annotator.media import synthetic
 from deploy import multihost
 
@@ -42,6 +43,25 @@ def _require_layout() -> None:
         if os.environ.get("CI") == "true":
             pytest.fail(reason)
         pytest.skip(reason)
+
+
+def test_hosts_mount_this_machines_cgroup_hierarchies():
+    mounts = (
+        "sysfs /sys sysfs rw 0 0\n"
+        "tmpfs /sys/fs/cgroup tmpfs rw,relatime,mode=755 0 0\n"
+        "cgroup /sys/fs/cgroup/pids cgroup rw,relatime,pids 0 0\n"
+        "cgroup /sys/fs/cgroup/memory cgroup rw,relatime,memory 0 0\n"
+    )
+    assert multihost.cgroup_mounts(mounts) == (
+        "mount -t tmpfs -o mode=755 cgroup /sys/fs/cgroup && "
+        "mkdir -p /sys/fs/cgroup/pids && mount -t cgroup -o rw,relatime,pids cgroup /sys/fs/cgroup/pids && "
+        "mkdir -p /sys/fs/cgroup/memory && mount -t cgroup -o rw,relatime,memory cgroup /sys/fs/cgroup/memory && "
+    )
+    unified = "cgroup2 /sys/fs/cgroup cgroup2 rw,nosuid,nodev,noexec,relatime 0 0\n"
+    assert multihost.cgroup_mounts(unified) == (
+        "mkdir -p /sys/fs/cgroup && mount -t cgroup2 -o rw,nosuid,nodev,noexec,relatime cgroup2 /sys/fs/cgroup && "
+    )
+    assert multihost.cgroup_mounts("proc /proc proc rw 0 0\n") == ""
 
 
 def passwords_from(output: str) -> dict:
@@ -104,6 +124,8 @@ def test_upload_and_save_across_hosts(tmp_path):
         )
         assert ran["reward"] > 0 and [s["name"] for s in ran["stages"]] == ["build", "call-1"], ran
         assert ran["enforcement"]["sandbox"].startswith("bubblewrap"), ran
+        # the host's stages get the cgroups this machine has (ip netns exec hides /sys/fs/cgroup)
+        assert ran["enforcement"]["cgroups"] == sandbox_host.cgroup_support() or not sandbox_host.cgroup_support(), ran
         assert "annotator.run_bundle[" in layout.log("bundles", "worker-bundles")
         assert (bundles.dir / "var/sandbox").is_dir() and not list((bundles.dir / "var/sandbox").glob("bundle-*"))
         assert not (web.dir / "var/sandbox").exists() and not (worker.dir / "var/sandbox").exists()
