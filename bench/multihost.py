@@ -1,6 +1,6 @@
 """The multi-host drill (``bin/run-multihost``; docs/deploy.md, "Multi-host drill").
 
-Seven network namespaces as hosts (``deploy/multihost.py``): ``db`` (its own PostgreSQL cluster
+Eight network namespaces as hosts (``deploy/multihost.py``): ``db`` (its own PostgreSQL cluster
 and Redis), ``web1``/``web2`` (gunicorn + uvicorn), ``nginx`` in front of both, ``worker1``/
 ``worker2`` (a Celery worker on the default, ingest and scoring queues each; the one beat on
 ``worker2``), ``bundles`` (the bundles queue as root, its sandbox jobs folder in its own ``var/``),
