@@ -1,15 +1,17 @@
 """The multi-host drill (``bin/run-multihost``; docs/deploy.md, "Multi-host drill").
 
-Seven network namespaces as hosts (``deploy/multihost.py``): ``db`` (its own PostgreSQL cluster
+Eight network namespaces as hosts (``deploy/multihost.py``): ``db`` (its own PostgreSQL cluster
 and Redis), ``web1``/``web2`` (gunicorn + uvicorn), ``nginx`` in front of both, ``worker1``/
 ``worker2`` (a Celery worker on the default, ingest and scoring queues each; the one beat on
-``worker2``), and ``client``, which reaches the installation only through nginx's address. Then:
+``worker2``), ``bundles`` (the bundles queue as root, its sandbox jobs folder in its own ``var/``),
+and ``client``, which reaches the installation only through nginx's address. Then:
 
 1. the load test: ``bench/locustfile.py`` (``bench/load.py``'s scenario) with ``--annotators``
    for ``--seconds``, and its lost-write count against the db host's database;
 2. an upload of ``--video-seconds`` of video whose proxy chunks (``--chunk-frames``) are
    encoded on both worker hosts: the ingest real-time factor and the split;
-3. a scoring run;
+3. a scoring run, and the reference bundle submitted over the API to a moment version and run
+   in the sandbox on the ``bundles`` host (its stage times, outcome and reward);
 4. a second upload, and ``worker1`` killed (every process of its namespace) as soon as it
    encodes a chunk: the seconds until the job is done on ``worker2`` (the beat's sweep re-queues
    the chunk whose lease, ``--lease-seconds``, expired);
@@ -62,7 +64,8 @@ def drill(args, layout: multihost.Layout) -> dict:
     from annotator.media import synthetic
 
     report: dict = {"load_before": Path("/proc/loadavg").read_text().strip()}
-    hosts = [("db", 2), ("nginx", 5), ("web1", 11), ("web2", 12), ("worker1", 21), ("worker2", 22), ("client", 100)]
+    hosts = [("db", 2), ("nginx", 5), ("web1", 11), ("web2", 12), ("worker1", 21), ("worker2", 22)]
+    hosts += [("bundles", 23), ("client", 100)]
     h = {name: layout.add_host(name, n) for name, n in hosts}
     database_url, redis_url = multihost.start_db(layout, h["db"])
     env = multihost.app_env(
@@ -87,6 +90,7 @@ def drill(args, layout: multihost.Layout) -> dict:
     for worker in ("worker1", "worker2"):
         multihost.start_worker(layout, h[worker], env, "frameledger,ingest,scoring", "main")
     multihost.start_beat(layout, h["worker2"], env)
+    multihost.start_bundles_worker(layout, h["bundles"], env)
     base = f"http://{h['nginx'].address}"
     multihost.wait_http(layout, h["client"], f"{base}/readyz")
     pw = str(layout.dir / "passwords.json")
@@ -141,6 +145,26 @@ def drill(args, layout: multihost.Layout) -> dict:
     # 3. scoring
     solution = sorted(SOLUTION.glob("*.solution.json"))[0]
     report["scoring"] = client_call(layout, h["client"], env, "score", base, pw, str(solution))
+
+    # 3b. the reference bundle, run in the sandbox on the bundles host (its jobs folder in its own
+    # var/; it sees the web hosts' files only through the shared media: the features)
+    moment = multihost.moment_version(layout, h["web1"], env)
+    ran = client_call(layout, h["client"], env, "bundle", base, pw, str(moment["version"]))
+    worker_log = layout.log("bundles", "worker-bundles")
+    report["bundle"] = {
+        **{k: ran[k] for k in ("status", "outcome", "reward", "queue", "seconds")},
+        "stage_seconds": {s["name"]: s.get("seconds") for s in ran["stages"]},
+        "rows": {s["name"]: s.get("rows") for s in ran["stages"] if "rows" in s},
+        "enforcement": ran["enforcement"],
+        "ran_on_bundles_host": "annotator.run_bundle[" in worker_log and "succeeded" in worker_log,
+        "job_folders_left": [p.name for p in (h["bundles"].dir / "var/sandbox").glob("bundle-*")],
+        "sandbox_folder_on_other_hosts": [
+            n for n in ("web1", "web2", "worker1", "worker2") if (h[n].dir / "var/sandbox").exists()
+        ],  # fmt: skip
+    }
+    if ran["status"] != "done":
+        report["bundle"]["stderr_tail"] = ran["stderr_tail"]
+        report["bundle"]["worker_log_tail"] = worker_log[-3000:]
 
     # 4. kill worker1 mid-ingest
     before = chunk_counts(layout, ["worker1", "worker2"])

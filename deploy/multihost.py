@@ -40,6 +40,26 @@ MOUNTS = (
 LAYOUT_PARENT = Path("/var/tmp")
 
 
+def cgroup_mounts(mounts: str | None = None) -> str:
+    """Shell commands that mount again, inside a host, the cgroup hierarchies of this machine.
+    ``ip netns exec`` mounts a fresh sysfs, which hides ``/sys/fs/cgroup``: without this a
+    bundles host would run its stages with no cgroup (the sandbox says "none on this host")
+    where a real machine has them."""
+    if mounts is None:
+        mounts = Path("/proc/self/mounts").read_text()
+    steps = []
+    for line in mounts.splitlines():
+        fields = line.split()
+        if len(fields) < 4 or not fields[1].startswith("/sys/fs/cgroup"):
+            continue
+        source, target, kind, options = fields[:4]
+        if kind == "tmpfs" and target == "/sys/fs/cgroup":
+            steps.insert(0, "mount -t tmpfs -o mode=755 cgroup /sys/fs/cgroup")
+        elif kind in ("cgroup", "cgroup2"):
+            steps.append(f"mkdir -p {target} && mount -t {kind} -o {options} {source} {target}")
+    return " && ".join(steps + [""])
+
+
 def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
     return subprocess.run(["ip", *args], capture_output=True, text=True, check=check)
 
@@ -85,6 +105,7 @@ class Layout:
         self.media.mkdir(exist_ok=True)
         self.hosts: dict[str, Host] = {}
         self.procs: list[subprocess.Popen] = []
+        self.cgroups = cgroup_mounts()
         (ROOT / "var").mkdir(exist_ok=True)  # the mount point of each host's own var/
 
     def __enter__(self) -> Layout:
@@ -112,7 +133,7 @@ class Layout:
         return ["ip", "netns", "exec", host.netns, "unshare", "--mount", "--propagation", "private", "--"] + [
             "sh",
             "-c",
-            MOUNTS,
+            self.cgroups + MOUNTS,
             "sh",
             *argv,
         ]
@@ -310,3 +331,32 @@ def wait_http(layout: Layout, client: Host, url: str, timeout: float = 120) -> N
         "        time.sleep(0.5)\n"
     )
     layout.run(client, [sys.executable, "-c", code, url], dict(os.environ), timeout=timeout + 30)
+
+
+def start_bundles_worker(layout: Layout, host: Host, env: dict) -> None:
+    """The bundles queue as root (as ``worker-bundles`` in the compose file), its jobs folder
+    under the host's own ``var/`` (``FRAMELEDGER_SANDBOX_DIR``): no other host sees it."""
+    (host.dir / "var/sandbox").mkdir(mode=0o700, parents=True, exist_ok=True)
+    bundles_env = {**env, "FRAMELEDGER_SANDBOX_DIR": str(ROOT / "var/sandbox")}
+    start_worker(layout, host, bundles_env, env.get("FRAMELEDGER_BUNDLE_QUEUE", "frameledger-bundles"), "bundles")
+
+
+# A moment-query version with synthetic frame features written into the (shared) media by the
+# host that runs it: the reference bundle's corpus reads them on the bundles host.
+MOMENT_VERSION = (
+    "import json, django; django.setup()\n"
+    "from pathlib import Path\n"
+    "from django.conf import settings\n"
+    "from django.contrib.auth import get_user_model\n"
+    "from tests.grading.test_bundles import synthetic_version\n"
+    "names = ('maintainer', 'annotator_a', 'annotator_b', 'adjudicator')\n"
+    "users = [get_user_model().objects.get(username=n) for n in names]\n"
+    "version, features = synthetic_version(*users, Path(settings.MEDIA_ROOT))\n"
+    "print(json.dumps({'version': version.pk, 'features': str(features)}))\n"
+)
+
+
+def moment_version(layout: Layout, host: Host, env: dict) -> dict:
+    import json
+
+    return json.loads(layout.run(host, [sys.executable, "-c", MOMENT_VERSION], env).strip().splitlines()[-1])

@@ -6,6 +6,7 @@
     python -m deploy.multihost_client start BASE PASSWORDS.json VIDEO     # upload, do not wait
     python -m deploy.multihost_client wait BASE PASSWORDS.json JOB
     python -m deploy.multihost_client score BASE PASSWORDS.json SOLUTION
+    python -m deploy.multihost_client bundle BASE PASSWORDS.json VERSION  # the reference bundle
 """
 
 from __future__ import annotations
@@ -122,6 +123,33 @@ def score(base: str, passwords: dict, solution: str) -> dict:
     }
 
 
+def bundle(base: str, passwords: dict, version: int, wait: float = 600) -> dict:
+    """The repository's reference bundle submitted to a moment version, waited on to its end."""
+    s = session(base, "maintainer", passwords["maintainer"])
+    started = time.monotonic()
+    queued = s.post(f"{base}/api/versions/{version}/bundles/", data={"reference": "true"}, timeout=60)
+    if queued.status_code != 202:
+        raise SystemExit(f"bundle refused: {queued.status_code} {queued.text[:500]}")
+    run_id = queued.json()["id"]
+    while True:
+        body = s.get(f"{base}/api/bundle-runs/{run_id}/", timeout=30).json()
+        if body["status"] in {"done", "error"} or time.monotonic() - started > wait:
+            break
+        time.sleep(0.5)
+    stages = [{k: v for k, v in stage.items() if k not in ("stdout", "stderr")} for stage in body["stages"]]
+    return {
+        "run": run_id,
+        "queue": body["queue"],
+        "status": body["status"],
+        "outcome": body["outcome"],
+        "reward": body["reward"],
+        "stages": stages,
+        "enforcement": body["enforcement"],
+        "stderr_tail": [stage.get("stderr", "")[-500:] for stage in body["stages"]],
+        "seconds": round(time.monotonic() - started, 2),
+    }
+
+
 def main() -> None:
     mode, base, passwords = sys.argv[1], sys.argv[2], json.loads(open(sys.argv[3]).read())
     if mode == "upload":
@@ -131,6 +159,8 @@ def main() -> None:
     elif mode == "wait":
         s = session(base, "maintainer", passwords["maintainer"])
         result = wait_job(s, base, int(sys.argv[4]), float(sys.argv[5]) if len(sys.argv) > 5 else 600)
+    elif mode == "bundle":
+        result = bundle(base, passwords, int(sys.argv[4]))
     elif mode == "score":
         result = score(base, passwords, sys.argv[4])
     else:
