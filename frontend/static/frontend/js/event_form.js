@@ -57,7 +57,10 @@ export class EventForm extends EventTarget {
   _swallowKey(event) {
     const swallow = this._swallow;
     if (!swallow) return;
-    if (Date.now() - swallow.at > 2000 || event.target !== swallow.box) {
+    // The box is known by its id: a mark landing meanwhile re-renders the form, and the
+    // box the focus moved to is then a new element with the same id.
+    const sameBox = swallow.box.id ? event.target.id === swallow.box.id : event.target === swallow.box;
+    if (Date.now() - swallow.at > 2000 || !sameBox) {
       this._swallow = null; // only straight after the choice was taken
       return;
     }
