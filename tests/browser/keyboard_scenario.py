@@ -229,8 +229,12 @@ def tennis_events(page, tally: Tally) -> None:
                 taken = "([n, v]) => document.querySelector(`#event-form [name=${n}]`).value === v"
                 page.wait_for_function(taken, arg=[TYPE_AHEAD[i], value])
                 continue
+            name = page.evaluate("document.activeElement.name")
             kb.type(value)
-            kb.press("Tab")  # everything else moves on with Tab
+            # A select or a one-digit box takes a key only one value starts with at once and
+            # moves on ("d": Daniil Medvedev, a set's "2"); everything else moves on with Tab.
+            if page.evaluate("document.activeElement.name") == name:
+                kb.press("Tab")
         # The shot tokens: Alt+Enter adds one (the serve first, its stroke fixed), then the
         # stroke's and the direction's first letters (f/b: forehand/backhand groundstroke).
         for k, direction in enumerate(directions):

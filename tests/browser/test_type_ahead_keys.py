@@ -92,6 +92,7 @@ def test_verbs_at_once_by_words_starts_and_nouns_ranked_by_this_ledgers_use(
     page.wait_for_selector("#help-dialog[open]")
     sheet = page.inner_text("#help-dialog")
     assert "In the event form" in sheet and "tof turn off" in sheet and "used most come first" in sheet
+    assert "d Daniil Medvedev" in sheet
 
 
 def test_a_break_points_terminal_stroke_and_error_are_taken_at_once_by_words_starts(
@@ -119,3 +120,61 @@ def test_a_break_points_terminal_stroke_and_error_are_taken_at_once_by_words_sta
     page.wait_for_timeout(300)
     assert rows(page) == 0
     assert page.evaluate(value, "terminal_stroke") == "backhand_groundstroke"
+
+
+def test_a_break_points_selects_and_one_digit_boxes_take_a_key_at_once(
+    page_as, ingest, maintainer, annotator_a, annotator_b, adjudicator
+):
+    tennis = make_packet(
+        maintainer, annotator_a, annotator_b, adjudicator, kind="break-point-ledger", video=ingest("h264-2997-gop12")
+    )
+    page = page_as(annotator_a, f"/packets/{tennis.pk}/")
+    wait_ready(page)
+    focused = "document.activeElement.name"
+
+    def at_once(key: str, field: str, value, then: str) -> None:
+        page.keyboard.type(key, delay=DELAY)
+        page.wait_for_function(
+            "([f, v, t]) => JSON.stringify(window.frameledger.form.draft[f]) === JSON.stringify(v)"
+            " && document.activeElement.name === t",
+            arg=[field, value, then],
+        )
+
+    page.locator("#workspace").focus()
+    page.keyboard.press("e")  # the first field: set
+    page.wait_for_function(f"{focused} === 'set'")
+    at_once("2", "set", 2, "medvedev_games")  # 1-5: one digit is the whole value
+    page.keyboard.press("Tab")  # out of habit, straight after: swallowed, the focus stays
+    page.wait_for_timeout(150)
+    assert page.evaluate(focused) == "medvedev_games"
+    at_once("4", "medvedev_games", 4, "de_minaur_games")
+    at_once("4", "de_minaur_games", 4, "medvedev_points")
+    # "4" of the points is the start of 40 only, but "40" typed in full would put its "0"
+    # into the next box: digits take only a whole value, so 40 keeps its Tab.
+    page.keyboard.type("4", delay=DELAY)
+    page.wait_for_timeout(150)
+    assert page.evaluate(focused) == "medvedev_points"
+    assert page.evaluate("document.querySelector('#event-form [name=medvedev_points]').value") == "40"
+    page.keyboard.press("Tab")
+    page.wait_for_function(f"{focused} === 'de_minaur_points'")
+    at_once("a", "de_minaur_points", "AD", "server")  # the only value starting with "a"
+    at_once("d", "server", "Daniil Medvedev", "opportunity")
+    page.keyboard.type("1", delay=DELAY)  # opportunity has no maximum: Tab
+    page.keyboard.press("Tab")
+    page.wait_for_function(f"{focused} === 'first_serve_in'")
+    at_once("n", "first_serve_in", False, "outcome")  # yes / no
+    at_once("s", "outcome", "saved", "serve_direction")
+    at_once("w", "serve_direction", "wide", "rally_shots")
+    # Two results start with "u" (unforced error, unreturnable): nothing taken at once.
+    page.locator("#event-form [name=terminal_result]").focus()
+    page.keyboard.type("u", delay=DELAY)
+    page.wait_for_timeout(150)
+    assert page.evaluate(focused) == "terminal_result"
+    # What was taken is shown in each box, not only in the draft.
+    shown = page.evaluate(
+        "() => ['set', 'medvedev_games', 'de_minaur_points', 'server', 'first_serve_in']"
+        ".map((n) => { const c = document.querySelector(`#event-form [name=${n}]`);"
+        " return c.selectedOptions ? c.selectedOptions[0].textContent : c.value; })"
+    )
+    assert shown == ["2", "4", "AD", "Daniil Medvedev", "no"]
+    assert rows(page) == 0
