@@ -181,9 +181,18 @@ def action_events(page, tally: Tally, events=None) -> None:
             arg=[start, end],
         )
         text, confirm = fewest(page, "verb", verb, at_once=True)
-        kb.type(text)
-        if confirm:
-            kb.press("Enter")  # takes the highlighted verb, moves to the nouns
+        if page.evaluate("window.frameledger.form.offered('verb')") == verb:
+            # The event before has this verb: the empty box names it, Enter takes it.
+            page.wait_for_function(
+                "(v) => document.querySelector('#ev-verb').closest('.typeahead')"
+                ".querySelector('.typeahead-hint').textContent.startsWith(`Enter: ${v},`)",
+                arg=verb,
+            )
+            kb.press("Enter")
+        else:
+            kb.type(text)
+            if confirm:
+                kb.press("Enter")  # takes the highlighted verb, moves to the nouns
         page.wait_for_function("() => document.activeElement.id === 'ev-nouns'")
         for i, noun in enumerate(nouns):
             text, _ = fewest(page, "nouns", noun, at_once=False)

@@ -92,7 +92,7 @@ def test_verbs_at_once_by_words_starts_and_nouns_ranked_by_this_ledgers_use(
     page.wait_for_selector("#help-dialog[open]")
     sheet = page.inner_text("#help-dialog")
     assert "In the event form" in sheet and "tof turn off" in sheet and "used most come first" in sheet
-    assert "d Daniil Medvedev" in sheet
+    assert "d Daniil Medvedev" in sheet and "the verb of the event before" in sheet
 
 
 def test_a_break_points_terminal_stroke_and_error_are_taken_at_once_by_words_starts(
@@ -178,3 +178,63 @@ def test_a_break_points_selects_and_one_digit_boxes_take_a_key_at_once(
     )
     assert shown == ["2", "4", "AD", "Daniil Medvedev", "no"]
     assert rows(page) == 0
+
+
+def verb_hint(page) -> str:
+    return page.evaluate(
+        "document.querySelector('#ev-verb').closest('.typeahead').querySelector('.typeahead-hint').textContent"
+    )
+
+
+def test_an_empty_verb_box_offers_the_previous_events_verb_and_enter_takes_it(
+    page_as, maintainer, annotator_a, annotator_b, adjudicator
+):
+    packet = make_packet(maintainer, annotator_a, annotator_b, adjudicator, video=make_ready_video(), title="keys")
+    page = page_as(annotator_a, f"/packets/{packet.pk}/")
+    wait_ready(page)
+
+    mark(page, 1200, 30)
+    assert verb_hint(page) == ""  # no event before: nothing offered
+    verb_at_once(page, "tof", "turn off")
+    noun_then_save(page, "fre", "freezer (", 1)
+
+    mark(page, 3400, 40)
+    verb_at_once(page, "o", "open")
+    noun_then_save(page, "mc", "milk container (", 2)
+
+    mark(page, 5100, 20)
+    # The empty box names what Enter takes: the verb of the event before, open.
+    page.wait_for_function(
+        "() => document.querySelector('#ev-verb').closest('.typeahead')"
+        ".querySelector('.typeahead-hint').textContent.startsWith('Enter: open, as the event before')"
+    )
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        "() => document.querySelector('#ev-verb').value === 'open' && document.activeElement.id === 'ev-nouns'"
+    )
+    noun_then_save(page, "fr", "freezer (", 3)
+
+    # Between the first two on the timeline: the one before it is turn off (not the last typed).
+    mark(page, 2000, 30)
+    page.wait_for_function(
+        "() => document.querySelector('#ev-verb').closest('.typeahead')"
+        ".querySelector('.typeahead-hint').textContent.startsWith('Enter: turn off,')"
+    )
+    page.keyboard.type("cl", delay=DELAY)  # typing chooses another: the hint names it
+    page.wait_for_function("() => document.querySelector('#ev-verb').value === 'close'")
+    noun_then_save(page, "mc", "milk container (", 4)
+
+    # Before every event: nothing is offered, and Enter takes nothing (the verb is required).
+    mark(page, 500, 20)
+    assert verb_hint(page) == ""
+    page.keyboard.press("Enter")
+    page.wait_for_timeout(300)
+    assert page.evaluate("window.frameledger.form.draft.verb") is None and rows(page) == 4
+
+    stored = [e.data for e in Ledger.objects.get(packet=packet, side="A").events.order_by("created_at")]
+    assert [(e["verb"], e["nouns"], e["start_frame"]) for e in stored] == [
+        ("turn off", ["freezer"], 1200),
+        ("open", ["milk_container"], 3400),
+        ("open", ["freezer"], 5100),
+        ("close", ["milk_container"], 2000),
+    ]

@@ -46,7 +46,7 @@ function keyValues(field, control) {
 }
 
 export class EventForm extends EventTarget {
-  constructor(root, schema, { idPrefix = "ev", usage = null } = {}) {
+  constructor(root, schema, { idPrefix = "ev", usage = null, previous = null } = {}) {
     super();
     this.root = root;
     this.schema = schema;
@@ -54,6 +54,9 @@ export class EventForm extends EventTarget {
     // usage(name) -> {choice: count}: how often this ledger used each value (the
     // type-ahead ranks the most used first); none: list order.
     this.usage = usage || (() => null);
+    // previous(name) -> the value the event before this one has: an empty closed-list box
+    // shows it under the box, and Enter there takes it; none: nothing offered.
+    this.previous = previous || (() => null);
     this.readOnly = false;
     this._draft = emptyDraft(schema);
     this.form = el("form", { class: "event-form", novalidate: true, autocomplete: "off" });
@@ -113,6 +116,17 @@ export class EventForm extends EventTarget {
       this.commit(); // takes the typed candidate first
       return;
     }
+    // An empty closed-list box offering the previous event's value (shown under it): Enter
+    // takes that value and moves on.
+    if (target instanceof HTMLInputElement && target.dataset.enum !== undefined && !target.value.trim() && !this._draft[target.dataset.enum]) {
+      const offered = this.offered(target.dataset.enum);
+      if (offered) {
+        target.value = offered;
+        this._set(target.dataset.enum, offered);
+        this.focusNext(target.dataset.enum);
+        return;
+      }
+    }
     // A closed-list box holding text it has not taken yet: complete it and move on.
     if (target instanceof HTMLInputElement && target.dataset.enum !== undefined && target.value.trim() && target.value !== (this._draft[target.dataset.enum] ?? "")) {
       target.dispatchEvent(new Event("change"));
@@ -121,6 +135,13 @@ export class EventForm extends EventTarget {
     }
     if (target instanceof HTMLInputElement || target instanceof HTMLSelectElement) target.dispatchEvent(new Event("change"));
     this.commit();
+  }
+
+  // The previous event's value an empty closed-list box offers for Enter, or null.
+  offered(name) {
+    const field = this.schema.fields.find((f) => f.name === name);
+    const value = this.readOnly || !field ? null : this.previous(name);
+    return value && field.choices?.includes(value) ? value : null;
   }
 
   get draft() {
@@ -375,6 +396,14 @@ export class EventForm extends EventTarget {
       }
     });
     const hint = this._hint(input, field);
+    // Empty: the line under the box names the previous event's value Enter takes.
+    const offer = () => {
+      const offered = !input.value.trim() && !this._draft[field.name] ? this.offered(field.name) : null;
+      if (offered) hint.textContent = `Enter: ${offered.replace(/_/g, " ")}, as the event before (or type to choose)`;
+      else if (!input.value.trim()) hint.textContent = "";
+    };
+    input.addEventListener("focus", offer);
+    input.addEventListener("input", offer);
     // Typed as far as only one choice fits (by its start, or by its words' starts: "tof"
     // turn off): taken at once, and on to the next field. The rest of its name and an
     // Enter or Tab typed out of habit right after are swallowed, so they never land in the

@@ -38,6 +38,7 @@ export const FORM_KEYS = [
   { keys: ["o", "tof"], help: "a verb (closed list) is taken as soon as only one fits by its start or words' starts, and the focus moves on" },
   { keys: ["d", "y", "2"], help: "a select takes a key at once when only one value starts with it (d Daniil Medvedev, y yes, a AD; not 40: 4 then Tab), a one-digit box its digit (a set's 2), and the focus moves on" },
   { keys: ["Enter", "Tab"], help: "take the highlighted candidate and move on; in the nouns: Enter takes it and saves the event" },
+  { keys: ["Enter"], help: "an empty verb box: take the verb of the event before this one's start, named under the box (nothing named: nothing taken)" },
   { keys: [",", "Tab"], help: "nouns: take the highlighted one as a chip and type the next" },
   { keys: ["Backspace"], help: "nouns, in an empty box: remove the last chip" },
 ];
