@@ -9,7 +9,9 @@ event was stored as meant): 10 action events at real frame numbers drawn across 
 tennis break points and 3 moment intervals, keys only. Every key counts (a typed character
 is one key), seeking keys included; each event is typed with the fewest keys the page
 allows (typed or relative frames, the shortest type-ahead text: a name's start or its
-words' starts, ranked by this ledger's use as the page ranks them). Prints the keys per
+words' starts, ranked by this ledger's use as the page ranks them; Enter alone for a verb
+that repeats the event before, where the empty box names it; a select's or one-digit box's
+key without Tab, where only one value starts with it). Prints the keys per
 event and the min / median / max per family; with ``FRAMELEDGER_KEYBOARD_KEYS=1`` the
 scenario also prints each action event's keys. Goal (issue 24): actions median <= 12 and
 max <= 15, tennis <= 40 per break point.

@@ -181,9 +181,18 @@ def action_events(page, tally: Tally, events=None) -> None:
             arg=[start, end],
         )
         text, confirm = fewest(page, "verb", verb, at_once=True)
-        kb.type(text)
-        if confirm:
-            kb.press("Enter")  # takes the highlighted verb, moves to the nouns
+        if page.evaluate("window.frameledger.form.offered('verb')") == verb:
+            # The event before has this verb: the empty box names it, Enter takes it.
+            page.wait_for_function(
+                "(v) => document.querySelector('#ev-verb').closest('.typeahead')"
+                ".querySelector('.typeahead-hint').textContent.startsWith(`Enter: ${v},`)",
+                arg=verb,
+            )
+            kb.press("Enter")
+        else:
+            kb.type(text)
+            if confirm:
+                kb.press("Enter")  # takes the highlighted verb, moves to the nouns
         page.wait_for_function("() => document.activeElement.id === 'ev-nouns'")
         for i, noun in enumerate(nouns):
             text, _ = fewest(page, "nouns", noun, at_once=False)
@@ -229,8 +238,12 @@ def tennis_events(page, tally: Tally) -> None:
                 taken = "([n, v]) => document.querySelector(`#event-form [name=${n}]`).value === v"
                 page.wait_for_function(taken, arg=[TYPE_AHEAD[i], value])
                 continue
+            name = page.evaluate("document.activeElement.name")
             kb.type(value)
-            kb.press("Tab")  # everything else moves on with Tab
+            # A select or a one-digit box takes a key only one value starts with at once and
+            # moves on ("d": Daniil Medvedev, a set's "2"); everything else moves on with Tab.
+            if page.evaluate("document.activeElement.name") == name:
+                kb.press("Tab")
         # The shot tokens: Alt+Enter adds one (the serve first, its stroke fixed), then the
         # stroke's and the direction's first letters (f/b: forehand/backhand groundstroke).
         for k, direction in enumerate(directions):

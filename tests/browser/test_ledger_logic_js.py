@@ -234,6 +234,13 @@ def test_the_type_ahead_ranks_by_this_ledgers_use_and_takes_word_starts(page):
     assert starts == [True, True, False, True, True, False]
 
 
+def test_the_offered_value_is_the_event_before_on_the_timeline(page):
+    verbs, nouns, unbounded = run(page, "previous_value_is_the_event_before_on_the_timeline")
+    # The latest start before this one (not the last typed); none before the first or unmarked.
+    assert verbs == ["put", "open", "take", None, None, None]
+    assert nouns is None and unbounded is None
+
+
 def test_a_search_result_becomes_an_interval_and_c_is_free_in_both_key_tables(page):
     *lists, tables = run(page, "moment_search_adds_a_result_as_an_interval")
     assert lists == [[[12, 18]], [[0, 6], [12, 18]], [[0, 6], [12, 18]], [[0, 6], [12, 18]], [[12, 18]], [[12, 18]]]

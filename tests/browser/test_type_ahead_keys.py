@@ -92,6 +92,7 @@ def test_verbs_at_once_by_words_starts_and_nouns_ranked_by_this_ledgers_use(
     page.wait_for_selector("#help-dialog[open]")
     sheet = page.inner_text("#help-dialog")
     assert "In the event form" in sheet and "tof turn off" in sheet and "used most come first" in sheet
+    assert "d Daniil Medvedev" in sheet and "the verb of the event before" in sheet
 
 
 def test_a_break_points_terminal_stroke_and_error_are_taken_at_once_by_words_starts(
@@ -119,3 +120,121 @@ def test_a_break_points_terminal_stroke_and_error_are_taken_at_once_by_words_sta
     page.wait_for_timeout(300)
     assert rows(page) == 0
     assert page.evaluate(value, "terminal_stroke") == "backhand_groundstroke"
+
+
+def test_a_break_points_selects_and_one_digit_boxes_take_a_key_at_once(
+    page_as, ingest, maintainer, annotator_a, annotator_b, adjudicator
+):
+    tennis = make_packet(
+        maintainer, annotator_a, annotator_b, adjudicator, kind="break-point-ledger", video=ingest("h264-2997-gop12")
+    )
+    page = page_as(annotator_a, f"/packets/{tennis.pk}/")
+    wait_ready(page)
+    focused = "document.activeElement.name"
+
+    def at_once(key: str, field: str, value, then: str) -> None:
+        page.keyboard.type(key, delay=DELAY)
+        page.wait_for_function(
+            "([f, v, t]) => JSON.stringify(window.frameledger.form.draft[f]) === JSON.stringify(v)"
+            " && document.activeElement.name === t",
+            arg=[field, value, then],
+        )
+
+    page.locator("#workspace").focus()
+    page.keyboard.press("e")  # the first field: set
+    page.wait_for_function(f"{focused} === 'set'")
+    at_once("2", "set", 2, "medvedev_games")  # 1-5: one digit is the whole value
+    page.keyboard.press("Tab")  # out of habit, straight after: swallowed, the focus stays
+    page.wait_for_timeout(150)
+    assert page.evaluate(focused) == "medvedev_games"
+    at_once("4", "medvedev_games", 4, "de_minaur_games")
+    at_once("4", "de_minaur_games", 4, "medvedev_points")
+    # "4" of the points is the start of 40 only, but "40" typed in full would put its "0"
+    # into the next box: digits take only a whole value, so 40 keeps its Tab.
+    page.keyboard.type("4", delay=DELAY)
+    page.wait_for_timeout(150)
+    assert page.evaluate(focused) == "medvedev_points"
+    assert page.evaluate("document.querySelector('#event-form [name=medvedev_points]').value") == "40"
+    page.keyboard.press("Tab")
+    page.wait_for_function(f"{focused} === 'de_minaur_points'")
+    at_once("a", "de_minaur_points", "AD", "server")  # the only value starting with "a"
+    at_once("d", "server", "Daniil Medvedev", "opportunity")
+    page.keyboard.type("1", delay=DELAY)  # opportunity has no maximum: Tab
+    page.keyboard.press("Tab")
+    page.wait_for_function(f"{focused} === 'first_serve_in'")
+    at_once("n", "first_serve_in", False, "outcome")  # yes / no
+    at_once("s", "outcome", "saved", "serve_direction")
+    at_once("w", "serve_direction", "wide", "rally_shots")
+    # Two results start with "u" (unforced error, unreturnable): nothing taken at once.
+    page.locator("#event-form [name=terminal_result]").focus()
+    page.keyboard.type("u", delay=DELAY)
+    page.wait_for_timeout(150)
+    assert page.evaluate(focused) == "terminal_result"
+    # What was taken is shown in each box, not only in the draft.
+    shown = page.evaluate(
+        "() => ['set', 'medvedev_games', 'de_minaur_points', 'server', 'first_serve_in']"
+        ".map((n) => { const c = document.querySelector(`#event-form [name=${n}]`);"
+        " return c.selectedOptions ? c.selectedOptions[0].textContent : c.value; })"
+    )
+    assert shown == ["2", "4", "AD", "Daniil Medvedev", "no"]
+    assert rows(page) == 0
+
+
+def verb_hint(page) -> str:
+    return page.evaluate(
+        "document.querySelector('#ev-verb').closest('.typeahead').querySelector('.typeahead-hint').textContent"
+    )
+
+
+def test_an_empty_verb_box_offers_the_previous_events_verb_and_enter_takes_it(
+    page_as, maintainer, annotator_a, annotator_b, adjudicator
+):
+    packet = make_packet(maintainer, annotator_a, annotator_b, adjudicator, video=make_ready_video(), title="keys")
+    page = page_as(annotator_a, f"/packets/{packet.pk}/")
+    wait_ready(page)
+
+    mark(page, 1200, 30)
+    assert verb_hint(page) == ""  # no event before: nothing offered
+    verb_at_once(page, "tof", "turn off")
+    noun_then_save(page, "fre", "freezer (", 1)
+
+    mark(page, 3400, 40)
+    verb_at_once(page, "o", "open")
+    noun_then_save(page, "mc", "milk container (", 2)
+
+    mark(page, 5100, 20)
+    # The empty box names what Enter takes: the verb of the event before, open.
+    page.wait_for_function(
+        "() => document.querySelector('#ev-verb').closest('.typeahead')"
+        ".querySelector('.typeahead-hint').textContent.startsWith('Enter: open, as the event before')"
+    )
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        "() => document.querySelector('#ev-verb').value === 'open' && document.activeElement.id === 'ev-nouns'"
+    )
+    noun_then_save(page, "fr", "freezer (", 3)
+
+    # Between the first two on the timeline: the one before it is turn off (not the last typed).
+    mark(page, 2000, 30)
+    page.wait_for_function(
+        "() => document.querySelector('#ev-verb').closest('.typeahead')"
+        ".querySelector('.typeahead-hint').textContent.startsWith('Enter: turn off,')"
+    )
+    page.keyboard.type("cl", delay=DELAY)  # typing chooses another: the hint names it
+    page.wait_for_function("() => document.querySelector('#ev-verb').value === 'close'")
+    noun_then_save(page, "mc", "milk container (", 4)
+
+    # Before every event: nothing is offered, and Enter takes nothing (the verb is required).
+    mark(page, 500, 20)
+    assert verb_hint(page) == ""
+    page.keyboard.press("Enter")
+    page.wait_for_timeout(300)
+    assert page.evaluate("window.frameledger.form.draft.verb") is None and rows(page) == 4
+
+    stored = [e.data for e in Ledger.objects.get(packet=packet, side="A").events.order_by("created_at")]
+    assert [(e["verb"], e["nouns"], e["start_frame"]) for e in stored] == [
+        ("turn off", ["freezer"], 1200),
+        ("open", ["milk_container"], 3400),
+        ("open", ["freezer"], 5100),
+        ("close", ["milk_container"], 2000),
+    ]

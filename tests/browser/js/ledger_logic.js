@@ -256,6 +256,20 @@ export async function type_ahead_ranks_by_use_and_word_starts() {
   ];
 }
 
+export async function previous_value_is_the_event_before_on_the_timeline() {
+  const bounds = { start: "start_frame", end: "end_frame" };
+  const events = [
+    { verb: "open", nouns: ["fridge"], start_frame: 3400 },
+    { verb: "take", nouns: ["egg"], start_frame: 1200 },
+    { verb: "put", nouns: ["egg"], start_frame: 5000 },
+  ];
+  return [
+    [5100, 3401, 2000, 1200, 500, null].map((start) => S.previousValue(events, bounds, start, "verb")),
+    S.previousValue(events, bounds, 5100, "nouns"), // a set: nothing offered
+    S.previousValue(events, null, 5100, "verb"),
+  ];
+}
+
 export async function moment_search_adds_a_result_as_an_interval() {
   const M = await import("/js/moment_search.js");
   const K = await import("/js/shortcuts.js");

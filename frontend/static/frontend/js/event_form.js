@@ -3,10 +3,12 @@
 //   const form = new EventForm(root, schema, { onChange, onCommit });
 //   form.setDraft(draft); form.draft; form.showErrors({field: message}); form.setReadOnly(true);
 //
-// Field types: enum -> <select> (type a letter to jump), or a type-ahead box for longer
+// Field types: enum -> <select> (a key that only one value starts with takes it and moves
+// on: "d" Daniil Medvedev; else type to jump), or a type-ahead box for longer
 // lists (Enter or Tab takes the highlighted candidate and moves on); enum_set -> type-ahead
 // with chips ("," or Tab takes the highlighted candidate and stays for the next one, Enter
-// takes it and saves the event, Backspace on an empty box removes the last); int -> number box;
+// takes it and saves the event, Backspace on an empty box removes the last); int -> number box
+// (a one-digit range takes its digit at once and moves on: a set's "2");
 // bool -> yes / no; string -> text; token_list -> the shot-token editor (rows of
 // sub-field selects; Alt+Enter adds a token after this one, Alt+Backspace removes it,
 // Alt+Up / Alt+Down move it); interval_list -> rows of start / end seconds.
@@ -30,8 +32,21 @@ function select(name, choices, value, { blank = "—", label } = {}) {
 // Closed lists this short are a <select> (arrow keys); longer ones a type-ahead box.
 const SELECT_MAX_CHOICES = 6;
 
+// What a key can take at once in a select or a one-digit number box: [option value, its
+// text as typed (lower case), the draft's value]; null for other controls.
+function keyValues(field, control) {
+  if (control instanceof HTMLSelectElement && field.type === "bool") return [["true", "yes", true], ["false", "no", false]];
+  if (control instanceof HTMLSelectElement) return field.choices.map((c) => [c, c.replace(/_/g, " ").toLowerCase(), c]);
+  if (field.type === "int" && !field.frame && Number.isInteger(field.min) && field.min >= 0 && Number.isInteger(field.max) && field.max <= 9) {
+    const digits = [];
+    for (let n = field.min; n <= field.max; n++) digits.push([String(n), String(n), n]);
+    return digits;
+  }
+  return null;
+}
+
 export class EventForm extends EventTarget {
-  constructor(root, schema, { idPrefix = "ev", usage = null } = {}) {
+  constructor(root, schema, { idPrefix = "ev", usage = null, previous = null } = {}) {
     super();
     this.root = root;
     this.schema = schema;
@@ -39,6 +54,9 @@ export class EventForm extends EventTarget {
     // usage(name) -> {choice: count}: how often this ledger used each value (the
     // type-ahead ranks the most used first); none: list order.
     this.usage = usage || (() => null);
+    // previous(name) -> the value the event before this one has: an empty closed-list box
+    // shows it under the box, and Enter there takes it; none: nothing offered.
+    this.previous = previous || (() => null);
     this.readOnly = false;
     this._draft = emptyDraft(schema);
     this.form = el("form", { class: "event-form", novalidate: true, autocomplete: "off" });
@@ -101,6 +119,17 @@ export class EventForm extends EventTarget {
       this.commit(); // takes the typed candidate first
       return;
     }
+    // An empty closed-list box offering the previous event's value (shown under it): Enter
+    // takes that value and moves on.
+    if (target instanceof HTMLInputElement && target.dataset.enum !== undefined && !target.value.trim() && !this._draft[target.dataset.enum]) {
+      const offered = this.offered(target.dataset.enum);
+      if (offered) {
+        target.value = offered;
+        this._set(target.dataset.enum, offered);
+        this.focusNext(target.dataset.enum);
+        return;
+      }
+    }
     // A closed-list box holding text it has not taken yet: complete it and move on.
     if (target instanceof HTMLInputElement && target.dataset.enum !== undefined && target.value.trim() && target.value !== (this._draft[target.dataset.enum] ?? "")) {
       target.dispatchEvent(new Event("change"));
@@ -109,6 +138,13 @@ export class EventForm extends EventTarget {
     }
     if (target instanceof HTMLInputElement || target instanceof HTMLSelectElement) target.dispatchEvent(new Event("change"));
     this.commit();
+  }
+
+  // The previous event's value an empty closed-list box offers for Enter, or null.
+  offered(name) {
+    const field = this.schema.fields.find((f) => f.name === name);
+    const value = this.readOnly || !field ? null : this.previous(name);
+    return value && field.choices?.includes(value) ? value : null;
   }
 
   get draft() {
@@ -293,6 +329,8 @@ export class EventForm extends EventTarget {
     } else {
       control = this._intervals(field, value || [], disabled);
     }
+    const keys = keyValues(field, control);
+    if (keys) this._keyAtOnce(control, field, keys);
     if (control.matches("select, input, textarea")) {
       control.id = id;
       control.disabled = disabled;
@@ -301,6 +339,27 @@ export class EventForm extends EventTarget {
     }
     box.append(control, el("div", { class: "field-error", role: "alert" }));
     return box;
+  }
+
+  // A select or a one-digit number box takes a key at once when it is a whole value, or the
+  // start of a named value only one name has ("4": games 4, "d": Daniil Medvedev, "y": yes,
+  // "w": wide), shows it, and moves on; one Enter or Tab typed out of habit straight after is
+  // swallowed (see _swallowKey). Values of several characters starting with a digit ("40" of
+  // the points) are not: "4" then "0" may be 40 or 4 and 0, so those keep their Tab.
+  _keyAtOnce(control, field, keys) {
+    control.addEventListener("keydown", (event) => {
+      if (this.readOnly || event.ctrlKey || event.altKey || event.metaKey || event.key.length !== 1) return;
+      const key = event.key.toLowerCase();
+      const fits = keys.filter(([, text]) => text.startsWith(key));
+      if (fits.length !== 1 || (/\d/.test(key) && fits[0][1] !== key)) return;
+      event.preventDefault();
+      event.stopPropagation();
+      const [value, , taken] = fits[0];
+      control.value = value;
+      this._set(field.name, taken);
+      this.focusNext(field.name);
+      this._swallow = { rest: "", at: Date.now(), box: document.activeElement };
+    });
   }
 
   _set(name, value) {
@@ -340,6 +399,14 @@ export class EventForm extends EventTarget {
       }
     });
     const hint = this._hint(input, field);
+    // Empty: the line under the box names the previous event's value Enter takes.
+    const offer = () => {
+      const offered = !input.value.trim() && !this._draft[field.name] ? this.offered(field.name) : null;
+      if (offered) hint.textContent = `Enter: ${offered.replace(/_/g, " ")}, as the event before (or type to choose)`;
+      else if (!input.value.trim()) hint.textContent = "";
+    };
+    input.addEventListener("focus", offer);
+    input.addEventListener("input", offer);
     // Typed as far as only one choice fits (by its start, or by its words' starts: "tof"
     // turn off): taken at once, and on to the next field. The rest of its name and an
     // Enter or Tab typed out of habit right after are swallowed, so they never land in the

@@ -185,6 +185,19 @@ export function usageCounts(events, name) {
   return counts;
 }
 
+// The value of ``name`` in the event just before frame ``start`` on the timeline (the
+// latest start before it), or null: what an empty closed-list box offers for Enter.
+export function previousValue(events, bounds, start, name) {
+  if (!bounds || !Number.isInteger(start)) return null;
+  let best = null;
+  for (const data of events) {
+    const at = data?.[bounds.start];
+    if (Number.isInteger(at) && at < start && (!best || at >= best[bounds.start])) best = data;
+  }
+  const value = best?.[name];
+  return value === undefined || value === null || Array.isArray(value) ? null : value;
+}
+
 // Why a typed text is not a choice, with what it could be.
 export function choiceError(choices, text) {
   const candidates = choiceCandidates(choices, text);

@@ -36,7 +36,9 @@ export const FORM_KEYS = [
   { keys: ["a–z"], help: "type-ahead: the highlighted candidate is shown under the box; the values this ledger used most come first (fr: freezer once used)" },
   { keys: ["mc", "tof"], help: "a name by its words' starts: mc milk container, ps plastic spatula, tof turn off" },
   { keys: ["o", "tof"], help: "a verb (closed list) is taken as soon as only one fits by its start or words' starts, and the focus moves on" },
+  { keys: ["d", "y", "2"], help: "a select takes a key at once when only one value starts with it (d Daniil Medvedev, y yes, a AD; not 40: 4 then Tab), a one-digit box its digit (a set's 2), and the focus moves on" },
   { keys: ["Enter", "Tab"], help: "take the highlighted candidate and move on; in the nouns: Enter takes it and saves the event" },
+  { keys: ["Enter"], help: "an empty verb box: take the verb of the event before this one's start, named under the box (nothing named: nothing taken)" },
   { keys: [",", "Tab"], help: "nouns: take the highlighted one as a chip and type the next" },
   { keys: ["Backspace"], help: "nouns, in an empty box: remove the last chip" },
 ];

@@ -12,7 +12,7 @@ import { Autosave } from "./autosave.js";
 import { EventForm } from "./event_form.js";
 import { DraftKeeper, FrameKeeper, isEmptyDraft } from "./drafts.js";
 import { KeyGate } from "./key_gate.js";
-import { boundaryFields, breakPointWarnings, draftToEvent, emptyDraft, eventToDraft, snapInterval, snapToGrid, summarize, usageCounts } from "./event_schema.js";
+import { boundaryFields, breakPointWarnings, draftToEvent, emptyDraft, eventToDraft, previousValue, snapInterval, snapToGrid, summarize, usageCounts } from "./event_schema.js";
 import { SAVE, createStore, eventByKey, events, hasUnsaved, initialState, orderedEvents, reducer } from "./ledger_state.js";
 import { connectPacket, renderLiveState, renderPresence } from "./live.js";
 import { boundaryTarget, keyframeTarget, secondStep } from "./navigation.js";
@@ -140,7 +140,10 @@ async function mountViews(ws) {
   ws.timeline = new Timeline($("#timeline"), { frameCount: player.frameCount || ws.packet.video.frame_count || 1, thumbs });
   // The type-ahead ranks the values this ledger used most first (event_schema.js).
   const usage = (name) => usageCounts(events(ws.store.getState()).map((e) => e.data), name);
-  ws.form = new EventForm($("#event-form"), ws.schema, { idPrefix: "ev", usage });
+  // An empty closed-list box offers the previous event's value for Enter (the verb of the
+  // event before this one's start).
+  const previous = (name) => previousValue(events(ws.store.getState()).map((e) => e.data), ws.bounds, ws.form.draft[ws.bounds?.start], name);
+  ws.form = new EventForm($("#event-form"), ws.schema, { idPrefix: "ev", usage, previous });
   window.frameledger.form = ws.form; // for tests and the console, as the store
 }
 
