@@ -32,10 +32,16 @@ ROOT = Path(__file__).resolve().parent.parent
 SUBNET = "10.231.0"
 # Inside each host: bind the host's folders over /tmp and var/, then the shared media.
 # /tmp last: the layout's folder is outside /tmp (LAYOUT_PARENT), so the host still reads its
-# secret key and the shared inputs there.
+# secret key and the shared inputs there. A checkout that itself lies under /tmp (a clone in
+# /tmp/…) would vanish under the host's own /tmp: it is kept aside first and bound back at
+# the same path inside it.
 MOUNTS = (
     'mount --bind "$FL_HOST_DIR/var" "$FL_ROOT/var" && mount --bind "$FL_MEDIA" "$FL_ROOT/var/media" && '
-    'mount --bind "$FL_HOST_DIR/tmp" /tmp && cd "$FL_ROOT" && exec "$@"'
+    'case "$FL_ROOT" in /tmp/*) mkdir -p "$FL_HOST_DIR/checkout" && '
+    'mount --rbind "$FL_ROOT" "$FL_HOST_DIR/checkout";; esac && '
+    'mount --bind "$FL_HOST_DIR/tmp" /tmp && '
+    'case "$FL_ROOT" in /tmp/*) mkdir -p "$FL_ROOT" && mount --rbind "$FL_HOST_DIR/checkout" "$FL_ROOT";; esac && '
+    'cd "$FL_ROOT" && exec "$@"'
 )
 LAYOUT_PARENT = Path("/var/tmp")
 

@@ -52,6 +52,11 @@ def test_backup_then_restore_passes_the_integrity_check(tmp_path):
     assert check.returncode == 0, check.stdout + check.stderr
     assert "all verified" in check.stdout
     media_after = {str(p.relative_to(media)): p.read_bytes() for p in media.rglob("*") if p.is_file()}
+    # The audit chain's anchor file is append-only: the clean check after the restore added
+    # its own line to what the backup held, and nothing else changed.
+    kept, grown = media_before.pop("audit-anchors.log"), media_after.pop("audit-anchors.log")
+    assert grown.startswith(kept) and grown != kept
+    assert all(line.endswith(b" verify_integrity") for line in grown[len(kept) :].splitlines())
     assert media_after == media_before
     count = run(env, "manage.py", "shell", "-c",
                 "from annotator.models import LedgerEvent; print(LedgerEvent.objects.count())")  # fmt: skip
