@@ -25,6 +25,8 @@ def test_the_page_shows_which_frames_ingest_dropped(page_as, maintainer, synthet
     wait_ready(page)
     upload(page, "broadcast cut", synthetic_source(OPEN_GOP_CUT))
     page.wait_for_selector("#step-ingest[data-status=done]", timeout=60000)
+    # The report is filled from the video's own record, fetched after the job says done.
+    page.wait_for_function("() => document.querySelector('#ingest-report').textContent !== ''", timeout=30000)
     video = Video.objects.get()
     report = page.inner_text("#ingest-report")
     assert f"2 of {video.frame_count + 2} source frames no decoder can produce were dropped" in report
