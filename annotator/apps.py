@@ -6,8 +6,8 @@ class AnnotatorConfig(AppConfig):
     verbose_name = "FrameLedger workflow"
 
     def ready(self) -> None:
-        from annotator import (  # noqa: F401  (registers the system checks)
-            checks,
-            security_checks,
-            tasks,  # noqa: F401  (registers the Celery tasks, which actions enqueue by name)
+        from annotator.entry import (  # noqa: F401
+            security_checks,  # registers the security system checks
+            system_checks,  # registers the system checks
+            tasks,  # registers the Celery tasks, which actions enqueue by name
         )

@@ -1,5 +1,5 @@
 """What the bundle sandbox costs, side by side in one run: the same stage scripts in the
-sandbox (``annotator.grading.sandbox``: bwrap's allow-list root, a uid of the job's own,
+sandbox (``annotator.base.grading.sandbox``: bwrap's allow-list root, a uid of the job's own,
 cgroups, disk accounting, cleanup) and run directly (same scripts, same folders, no sandbox).
 
 Run as root (the sandbox refuses otherwise): ``.venv/bin/python bench/bundle_sandbox.py
@@ -29,8 +29,8 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from annotator.bundles import reference_bundle  # noqa: E402
-from annotator.grading import sandbox, sandbox_host  # noqa: E402
+from annotator.base.bundles import reference_bundle  # noqa: E402
+from annotator.base.grading import sandbox, sandbox_host  # noqa: E402
 from retrieval.synthetic import SyntheticConfig, generate_corpus, write_corpus  # noqa: E402
 from scoring import score_submission  # noqa: E402
 from tests.grading.sandbox_helpers import bundle  # noqa: E402

@@ -117,10 +117,10 @@ def main() -> None:
     from annotator.actions import grading
     from annotator.actions.packets import do_create_packet
     from annotator.actions.versions import do_import_provisional_version
-    from annotator.grading.inputs import scoring_inputs
-    from annotator.grading.uploads import byte_cap, make_file
-    from annotator.gtea import parse_gtea_labels
+    from annotator.base.grading.uploads import byte_cap, make_file
+    from annotator.base.gtea import parse_gtea_labels
     from annotator.models import Job, SubmissionScore, TaskKind, Video
+    from annotator.reads.grading_inputs import scoring_inputs
     from scoring import score_submission
 
     call_command("migrate", verbosity=0)

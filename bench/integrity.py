@@ -107,7 +107,7 @@ def plain_audit_model():
 def bench_append(rounds: int) -> None:
     from django.db import transaction
 
-    from annotator.actions.audit import append_entry
+    from annotator.models.audit_log import append_entry
 
     plain_model = plain_audit_model()
     entry = {"operation": "bench", "object_type": "bench.Row", "object_id": "1", "packet_id": None}
@@ -145,8 +145,8 @@ def publish_gtea():
 
 
 def bench_read(rounds: int) -> None:
-    from annotator.integrity import frozen_document
     from annotator.models import GroundTruthVersion
+    from annotator.reads.integrity import frozen_document
 
     version_id = publish_gtea().pk
     print(f"verified read: version of {len(json.loads(GroundTruthVersion.objects.get().canonical_json)['events'])} "
@@ -165,8 +165,8 @@ def bench_read(rounds: int) -> None:
 def bench_writers(writers: int, each: int) -> None:
     from django.db import connections, transaction
 
-    from annotator.actions.audit import append_entry
-    from annotator.verify import audit_chain_problems
+    from annotator.models.audit_log import append_entry
+    from annotator.reads.verify import audit_chain_problems
 
     start, errors = threading.Barrier(writers + 1), []
 

@@ -286,7 +286,7 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the temporary var folder")
     args = parser.parse_args()
     source = seed_source(args.minutes)
-    from annotator.media.probe import probe
+    from annotator.base.media.probe import probe
 
     probed = probe(source)
     size = source.stat().st_size

@@ -48,9 +48,9 @@ def main() -> None:
     from annotator.actions.ledgers import do_freeze_ledger
     from annotator.actions.packets import do_create_packet
     from annotator.actions.versions import do_import_provisional_version
-    from annotator.grading import reads
-    from annotator.gtea import parse_gtea_labels
+    from annotator.base.gtea import parse_gtea_labels
     from annotator.models import Ledger, LedgerEvent, TaskKind, Video
+    from annotator.reads import grading as reads
 
     call_command("migrate", verbosity=0)
     people = [User.objects.create_user(n) for n in ("bench-maintainer", "bench-a", "bench-b", "bench-adjudicator")]

@@ -108,7 +108,7 @@ def _prepare(annotators: int, submissions: int, plan_path: Path) -> None:
     from annotator.actions.grading import do_mark_version_ready
     from annotator.actions.ingest import do_ingest_video
     from annotator.actions.packets import do_create_packet
-    from annotator.media import synthetic
+    from annotator.base.media import synthetic
     from annotator.models import GroundTruthVersion, Job, Ledger, TaskKind, Video
 
     call_command("migrate", verbosity=0)
@@ -129,7 +129,7 @@ def _prepare(annotators: int, submissions: int, plan_path: Path) -> None:
     def session_for(user) -> dict:
         store = SessionStore()
         store[SESSION_KEY] = str(user.pk)
-        store[BACKEND_SESSION_KEY] = "annotator.login_guard.ThrottledModelBackend"
+        store[BACKEND_SESSION_KEY] = "annotator.base.login_guard.ThrottledModelBackend"
         store[HASH_SESSION_KEY] = user.get_session_auth_hash()
         store.create()
         csrf = "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(32))

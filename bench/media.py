@@ -64,7 +64,7 @@ def line(label: str, value: str) -> None:
 
 
 def long_video(frames: int) -> Path:
-    from annotator.media import synthetic
+    from annotator.base.media import synthetic
 
     path = CACHE / f"table-{frames}-2997-bf3-gop250.mp4"
     if path.exists():
@@ -99,7 +99,7 @@ def timed(func, repeat: int = 1) -> tuple[float, object]:
 
 def textured_source(size: tuple[int, int], frames: int) -> Path:
     """A textured 24 fps H.264 source with B-frames and GOP 250 (cached)."""
-    from annotator.media import synthetic
+    from annotator.base.media import synthetic
 
     width, height = size
     source = CACHE / f"seek-{width}x{height}-{frames}.mp4"
@@ -129,7 +129,7 @@ def showinfo_seconds(path: Path) -> tuple[float, int]:
 def bench_frame_table(frames: int, skip_slow: bool, size: tuple[int, int], clip_frames: int) -> None:
     import av
 
-    from annotator.media.frametable import build_frame_table
+    from annotator.base.media.frametable import build_frame_table
 
     print(f"\n[1] Frame table of a {frames:,}-frame video", flush=True)
     path = long_video(frames)
@@ -177,7 +177,7 @@ def broadcast_source(minutes: float) -> Path:
     """A textured 1080p30 H.264 source at ~6 Mbit/s with B-frames, GOP 60 (cached)."""
     from fractions import Fraction
 
-    from annotator.media import synthetic
+    from annotator.base.media import synthetic
 
     frames = int(round(minutes * 60 * 30))
     path = CACHE / f"broadcast-1080p30-{frames}.mp4"
@@ -205,7 +205,7 @@ def broadcast_source(minutes: float) -> Path:
 
 
 def _encode_chunk_process(args) -> float:
-    from annotator.media.chunks import encode_chunk
+    from annotator.base.media.chunks import encode_chunk
 
     workdir, index = args
     started = time.perf_counter()
@@ -222,9 +222,9 @@ def ingest_with_workers(source: Path, workers: int, chunk_frames: int, maintaine
 
     from django.db import connections
 
-    from annotator import queue
     from annotator.actions.ingest import do_encode_proxy, do_ingest_video
     from annotator.actions.ingest_chunks import _workdir, do_join_chunks
+    from annotator.base import queue
     from annotator.models import Job, Video
 
     video = Video.objects.create(title=f"broadcast x{workers}", original_name=source.name, created_by=maintainer)
@@ -297,7 +297,7 @@ def bench_ingest(
         server = django_live_server(Path(tmp))
         from django.contrib.auth.models import Group, User
 
-        from annotator.media.probe import probe
+        from annotator.base.media.probe import probe
 
         maintainer = User.objects.create_user("bench-maintainer", password="x")
         maintainer.groups.add(Group.objects.get_or_create(name="maintainers")[0])
@@ -344,7 +344,7 @@ def seek_on_video(server, video, maintainer, seeks: int) -> None:
     from playwright.sync_api import sync_playwright
 
     from annotator.actions.packets import do_create_packet
-    from annotator.media import synthetic
+    from annotator.base.media import synthetic
     from annotator.models import TaskKind
 
     people = [User.objects.create_user(name, password="x") for name in ("bench-a", "bench-b", "bench-adj")]
@@ -392,8 +392,8 @@ def bench_x264(minutes: float) -> None:
     """Proxy encode speed and size for presets x CRF on a short broadcast-like source."""
     import itertools
 
-    from annotator.media.probe import probe
-    from annotator.media.proxy import make_proxy
+    from annotator.base.media.probe import probe
+    from annotator.base.media.proxy import make_proxy
 
     seconds = minutes * 60
     print(f"\n[5] x264 settings: a {seconds:.0f} s 1080p30 ~6 Mbit/s source -> 720p GOP 12 proxy", flush=True)
@@ -478,9 +478,9 @@ def make_videos(size: tuple[int, int], frames: int, media_root: Path):
 
     from annotator.actions.ingest import do_ingest_video, file_sha256
     from annotator.actions.packets import do_create_packet
-    from annotator.media.probe import probe
-    from annotator.media.proxy import make_proxy
-    from annotator.media.thumbs import make_thumbnails
+    from annotator.base.media.probe import probe
+    from annotator.base.media.proxy import make_proxy
+    from annotator.base.media.thumbs import make_thumbnails
     from annotator.models import Job, TaskKind, Video
 
     width, height = size
@@ -589,7 +589,7 @@ def session_cookie(user) -> str:
 def bench_browser(size: tuple[int, int], frames: int, seeks: int, frame_requests: int) -> None:
     import urllib.request
 
-    from annotator.media import synthetic
+    from annotator.base.media import synthetic
 
     if not Path(CHROMIUM).exists():
         print(f"\n[2] skipped: {CHROMIUM} is not installed")

@@ -61,7 +61,7 @@ def client_call(layout, client, env, *args: str, timeout: float = 900) -> dict:
 
 
 def drill(args, layout: multihost.Layout) -> dict:
-    from annotator.media import synthetic
+    from annotator.base.media import synthetic
 
     report: dict = {"load_before": Path("/proc/loadavg").read_text().strip()}
     hosts = [("db", 2), ("nginx", 5), ("web1", 11), ("web2", 12), ("worker1", 21), ("worker2", 22)]

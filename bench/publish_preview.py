@@ -49,7 +49,7 @@ def main() -> None:
     from annotator.actions.packets import do_create_packet
     from annotator.actions.union import do_build_union
     from annotator.actions.versions import do_publish_adjudicated_version
-    from annotator.gtea import parse_gtea_labels
+    from annotator.base.gtea import parse_gtea_labels
     from annotator.models import Ledger, LedgerEvent, TaskKind, Video
 
     call_command("migrate", verbosity=0)

@@ -77,7 +77,7 @@ def main(args) -> dict:
     from django.core.management import call_command
     from django.test import Client
 
-    import annotator.search as search_module
+    import annotator.reads.search as search_module
     from annotator.actions.packets import do_create_packet
     from annotator.actions.search import do_build_search_index, do_upload_search_features
     from annotator.models import TaskKind, Video, VideoSearchIndex

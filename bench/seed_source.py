@@ -1,6 +1,6 @@
 """A generated file of the seed's shape: H.264 High 1280x720 at 30000/1001 fps, about
 770 kbit/s of video (x264 ABR with a VBV cap), stereo AAC audio, every frame barcoded
-(``annotator.media.synthetic``: a textured background scrolls a pixel a frame, so the
+(``annotator.base.media.synthetic``: a textured background scrolls a pixel a frame, so the
 encoder has real motion to code). Cached under ``var/bench/``.
 
     .venv/bin/python bench/seed_source.py --minutes 10
@@ -25,7 +25,7 @@ VIDEO_KBPS = 770
 
 def seed_source(minutes: float, *, cache: Path = CACHE) -> Path:
     """The cached seed-shaped source of ``minutes`` minutes (written when missing)."""
-    from annotator.media import synthetic
+    from annotator.base.media import synthetic
 
     frames = int(round(minutes * 60 * float(RATE)))
     path = cache / f"seed-720p-2997-{frames}.mp4"

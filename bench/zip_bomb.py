@@ -3,7 +3,7 @@
 Run: ``.venv/bin/python bench/zip_bomb.py [--mib 512]``.
 
 It builds a zip of one entry of ``--mib`` MiB of zeros (deflate, level 9: about 1 KB per
-MiB), then expands it with ``annotator.grading.uploads.expand_zip`` twice, side by side
+MiB), then expands it with ``annotator.base.grading.uploads.expand_zip`` twice, side by side
 in this process: with the default caps (``ZipLimits()``), and with every cap lifted (what
 the upload path did before issue 10). It prints the archive size, the wall time and the
 bytes the reader inflated in each case, and the process's peak RSS.
@@ -21,7 +21,7 @@ import zipfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from annotator.grading.uploads import ByteCap, InflateCounter, UploadRefused, ZipLimits, expand_zip  # noqa: E402
+from annotator.base.grading.uploads import ByteCap, InflateCounter, UploadRefused, ZipLimits, expand_zip  # noqa: E402
 
 MiB = 1024 * 1024
 NO_CAPS = ZipLimits(entries=10**9, entry_bytes=2**62, total_bytes=2**62, ratio=2**62, directory_bytes=2**62)
@@ -49,7 +49,7 @@ class Measured(InflateCounter):
 
 
 def run(data: bytes, limits: ZipLimits) -> tuple[float, str]:
-    import annotator.grading.uploads as uploads
+    import annotator.base.grading.uploads as uploads
 
     Measured.seen = 0
     original, uploads.InflateCounter = uploads.InflateCounter, Measured

@@ -11,7 +11,7 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
-from annotator.routing import websocket_urlpatterns  # noqa: E402
+from annotator.entry.routing import websocket_urlpatterns  # noqa: E402
 from deploy.access_log import AccessLogMiddleware  # noqa: E402
 from deploy.body_limits import BodyLimitMiddleware  # noqa: E402
 from deploy.upload_auth import UploadAuthMiddleware  # noqa: E402

@@ -46,8 +46,8 @@ def media_files(root: Path) -> dict[str, str]:
 def backup(target: Path) -> dict:
     from django.conf import settings
 
-    from annotator.anchors import anchor_head
-    from annotator.verify import audit_chain_problems
+    from annotator.reads.anchors import anchor_head
+    from annotator.reads.verify import audit_chain_problems
 
     target.mkdir(parents=True, exist_ok=False)
     _, (seq, head) = audit_chain_problems()

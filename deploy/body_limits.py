@@ -45,7 +45,7 @@ def limit_for(path: str) -> int:
 
 
 def error_body(code: str, message: str) -> bytes:
-    """The API's JSON error body (``annotator.api.errors``), built without Django."""
+    """The API's JSON error body (``annotator.entry.api.errors``), built without Django."""
     return json.dumps({"error": {"code": code, "message": message}}).encode()
 
 

@@ -10,7 +10,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "deploy.settings")
 
 app = Celery("frameledger")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks(["annotator"])
+app.autodiscover_tasks(["annotator.entry"])
 
 
 # Task run times for /metrics (deploy/metrics.py; shared through PROMETHEUS_MULTIPROC_DIR).

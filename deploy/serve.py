@@ -19,7 +19,7 @@ Why uvicorn (Daphne served here before): both directions of a body have flow con
   the application was called: 13× the upload's size in server memory, and a bare ``400`` with
   no headers for a malformed multipart body.)
 - **Response bodies** are sent as fast as the socket drains: ``send`` waits while the
-  transport's buffer is full, so a media response (``annotator.media.ranges``) reads the file
+  transport's buffer is full, so a media response (``annotator.base.media.ranges``) reads the file
   no faster than the client takes it, and a client that stops reading stops the reads.
 
 The access log is ``deploy.access_log`` (one readable line per request with the bytes

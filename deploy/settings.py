@@ -45,9 +45,9 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "deploy.metrics.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    "annotator.text_guard.NulQueryStringMiddleware",
+    "annotator.base.text_guard.NulQueryStringMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "annotator.compression.JsonGZipMiddleware",
+    "annotator.base.compression.JsonGZipMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -55,7 +55,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
-    "annotator.unavailable.DatabaseUnavailableMiddleware",
+    "annotator.base.unavailable.DatabaseUnavailableMiddleware",
 ]
 
 # Content-Security-Policy (django-csp): scripts from this origin, and inline module scripts only
@@ -92,7 +92,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "frontend.context.nav",
+                "annotator.entry.pages.context.nav",
             ],
         },
     },
@@ -115,7 +115,7 @@ def database_from_url(url: str) -> dict:
         name = unquote(parsed.path[1:] if parsed.path.startswith("//") else parsed.path)
         # IMMEDIATE: every transaction takes the write lock at BEGIN, so concurrent writers
         # wait for each other (busy timeout) instead of failing to upgrade a read lock; the
-        # audit chain's append relies on it (annotator/actions/audit.py).
+        # audit chain's append relies on it (annotator/models/audit_log.py).
         return {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": name or ":memory:",
@@ -150,14 +150,14 @@ else:
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# Password sign-in counts failures and locks out (annotator/login_guard.py).
-AUTHENTICATION_BACKENDS = ["annotator.login_guard.ThrottledModelBackend"]
+# Password sign-in counts failures and locks out (annotator/base/login_guard.py).
+AUTHENTICATION_BACKENDS = ["annotator.base.login_guard.ThrottledModelBackend"]
 FRAMELEDGER_LOGIN_CACHE = "default"
 FRAMELEDGER_LOGIN_MAX_FAILURES_PER_USER = envint("FRAMELEDGER_LOGIN_MAX_FAILURES_PER_USER", 5)
 FRAMELEDGER_LOGIN_MAX_FAILURES_PER_IP = envint("FRAMELEDGER_LOGIN_MAX_FAILURES_PER_IP", 20)
 FRAMELEDGER_LOGIN_WINDOW_SECONDS = envint("FRAMELEDGER_LOGIN_WINDOW_SECONDS", 15 * 60)
 FRAMELEDGER_LOGIN_LOCKOUT_SECONDS = envint("FRAMELEDGER_LOGIN_LOCKOUT_SECONDS", 15 * 60)
-# API tokens (annotator/api/tokens.py) stop working this long after they are issued.
+# API tokens (annotator/entry/api/tokens.py) stop working this long after they are issued.
 FRAMELEDGER_TOKEN_TTL_SECONDS = envint("FRAMELEDGER_TOKEN_TTL_SECONDS", 30 * 24 * 3600)
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -175,7 +175,8 @@ STATIC_ROOT = VAR_DIR / "static"
 # straight from the apps' static folders, which the test suite uses.
 WHITENOISE_USE_FINDERS = envbool("WHITENOISE_USE_FINDERS", DEBUG)
 MEDIA_ROOT = Path(envstr("FRAMELEDGER_MEDIA_ROOT", str(VAR_DIR / "media")))
-# The append-only file the audit chain head is anchored in (annotator.anchors); empty: MEDIA_ROOT/audit-anchors.log.
+# The append-only file the audit chain head is anchored in (annotator.reads.anchors);
+# empty: MEDIA_ROOT/audit-anchors.log.
 FRAMELEDGER_AUDIT_ANCHOR = envstr("FRAMELEDGER_AUDIT_ANCHOR", "")
 # Largest upload accepted for a source video, in bytes.
 FRAMELEDGER_MAX_VIDEO_BYTES = envint("FRAMELEDGER_MAX_VIDEO_BYTES", 8 * 1024**3)
@@ -192,7 +193,7 @@ FRAMELEDGER_UPLOAD_EXPIRE_SECONDS = envint("FRAMELEDGER_UPLOAD_EXPIRE_SECONDS", 
 FRAMELEDGER_UPLOAD_PATHS = [
     (r"^/api/videos/$", FRAMELEDGER_MAX_VIDEO_BYTES + MULTIPART_SLACK_BYTES),
     (r"^/api/packets/[0-9]+/submissions/$", FRAMELEDGER_MAX_SUBMISSION_UPLOAD_BYTES + MULTIPART_SLACK_BYTES),
-    # One piece of a resumable upload (annotator/api/uploads.py, the tus protocol).
+    # One piece of a resumable upload (annotator/entry/api/uploads.py, the tus protocol).
     (r"^/api/uploads/[0-9a-f]{32}/$", FRAMELEDGER_UPLOAD_PIECE_BYTES),
 ]
 # Deepest nesting of arrays/objects accepted in a JSON request body.
@@ -228,7 +229,7 @@ FRAMELEDGER_MEDIA_ACCEL_PREFIX = envstr("FRAMELEDGER_MEDIA_ACCEL_PREFIX", "")
 FRAMELEDGER_METRICS_ALLOW = envlist("FRAMELEDGER_METRICS_ALLOW", ["127.0.0.1", "::1"])
 FILE_UPLOAD_MAX_MEMORY_SIZE = envint("FILE_UPLOAD_MAX_MEMORY_SIZE", 5 * 1024**2)
 # The most bytes one answer to an open-ended media range (``Range: bytes=N-``) carries
-# (annotator/media/ranges.py); the player asks for the next range when it needs it.
+# (annotator/base/media/ranges.py); the player asks for the next range when it needs it.
 FRAMELEDGER_MEDIA_RANGE_BYTES = envint("FRAMELEDGER_MEDIA_RANGE_BYTES", 8 * 1024**2)
 # Seconds a video keeps its remux once the proxy replaced it (annotator/actions/remux_retention.py);
 # negative: keep it.
@@ -250,16 +251,16 @@ SECURE_PROXY_SSL_HEADER = proxy_ssl_header(envstr("DJANGO_SECURE_PROXY_SSL_HEADE
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "annotator.api.authentication.ExpiringTokenAuthentication",
+        "annotator.entry.api.authentication.ExpiringTokenAuthentication",
     ],
     "DEFAULT_PARSER_CLASSES": [
-        "annotator.api.body.JSONObjectParser",
-        "annotator.api.parsers.NulFreeFormParser",
+        "annotator.entry.api.body.JSONObjectParser",
+        "annotator.entry.api.parsers.NulFreeFormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_SCHEMA_CLASS": "annotator.api.schema.AutoSchema",
-    "EXCEPTION_HANDLER": "annotator.api.errors.exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "annotator.entry.api.schema.AutoSchema",
+    "EXCEPTION_HANDLER": "annotator.entry.api.errors.exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }
 
@@ -268,7 +269,7 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Packets, blind ledgers, freeze, union, adjudication, ground-truth versions.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
-    # <id:…> path parameters (annotator/urlconverters.py): integers of 1-18 digits
+    # <id:…> path parameters (annotator/base/urlconverters.py): integers of 1-18 digits
     "PATH_CONVERTER_OVERRIDES": {"id": {"type": "integer", "minimum": 0, "maximum": 10**18 - 1}},
 }
 
@@ -354,14 +355,14 @@ CELERY_TASK_ROUTES = {
 # Structured logs (deploy/logs.py): LOG_FORMAT=json (default) or text.
 LOGGING = logging_config(envstr("LOG_FORMAT", "json"), envstr("LOG_LEVEL", "INFO"))
 
-# Submission zip archives (annotator/grading/uploads.py): an archive over any cap is
+# Submission zip archives (annotator/base/grading/uploads.py): an archive over any cap is
 # refused with a 400 before or while it is inflated.
 FRAMELEDGER_ZIP_MAX_ENTRIES = envint("FRAMELEDGER_ZIP_MAX_ENTRIES", 10_000)
 FRAMELEDGER_ZIP_MAX_ENTRY_BYTES = envint("FRAMELEDGER_ZIP_MAX_ENTRY_BYTES", 64 * 1024**2)
 FRAMELEDGER_ZIP_MAX_TOTAL_BYTES = envint("FRAMELEDGER_ZIP_MAX_TOTAL_BYTES", 512 * 1024**2)
 FRAMELEDGER_ZIP_MAX_RATIO = envint("FRAMELEDGER_ZIP_MAX_RATIO", 200)
 
-# Executable moment-search bundles (annotator/grading/sandbox.py, docs/grading.md). Stage
+# Executable moment-search bundles (annotator/base/grading/sandbox.py, docs/grading.md). Stage
 # limits are the seed's; they are pinned on each BundleRun when it is queued.
 FRAMELEDGER_BUNDLE_QUEUE = envstr("FRAMELEDGER_BUNDLE_QUEUE", "frameledger-bundles")
 FRAMELEDGER_BUNDLE_GPU_QUEUE = envstr("FRAMELEDGER_BUNDLE_GPU_QUEUE", "gpu")

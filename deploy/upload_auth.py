@@ -11,7 +11,7 @@ chunked with no length) on such a route, and answers ``403`` with the API's erro
 - a session cookie (``SESSION_COOKIE_NAME``) whose session holds an active user, checked as
   Django's ``get_user`` checks it (the session's auth hash against the user's password hash);
 - or ``Authorization: Token <key>`` with a valid, unexpired API token of an active user
-  (``annotator.api.authentication.ExpiringTokenAuthentication``).
+  (``annotator.entry.api.authentication.ExpiringTokenAuthentication``).
 
 The view still makes every decision (role, CSRF, the object's access): this layer only
 keeps strangers from sending large bodies. Small bodies pass untouched, so an anonymous
@@ -78,7 +78,7 @@ def _token_user(authorization: bytes | None) -> bool:
         return False
     from rest_framework import exceptions
 
-    from annotator.api.authentication import ExpiringTokenAuthentication
+    from annotator.entry.api.authentication import ExpiringTokenAuthentication
 
     try:
         key = parts[1].decode("ascii")

@@ -8,7 +8,7 @@ from django.contrib.auth.models import Group, User
 from rest_framework.test import APIClient
 
 from annotator.actions.packets import do_create_packet
-from annotator.builtin_kinds import install_builtin_rows
+from annotator.base.builtin_kinds import install_builtin_rows
 from annotator.models import TaskKind, Video
 
 GTEA_FRAMES = 25692

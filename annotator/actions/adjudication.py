@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from annotator import realtime
-from annotator.actions.audit import record
 from annotator.actions.ledgers import check_event
-from annotator.errors import InvalidInput, StaleVersion
+from annotator.base.errors import InvalidInput, StaleVersion
+from annotator.base.seals import row_seal
 from annotator.models import Decision, Ledger, UnionItem
-from annotator.seals import row_seal
+from annotator.models.audit_log import record
+from annotator.reads import realtime
 
 MIN_RATIONALE_CHARS = 3
 UNCHECKED = object()

@@ -1,5 +1,5 @@
 """Executable moment-search submissions: queue a bundle against a pinned version, run
-it in the sandbox (``annotator.grading.sandbox``) and score the rows that count.
+it in the sandbox (``annotator.base.grading.sandbox``) and score the rows that count.
 
 * ``do_submit_bundle`` stores the bundle and its limits (from the settings, pinned on
   the row) and, after commit, sends ``annotator.run_bundle`` to the bundle queue (the
@@ -27,17 +27,17 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from annotator.actions.audit import record
 from annotator.actions.grading import do_score_batch, do_start_scoring_run, run_chunks
-from annotator.errors import InvalidInput
-from annotator.families import adapter_for, family_names
-from annotator.grading import sandbox, sandbox_host
-from annotator.grading.inputs import check_scorer_id
-from annotator.grading.moment_corpus import moment_corpus
-from annotator.grading.uploads import ZipLimits
+from annotator.base.errors import InvalidInput
+from annotator.base.families import adapter_for, family_names
+from annotator.base.grading import sandbox, sandbox_host
+from annotator.base.grading.uploads import ZipLimits
+from annotator.base.queue import RUN_BUNDLE, send
+from annotator.base.seals import row_seal
 from annotator.models import BundleRun, GroundTruthVersion, Submission, SubmissionScore
-from annotator.queue import RUN_BUNDLE, send
-from annotator.seals import row_seal
+from annotator.models.audit_log import record
+from annotator.reads.grading_inputs import check_scorer_id
+from annotator.reads.moment_corpus import moment_corpus
 from scoring.moments import MAX_SOLUTION_BYTES
 
 logger = logging.getLogger(__name__)

@@ -25,15 +25,15 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from annotator.actions.audit import record
 from annotator.actions.ingest_steps import Progress, file_sha256, place, remove_media, same_timing
-from annotator.errors import Conflict
-from annotator.media.errors import MediaError
-from annotator.media.frametable import FrameTable
-from annotator.media.probe import probe
-from annotator.media.proxy import PROXY_MAX_HEIGHT, make_proxy
+from annotator.base.errors import Conflict
+from annotator.base.media.errors import MediaError
+from annotator.base.media.frametable import FrameTable
+from annotator.base.media.probe import probe
+from annotator.base.media.proxy import PROXY_MAX_HEIGHT, make_proxy
+from annotator.base.queue import INGEST_FULL, enqueue_on_commit
 from annotator.models import AuditEntry, Job, Video
-from annotator.queue import INGEST_FULL, enqueue_on_commit
+from annotator.models.audit_log import record
 
 logger = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ Every write is one ``do_*`` function; REST views, the Celery tasks and the
 * ``do_upload_submissions`` stores files byte for byte with their SHA-256.
 * ``do_start_scoring_run`` pins a run to one ground-truth version and one scorer id,
   creates a pending score per submission and (after commit) sends the batch to
-  Celery as a group of ``annotator.score_batch`` tasks, by name (``annotator.queue``).
+  Celery as a group of ``annotator.score_batch`` tasks, by name (``annotator.base.queue``).
 * ``do_score_batch`` / ``do_score_submission`` run in the worker (or in-process for
   the command line): the scorer's output bytes are stored exactly as the verifier
   CLI writes them. A bad file scores 0 with the scorer's reason; a scorer failure is
@@ -19,7 +19,7 @@ Every write is one ``do_*`` function; REST views, the Celery tasks and the
   second freeze and at each adjudicated publication, so reading it never writes.
 
 The reads (leaderboard, diagnostics, the agreement report as read) are in
-``annotator.grading.reads``.
+``annotator.reads.grading``.
 """
 
 from __future__ import annotations
@@ -33,21 +33,13 @@ from collections.abc import Callable, Sequence
 from django.db import transaction
 from django.utils import timezone
 
-from annotator.actions.audit import record
-from annotator.canonical import sha256_hex
-from annotator.errors import Conflict, InvalidInput
-from annotator.families import adapter_for_scorer
-from annotator.grading import calibration as calibration_rules
-from annotator.grading import reads
-from annotator.grading.inputs import (
-    ScoringInputs,
-    check_scorer_id,
-    scorer_code_sha256,
-    scoring_inputs,
-)
-from annotator.grading.moment_corpus import reference_calibration_rows
-from annotator.grading.uploads import SubmissionFile
-from annotator.integrity import TamperedData
+from annotator.base.canonical import sha256_hex
+from annotator.base.errors import Conflict, InvalidInput
+from annotator.base.families import adapter_for_scorer
+from annotator.base.grading import calibration as calibration_rules
+from annotator.base.grading.uploads import SubmissionFile
+from annotator.base.queue import SCORE_BATCH, enqueue_group_on_commit
+from annotator.base.seals import row_seal
 from annotator.models import (
     AgreementReport,
     GroundTruthVersion,
@@ -59,8 +51,11 @@ from annotator.models import (
     VersionCalibration,
     VersionReadiness,
 )
-from annotator.queue import SCORE_BATCH, enqueue_group_on_commit
-from annotator.seals import row_seal
+from annotator.models.audit_log import record
+from annotator.reads import grading as reads
+from annotator.reads.grading_inputs import ScoringInputs, check_scorer_id, scorer_code_sha256, scoring_inputs
+from annotator.reads.integrity import TamperedData
+from annotator.reads.moment_corpus import reference_calibration_rows
 from scoring import SolutionRejected, anchors, score_submission
 from scoring.errors import ScoringError
 
@@ -83,7 +78,7 @@ def do_upload_submissions(packet: Packet, files: Sequence[SubmissionFile], *, ac
     """Store a batch of submission files for a packet, as uploaded.
 
     Precondition: the caller has checked that ``actor`` is a maintainer and built
-    ``files`` with the caps of the packet's scorer (``annotator.grading.uploads``).
+    ``files`` with the caps of the packet's scorer (``annotator.base.grading.uploads``).
     """
     if not files:
         raise InvalidInput("no submission files were uploaded", field="files")

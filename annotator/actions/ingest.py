@@ -29,7 +29,6 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.utils import timezone
 
-from annotator.actions.audit import record
 from annotator.actions.ingest_chunks import start_chunked
 from annotator.actions.ingest_steps import (
     P_HASHED,
@@ -44,16 +43,17 @@ from annotator.actions.ingest_steps import (
     remove_media,
     set_probe_fields,
 )
-from annotator.errors import InvalidInput
-from annotator.media.errors import MediaError
-from annotator.media.frametable import FrameTable
-from annotator.media.probe import probe
-from annotator.media.proxy import PROXY_GOP, make_proxy
-from annotator.media.remux import make_remux, not_browser_playable
-from annotator.media.thumbs import keyframe_thumbnail_indices, make_thumbnails
-from annotator.media.timeline import dropped_report
+from annotator.base.errors import InvalidInput
+from annotator.base.media.errors import MediaError
+from annotator.base.media.frametable import FrameTable
+from annotator.base.media.probe import probe
+from annotator.base.media.proxy import PROXY_GOP, make_proxy
+from annotator.base.media.remux import make_remux, not_browser_playable
+from annotator.base.media.thumbs import keyframe_thumbnail_indices, make_thumbnails
+from annotator.base.media.timeline import dropped_report
+from annotator.base.queue import INGEST_PROXY, INGEST_VIDEO, enqueue_on_commit
 from annotator.models import Job, Video
-from annotator.queue import INGEST_PROXY, INGEST_VIDEO, enqueue_on_commit
+from annotator.models.audit_log import record
 
 logger = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ directory under ``MEDIA_ROOT/tmp/`` (shared by every worker), the job row record
 plan, and one ``annotator.ingest_chunk`` task per chunk is queued after commit.
 
 Each chunk task (:func:`do_encode_chunk`) encodes its range (idempotent file output,
-see ``annotator.media.chunks``), then, locking the job row, marks its chunk done and
+see ``annotator.base.media.chunks``), then, locking the job row, marks its chunk done and
 aggregates progress. The task that completes the last chunk queues
 ``annotator.ingest_join`` exactly once (:func:`do_join_chunks`): the chunks are joined
 by stream copy, checked frame for frame against the source, thumbnailed and committed
@@ -44,13 +44,20 @@ from annotator.actions.ingest_steps import (
     finish_derived,
     place,
 )
-from annotator.media.chunks import ChunkState, chunk_path, encode_chunk, join_chunks, missing_chunks, prepare_chunks
-from annotator.media.errors import MediaError
-from annotator.media.probe import probe
-from annotator.media.proxy import PROXY_GOP
-from annotator.media.timeline import dropped_report
+from annotator.base.media.chunks import (
+    ChunkState,
+    chunk_path,
+    encode_chunk,
+    join_chunks,
+    missing_chunks,
+    prepare_chunks,
+)
+from annotator.base.media.errors import MediaError
+from annotator.base.media.probe import probe
+from annotator.base.media.proxy import PROXY_GOP
+from annotator.base.media.timeline import dropped_report
+from annotator.base.queue import INGEST_CHUNK, INGEST_JOIN, enqueue_each_on_commit, enqueue_on_commit
 from annotator.models import Job, Video
-from annotator.queue import INGEST_CHUNK, INGEST_JOIN, enqueue_each_on_commit, enqueue_on_commit
 
 
 def _workdir(job: Job) -> Path:

@@ -38,8 +38,8 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from annotator.base.queue import INGEST_CHUNK, INGEST_JOIN, enqueue_each_on_commit, enqueue_on_commit
 from annotator.models import Job
-from annotator.queue import INGEST_CHUNK, INGEST_JOIN, enqueue_each_on_commit, enqueue_on_commit
 
 SWEEP_OWNER = "sweep"
 JOIN = "join"

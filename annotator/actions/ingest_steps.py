@@ -17,12 +17,12 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from annotator.actions.audit import record
 from annotator.actions.search import request_search_index
-from annotator.media.errors import MediaError
-from annotator.media.frametable import FrameTable
-from annotator.media.thumbs import make_thumbnails
+from annotator.base.media.errors import MediaError
+from annotator.base.media.frametable import FrameTable
+from annotator.base.media.thumbs import make_thumbnails
 from annotator.models import Job, Video
+from annotator.models.audit_log import record
 
 logger = logging.getLogger("annotator.actions.ingest")
 

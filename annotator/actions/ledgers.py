@@ -15,15 +15,15 @@ import uuid
 from django.db import transaction
 from django.utils import timezone
 
-from annotator.actions.audit import record
 from annotator.actions.grading import store_agreement_report
-from annotator.anchors import anchor_on_commit
-from annotator.canonical import canonical_sha256
-from annotator.documents import ledger_document
-from annotator.errors import Conflict, InvalidInput, StaleVersion
+from annotator.base.canonical import canonical_sha256
+from annotator.base.errors import Conflict, InvalidInput, StaleVersion
+from annotator.base.seals import row_seal
 from annotator.models import Ledger, LedgerEvent
-from annotator.seals import row_seal
-from annotator.taskkinds import EventInvalid, packet_schema, validate_event
+from annotator.models.audit_log import record
+from annotator.models.taskkind_schema import EventInvalid, packet_schema, validate_event
+from annotator.reads.anchors import anchor_on_commit
+from annotator.reads.documents import ledger_document
 
 MAX_EVENTS_PER_LEDGER = 5000
 MIN_ATTESTATION_CHARS = 20

@@ -1,4 +1,4 @@
-"""Import published moment annotations (``annotator.moment_sources``) as moment-query
+"""Import published moment annotations (``annotator.base.moment_sources``) as moment-query
 packets with a provisional ground-truth version: one packet per video.
 
 * The packets use the task kind ``moment-queries-published`` (created on first use): the
@@ -21,14 +21,14 @@ from collections.abc import Sequence
 
 from django.db import transaction
 
-from annotator.access import may_import_labels
-from annotator.actions.audit import record
 from annotator.actions.packets import check_assignment, do_create_packet
 from annotator.actions.taskkinds import do_create_task_kind
 from annotator.actions.versions import do_import_provisional_version
-from annotator.errors import InvalidInput
+from annotator.base.errors import InvalidInput
+from annotator.base.moment_sources import SourceVideo
 from annotator.models import GroundTruthVersion, Packet, TaskKind, Video
-from annotator.moment_sources import SourceVideo
+from annotator.models.audit_log import record
+from annotator.reads.access import may_import_labels
 
 PUBLISHED_KIND = "moment-queries-published"
 NOMINAL_FPS = 30

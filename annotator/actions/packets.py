@@ -3,14 +3,14 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from annotator.access import assignment_refusal
-from annotator.actions.audit import record
 from annotator.actions.search import request_search_index
-from annotator.canonical import canonical_sha256
-from annotator.errors import InvalidInput
-from annotator.families import adapter_for
-from annotator.families.base import ParametersInvalid
+from annotator.base.canonical import canonical_sha256
+from annotator.base.errors import InvalidInput
+from annotator.base.families import adapter_for
+from annotator.base.families.base import ParametersInvalid
 from annotator.models import Ledger, Packet, TaskKind, Video
+from annotator.models.audit_log import record
+from annotator.reads.access import assignment_refusal
 
 
 def packet_content(*, title, video: Video, task_kind: TaskKind, instructions: str, parameters: dict) -> dict:

@@ -8,7 +8,7 @@ and after ``PASSWORD_RESET_TIMEOUT``. Nothing is e-mailed: the maintainer is sho
 send. An invited person has an unusable password until they follow the link.
 
 Roles are group memberships. ``maintainers`` is the one that grants anything
-(``annotator.access``); ``annotators`` and ``adjudicators`` only mark people when a
+(``annotator.reads.access``); ``annotators`` and ``adjudicators`` only mark people when a
 project's pools are chosen (``annotator.actions.projects``). Who sees what on a packet still goes by
 the role on that packet alone.
 
@@ -29,11 +29,11 @@ from django.db.models import Q
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
-from annotator import realtime
-from annotator.access import MAINTAINERS_GROUP
-from annotator.actions.audit import record
-from annotator.errors import Conflict, InvalidInput
+from annotator.base.errors import Conflict, InvalidInput
 from annotator.models import Packet
+from annotator.models.audit_log import record
+from annotator.reads import realtime
+from annotator.reads.access import MAINTAINERS_GROUP
 
 ROLE_GROUPS = {"annotator": "annotators", "adjudicator": "adjudicators", "maintainer": MAINTAINERS_GROUP}
 # ASCII only: a Cyrillic "а" or a dotless "ı" makes a name that reads as another person's
@@ -139,7 +139,7 @@ def do_set_roles(*, actor, person, roles) -> list[str]:
 @transaction.atomic
 def do_set_active(*, actor, person, active: bool) -> None:
     """Deactivate (or reactivate) an account. A deactivated person cannot sign in,
-    and ``annotator.access`` gives them no role on any packet; their ledgers and
+    and ``annotator.reads.access`` gives them no role on any packet; their ledgers and
     assignments stay as they are (reassign an empty ledger: ``do_reassign_annotator``)."""
     check_may_manage(actor, person)
     if person.pk == actor.pk and not active:

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from annotator.actions.audit import record
 from annotator.actions.packets import do_create_packet
-from annotator.errors import Conflict, InvalidInput
-from annotator.families import adapter_for
+from annotator.base.errors import Conflict, InvalidInput
+from annotator.base.families import adapter_for
 from annotator.models import Ledger, LedgerEvent, Packet, Project, TaskKind, Video
+from annotator.models.audit_log import record
 
 
 def check_project_parameters_for(task_kind: TaskKind, parameters) -> dict:

@@ -19,8 +19,8 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from annotator.actions.audit import record
 from annotator.models import Job, Video
+from annotator.models.audit_log import record
 
 
 def keep_seconds() -> int:

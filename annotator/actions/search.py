@@ -30,11 +30,11 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from annotator.actions.audit import record
-from annotator.errors import Conflict, InvalidInput
-from annotator.families import adapter_for, family_names
+from annotator.base.errors import Conflict, InvalidInput
+from annotator.base.families import adapter_for, family_names
+from annotator.base.queue import BUILD_SEARCH_INDEX, RECOMPUTE_CALIBRATION, enqueue_on_commit
 from annotator.models import GroundTruthVersion, Packet, Video, VideoSearchIndex
-from annotator.queue import BUILD_SEARCH_INDEX, RECOMPUTE_CALIBRATION, enqueue_on_commit
+from annotator.models.audit_log import record
 
 INDEX_DIR = "search-index"
 DESCRIPTOR_FRAME_SIZE = (64, 36)
@@ -160,7 +160,7 @@ def do_upload_search_features(
     )  # fmt: skip
     request_search_index(video, force=True)
     # The zero-shot calibration anchor of the video's moment versions needs features: computed
-    # again once these are stored (annotator.grading.moment_corpus reads the upload).
+    # again once these are stored (annotator.reads.moment_corpus reads the upload).
     versions = list(GroundTruthVersion.objects.filter(packet__in=moment_packets(video)).values_list("pk", flat=True))
     if versions:
         enqueue_on_commit(RECOMPUTE_CALIBRATION, sorted(versions))
@@ -224,7 +224,7 @@ def _from_uploaded(row: VideoSearchIndex) -> tuple[np.ndarray, float, Path | Non
 
 
 def _from_frames(video: Video, encoder) -> tuple[np.ndarray, float]:
-    from annotator.media.sampling import sample_frames
+    from annotator.base.media.sampling import sample_frames
     from retrieval.descriptor import DIM, fill_gaps, frame_descriptor
 
     path = _media_path(video)
@@ -273,7 +273,7 @@ def _save_text(folder: Path, token: str, source: Path, dim: int) -> str:
 
 def do_build_search_index(video_id: int) -> VideoSearchIndex | None:
     """Build (or rebuild) the video's index from the first source available."""
-    from annotator.search import EncoderUnavailable, search_encoder
+    from annotator.reads.search import EncoderUnavailable, search_encoder
     from retrieval.descriptor import DESCRIPTOR_ID
 
     video = Video.objects.filter(pk=video_id).first()

@@ -4,11 +4,11 @@ import re
 
 from django.db import transaction
 
-from annotator.actions.audit import record
-from annotator.canonical import canonical_sha256
-from annotator.errors import InvalidInput
+from annotator.base.canonical import canonical_sha256
+from annotator.base.errors import InvalidInput
 from annotator.models import TaskKind
-from annotator.taskkinds import SchemaError, check_schema
+from annotator.models.audit_log import record
+from annotator.models.taskkind_schema import SchemaError, check_schema
 from scoring.registry import scorers_of
 
 # Lower-case letters, digits, ``-`` and ``_``, starting with a letter or digit; the

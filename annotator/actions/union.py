@@ -7,12 +7,12 @@ import json
 
 from django.db import transaction
 
-from annotator.actions.audit import record
-from annotator.errors import Conflict
-from annotator.families import adapter_for
-from annotator.integrity import frozen_events
+from annotator.base.errors import Conflict
+from annotator.base.families import adapter_for
 from annotator.models import Ledger, Packet, Union, UnionItem
-from annotator.taskkinds import export_event
+from annotator.models.audit_log import record
+from annotator.models.taskkind_schema import export_event
+from annotator.reads.integrity import frozen_events
 from scoring import get_scorer
 
 

@@ -1,4 +1,4 @@
-"""Resumable uploads (tus 1.0.0, core and creation; ``annotator.api.uploads``).
+"""Resumable uploads (tus 1.0.0, core and creation; ``annotator.entry.api.uploads``).
 
 A maintainer creates an upload with the file's length (``do_create_upload``), then sends
 its bytes in pieces, each at the offset the server has (``do_append_upload``); a piece
@@ -33,7 +33,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from annotator.actions.ingest import do_register_upload
-from annotator.errors import Conflict, InvalidInput, WorkflowError
+from annotator.base.errors import Conflict, InvalidInput, WorkflowError
 from annotator.models import ResumableUpload
 
 BLOCK = 1024 * 1024

@@ -1,22 +1,22 @@
 """Publishing ground-truth versions: adjudicated from a union, provisional from imports.
 
-What a publication would store is computed by ``annotator.publishing`` (the same
+What a publication would store is computed by ``annotator.reads.publishing`` (the same
 function answers the confirmation preview); this module only stores it."""
 
 from __future__ import annotations
 
 from django.db import transaction
 
-from annotator.actions.audit import record
 from annotator.actions.grading import compute_calibration_on_publish, store_agreement_report
-from annotator.anchors import anchor_on_commit
-from annotator.canonical import canonical_sha256
-from annotator.documents import version_events
-from annotator.errors import Conflict, InvalidInput
+from annotator.base.canonical import canonical_sha256
+from annotator.base.errors import Conflict, InvalidInput
+from annotator.base.seals import row_seal
 from annotator.models import GroundTruthVersion, Packet
-from annotator.publishing import PendingVersion, pending_adjudicated_version, pending_version
-from annotator.seals import row_seal
-from annotator.taskkinds import EventInvalid, packet_schema, validate_event
+from annotator.models.audit_log import record
+from annotator.models.taskkind_schema import EventInvalid, packet_schema, validate_event
+from annotator.reads.anchors import anchor_on_commit
+from annotator.reads.documents import version_events
+from annotator.reads.publishing import PendingVersion, pending_adjudicated_version, pending_version
 
 
 def _store_version(packet, pending: PendingVersion, *, actor, source) -> GroundTruthVersion:

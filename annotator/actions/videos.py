@@ -15,10 +15,10 @@ from pathlib import Path
 from django.conf import settings
 from django.db import transaction
 
-from annotator.actions.audit import record
 from annotator.actions.search import INDEX_DIR as SEARCH_INDEX_DIR
-from annotator.errors import Conflict
+from annotator.base.errors import Conflict
 from annotator.models import Video
+from annotator.models.audit_log import record
 
 FILE_FIELDS = ("original", "remux", "proxy", "full", "frame_table", "thumbnails")
 

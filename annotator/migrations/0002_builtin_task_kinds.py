@@ -1,6 +1,6 @@
 """The three seed task kinds and the maintainers group.
 
-Self-contained: the rows are a snapshot copied here (from ``annotator.builtin_kinds`` when
+Self-contained: the rows are a snapshot copied here (from ``annotator.base.builtin_kinds`` when
 this migration was written), so editing that module never changes what a fresh database
 gets. A later change to the seed kinds needs a new data migration;
 ``tests/workflow/test_migrations.py`` fails until the snapshot and the module agree again.

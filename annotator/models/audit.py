@@ -4,7 +4,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from annotator.canonical import canonical_sha256
+from annotator.base.canonical import canonical_sha256
 from annotator.models.immutable import ImmutableModel
 
 # ``prev_sha256`` of the first entry of the chain.
@@ -18,7 +18,7 @@ class AuditEntry(ImmutableModel):
     (``prev_sha256``) and its own ``sha256`` over its fields and that link
     (``chain_sha256``). Editing, deleting or inserting an entry anywhere but at the
     end breaks the chain, which ``manage.py verify_integrity`` reports. Entries are
-    appended by ``annotator.actions.audit.record`` only, under a lock.
+    appended by ``annotator.models.audit_log.record`` only, under a lock.
     """
 
     seq = models.PositiveBigIntegerField(unique=True)

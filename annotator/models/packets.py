@@ -10,7 +10,7 @@ from annotator.models.immutable import ImmutableRowError
 class Packet(models.Model):
     """A video + task kind + instructions, sent to two annotators and one adjudicator.
 
-    ``sha256`` hashes the packet's canonical content (see ``annotator.canonical``) at
+    ``sha256`` hashes the packet's canonical content (see ``annotator.base.canonical``) at
     creation; it is quoted in every manifest built from this packet.
     """
 

@@ -4,7 +4,7 @@ from django.db import models
 class TaskKind(models.Model):
     """A declarative event schema plus the scorer that grades ledgers of this kind.
 
-    ``schema`` is validated by ``annotator.taskkinds.check_schema``; its shape is
+    ``schema`` is validated by ``annotator.models.taskkind_schema.check_schema``; its shape is
     documented there. The three seed kinds are created by a data migration.
     """
 

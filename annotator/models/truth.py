@@ -69,7 +69,7 @@ class GroundTruthVersion(ImmutableModel):
     """A frozen, versioned ground truth for a packet. Never edited: a fix is a new version.
 
     ``sha256`` covers ``canonical_json``; ``manifest_sha256`` covers ``manifest`` (its
-    canonical JSON). Reads verify both (``annotator.integrity``).
+    canonical JSON). Reads verify both (``annotator.reads.integrity``).
     """
 
     class Tier(models.TextChoices):

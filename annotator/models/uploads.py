@@ -1,4 +1,4 @@
-"""Resumable uploads (the tus protocol, ``annotator.api.uploads``): one row per upload
+"""Resumable uploads (the tus protocol, ``annotator.entry.api.uploads``): one row per upload
 being sent in pieces; the bytes so far live in ``MEDIA_ROOT/uploads/<key>.part``.
 
 A video upload registers its video when it is whole; a bundle or submission upload waits,

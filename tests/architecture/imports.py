@@ -42,7 +42,7 @@ def _imported_names(name: str, path: Path) -> set[str]:
 
 def graph() -> dict[str, set[str]]:
     """module -> the package's modules it imports (``from annotator import access`` is
-    ``annotator.access``; importing a package itself is left out)."""
+    ``annotator.reads.access``; importing a package itself is left out)."""
     known = modules()
     edges: dict[str, set[str]] = {}
     for name, path in known.items():

@@ -1,9 +1,9 @@
 """A fourth task family walked through the whole house: registered in the test (a toy
-scorer in the scorer registry, a toy adapter in ``annotator.families``) and then
+scorer in the scorer registry, a toy adapter in ``annotator.base.families``) and then
 created, annotated, frozen, unioned, adjudicated, published, exported, calibrated,
 graded, ranked, diagnosed and compared, with no other code changed.
 
-And the rule that makes this possible: no module outside ``annotator/families/`` branches
+And the rule that makes this possible: no module outside ``annotator/base/families/`` branches
 on a family name."""
 
 from __future__ import annotations
@@ -20,12 +20,12 @@ from annotator.actions.ledgers import do_add_event, do_freeze_ledger
 from annotator.actions.taskkinds import do_create_task_kind
 from annotator.actions.union import do_build_union
 from annotator.actions.versions import do_publish_adjudicated_version
-from annotator.export import export_files
-from annotator.families import FamilyAdapter, register_adapter, unregister_adapter
-from annotator.families.base import dumps
-from annotator.grading import reads
-from annotator.grading.uploads import byte_cap, make_file
+from annotator.base.families import FamilyAdapter, register_adapter, unregister_adapter
+from annotator.base.families.base import dumps
+from annotator.base.grading.uploads import byte_cap, make_file
 from annotator.models import Ledger, VersionCalibration
+from annotator.reads import grading as reads
+from annotator.reads.export import export_files
 from scoring import Anchor, Scorer, ScoreResult, UnionItem
 from scoring.registry import BUILTIN_FAMILIES, register_scorer, unregister_scorer
 from tests.factories import make_packet
@@ -222,7 +222,7 @@ def _knows_family(path: Path, family: str) -> bool:
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and node.value == family:
             return True
-        if isinstance(node, ast.ImportFrom) and node.module == f"annotator.families.{family}":
+        if isinstance(node, ast.ImportFrom) and node.module == f"annotator.base.families.{family}":
             return True
     return False
 
@@ -237,5 +237,9 @@ def test_a_family_is_known_to_its_adapter_its_registration_and_its_seed_kind_onl
         for path in sorted((ROOT / folder).rglob("*.py"))
         if "migrations" not in path.parts and _knows_family(path, family)
     }
-    expected = {f"annotator/families/{family}.py", "annotator/families/__init__.py", "annotator/builtin_kinds.py"}
+    expected = {
+        f"annotator/base/families/{family}.py",
+        "annotator/base/families/__init__.py",
+        "annotator/base/builtin_kinds.py",
+    }
     assert knowing - DATASET_COMMANDS == expected

@@ -26,8 +26,8 @@ from django.conf import settings
 
 from annotator.actions.ledgers import do_add_event, do_freeze_ledger
 from annotator.actions.union import do_build_union
-from annotator.builtin_kinds import GTEA_NOUNS
-from annotator.gtea import parse_gtea_labels
+from annotator.base.builtin_kinds import GTEA_NOUNS
+from annotator.base.gtea import parse_gtea_labels
 from annotator.models import Ledger
 from tests.browser.keyboard_scenario import CountingKeyboard
 from tests.browser.ledger_pages import wait_ready

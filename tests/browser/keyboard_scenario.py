@@ -59,7 +59,7 @@ LABELS = (
 # of 2 consecutive events spread evenly over the video (the second of a run starts a few
 # frames after the first ends, as an annotator goes on), events of at most two nouns.
 def gtea_action_events() -> list[tuple[int, int, str, list[str]]]:
-    from annotator.gtea import parse_gtea_labels
+    from annotator.base.gtea import parse_gtea_labels
 
     rows = sorted(
         (e["start_frame"], e["end_frame"], e["verb"], e["nouns"])

@@ -20,8 +20,8 @@ from annotator.actions.grading import do_score_batch, do_start_scoring_run, do_u
 from annotator.actions.ledgers import do_add_event, do_freeze_ledger
 from annotator.actions.union import do_build_union
 from annotator.actions.versions import do_import_provisional_version
-from annotator.grading.uploads import byte_cap, make_file
-from annotator.gtea import parse_gtea_labels
+from annotator.base.grading.uploads import byte_cap, make_file
+from annotator.base.gtea import parse_gtea_labels
 from annotator.models import Ledger
 from tests.browser.adjudication_scenario import LABELS, second_annotator
 from tests.browser.keyboard_scenario import TENNIS_EVENTS

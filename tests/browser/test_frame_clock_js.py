@@ -82,7 +82,7 @@ def test_a_broken_table_is_refused(clock_page, table, message):
 def _compact_cases(synthetic_source):
     from fractions import Fraction
 
-    from annotator.media.frametable import FrameTable, build_frame_table
+    from annotator.base.media.frametable import FrameTable, build_frame_table
 
     match = FrameTable(  # the seed match: 214,363 frames at 30000/1001, a keyframe every 12
         time_base=Fraction(1, 30000),

@@ -9,9 +9,10 @@ import random
 import pytest
 from django.core.files import File
 
-from annotator import queue, tasks
 from annotator.actions.ingest import do_ingest_video
-from annotator.media import synthetic
+from annotator.base import queue
+from annotator.base.media import synthetic
+from annotator.entry import tasks
 from annotator.models import Job, Video
 from tests.browser.test_player import SEEK_BATCH_JS, STEP_RUN_JS, failures
 from tests.factories import make_packet

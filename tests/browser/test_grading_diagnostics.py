@@ -11,8 +11,8 @@ import pytest
 
 from annotator.actions.grading import do_score_batch, do_start_scoring_run, do_upload_submissions, run_chunks
 from annotator.actions.versions import do_import_provisional_version
-from annotator.grading.uploads import byte_cap, make_file
-from annotator.media import synthetic
+from annotator.base.grading.uploads import byte_cap, make_file
+from annotator.base.media import synthetic
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

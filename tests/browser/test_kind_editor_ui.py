@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from annotator.entry.pages.taskkinds import schema_from_form
 from annotator.models import TaskKind
-from frontend.pages_taskkinds import schema_from_form
 from tests.browser.ledger_pages import screenshot
 from tests.factories import make_user
 

@@ -12,8 +12,8 @@ import random
 
 import pytest
 
-from annotator.media import synthetic
-from annotator.media.frametable import FrameTable
+from annotator.base.media import synthetic
+from annotator.base.media.frametable import FrameTable
 
 # The live server needs committed rows: transactional tests (see conftest for the rows
 # data migrations made, which the flush after each test removes).

@@ -13,7 +13,7 @@ import random
 
 import pytest
 
-from annotator.media import synthetic
+from annotator.base.media import synthetic
 from tests.browser.test_player import BOXES, SEEK_BATCH_JS, STEP_RUN_JS, open_player
 from tests.media.conftest import OPEN_GOP_CUT, OPEN_GOP_CUT_FIRST_BARCODE
 

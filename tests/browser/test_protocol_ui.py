@@ -428,7 +428,8 @@ def test_a_maintainer_uploads_a_video_watches_the_ingest_and_assigns_three_diffe
 ):
     from django.db import connection
 
-    from annotator import queue, tasks
+    from annotator.base import queue
+    from annotator.entry import tasks
 
     shown, early_shown = threading.Event(), threading.Event()
 

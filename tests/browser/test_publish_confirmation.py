@@ -149,7 +149,7 @@ def test_the_leaderboard_fits_the_window_with_readable_names_and_times(
 
     from annotator.actions.grading import do_mark_version_ready, do_start_scoring_run, do_upload_submissions
     from annotator.actions.versions import do_import_provisional_version
-    from annotator.grading.uploads import byte_cap, make_file
+    from annotator.base.grading.uploads import byte_cap, make_file
     from tests.factories import make_packet, make_ready_video
     from tests.grading.conftest import TENNIS_FRAMES, TENNIS_ORACLE, score_in_process, tennis_submissions
 

@@ -14,12 +14,13 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from annotator import queue, tasks
 from annotator.actions.ingest import file_sha256
-from annotator.media import synthetic
-from annotator.media.probe import probe
-from annotator.media.remux import make_remux, not_browser_playable
-from annotator.media.thumbs import make_thumbnails
+from annotator.base import queue
+from annotator.base.media import synthetic
+from annotator.base.media.probe import probe
+from annotator.base.media.remux import make_remux, not_browser_playable
+from annotator.base.media.thumbs import make_thumbnails
+from annotator.entry import tasks
 from annotator.models import Job, Video
 from tests.browser.test_player import BOXES, SEEK_BATCH_JS, STEP_RUN_JS, failures
 from tests.factories import make_packet

@@ -21,7 +21,7 @@ import pytest
 
 from annotator.actions.ledgers import do_add_event, do_freeze_ledger
 from annotator.actions.union import do_build_union
-from annotator.builtin_kinds import GTEA_NOUNS, GTEA_VERBS
+from annotator.base.builtin_kinds import GTEA_NOUNS, GTEA_VERBS
 from annotator.models import Ledger
 from tests.browser.ledger_pages import wait_ready
 from tests.factories import make_packet, make_ready_video

@@ -12,7 +12,7 @@ import zipfile
 
 import pytest
 
-from annotator.media import synthetic
+from annotator.base.media import synthetic
 from tests.deploy.stack import EGOCENTRIC_SOLUTION, run_stack, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.redis]

@@ -19,8 +19,8 @@ import sys
 
 import pytest
 
-from annotator.grading import sandbox_host
-from annotator.media import synthetic
+from annotator.base.grading import sandbox_host
+from annotator.base.media import synthetic
 from deploy import multihost
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.redis]

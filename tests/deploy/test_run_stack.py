@@ -16,7 +16,7 @@ import pytest
 import requests
 from websockets.sync.client import connect
 
-from annotator.media import synthetic
+from annotator.base.media import synthetic
 from tests.deploy.stack import EGOCENTRIC_SOLUTION, run_stack, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.redis]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from annotator.canonical import sha256_hex
+from annotator.base.canonical import sha256_hex
 from annotator.models import GroundTruthVersion
 from tests.factories import client_for, make_packet
 

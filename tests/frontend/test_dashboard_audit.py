@@ -12,7 +12,7 @@ from annotator.actions.ledgers import do_add_event, do_delete_event, do_freeze_l
 from annotator.actions.union import do_build_union
 from annotator.actions.versions import do_publish_adjudicated_version
 from annotator.models import Ledger
-from annotator.overview import SideProgress, packet_state
+from annotator.reads.overview import SideProgress, packet_state
 from tests.factories import client_for, make_maintainer, make_packet, make_ready_video
 
 ATTEST_A = "I labelled this video alone, from the video only (A)."

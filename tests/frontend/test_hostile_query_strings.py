@@ -1,13 +1,13 @@
 """Query strings are input too: filters on the pages and the API's list routes never turn a
 hostile value into a 500. A 30-digit ``?person=`` on ``/dashboard/`` reached SQLite as an
 integer it cannot store (``OverflowError``); ids from query strings, forms and bodies now go
-through ``annotator.urlconverters.parse_id``, the rule the URL converter applies."""
+through ``annotator.base.urlconverters.parse_id``, the rule the URL converter applies."""
 
 from __future__ import annotations
 
 import pytest
 
-from annotator.urlconverters import parse_id
+from annotator.base.urlconverters import parse_id
 from tests.factories import client_for
 
 HUGE = "9" * 30

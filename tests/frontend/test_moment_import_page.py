@@ -12,7 +12,7 @@ import pytest
 from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from annotator.canonical import sha256_hex
+from annotator.base.canonical import sha256_hex
 from annotator.models import GroundTruthVersion, Packet
 from tests.factories import client_for
 

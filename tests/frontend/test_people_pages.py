@@ -10,7 +10,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from annotator.actions.people import do_invite_person
-from annotator.errors import Conflict, InvalidInput
+from annotator.base.errors import Conflict, InvalidInput
 from annotator.models import AuditEntry
 from tests.factories import client_for
 

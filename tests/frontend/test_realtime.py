@@ -17,13 +17,13 @@ from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 from django.db import transaction
 
-from annotator import realtime
 from annotator.actions.adjudication import do_decide_item
 from annotator.actions.ledgers import do_add_event, do_freeze_ledger
 from annotator.actions.union import do_build_union
-from annotator.errors import InvalidInput
+from annotator.base.errors import InvalidInput
+from annotator.entry.routing import websocket_urlpatterns
 from annotator.models import Ledger, UnionItem
-from annotator.routing import websocket_urlpatterns
+from annotator.reads import realtime
 
 # Consumers close old connections between database calls (channels), which an open
 # test transaction would not survive: these tests commit for real.

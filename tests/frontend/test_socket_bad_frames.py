@@ -20,9 +20,10 @@ from channels.layers import channel_layers, get_channel_layer
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 
-from annotator import realtime, sockets
+from annotator.base import sockets
+from annotator.entry.routing import websocket_urlpatterns
 from annotator.models import Job
-from annotator.routing import websocket_urlpatterns
+from annotator.reads import realtime
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
+from annotator.entry.pages.taskkinds import form_from_schema, schema_from_form
 from annotator.models import AuditEntry, TaskKind
-from frontend.pages_taskkinds import form_from_schema, schema_from_form
 from tests.factories import client_for
 from tests.workflow.test_task_kinds import SWIM_KIND
 

@@ -18,7 +18,7 @@ from annotator.actions.grading import do_score_batch, do_start_scoring_run, do_u
 from annotator.actions.ledgers import do_add_event, do_freeze_ledger
 from annotator.actions.union import do_build_union
 from annotator.actions.versions import do_import_provisional_version, do_publish_adjudicated_version
-from annotator.grading.uploads import byte_cap, make_file
+from annotator.base.grading.uploads import byte_cap, make_file
 from annotator.models import GroundTruthVersion, Ledger, SubmissionScore
 from tests.factories import make_packet, make_ready_video
 

@@ -10,7 +10,7 @@ import zipfile
 
 import pytest
 
-from annotator.grading import sandbox, sandbox_host
+from annotator.base.grading import sandbox, sandbox_host
 
 
 def skip_reason() -> str:

@@ -9,8 +9,8 @@ import io
 import pytest
 from django.core.cache import cache
 
-from annotator.grading import reads
 from annotator.models import AgreementReport, AuditEntry, VersionCalibration
+from annotator.reads import grading as reads
 from tests.factories import client_for
 from tests.grading.conftest import A_EVENTS, EGOCENTRIC, fill_and_freeze, scored, upload
 

@@ -76,7 +76,7 @@ def test_a_worker_killed_mid_run_takes_the_job_with_it_and_the_sweep_ends_the_ru
     ended = client.get(f"/api/bundle-runs/{run_id}/").json()
     assert ended["status"] == "error" and "stopped: no heartbeat since" in ended["outcome"]
     # the next job on the machine removes the folder the killed worker left
-    from annotator.grading import sandbox_host
+    from annotator.base.grading import sandbox_host
 
     assert str(folders[0]) in sandbox_host.remove_stale_job_folders(Path("/tmp"), "bundle-")
     assert not folders[0].exists()

@@ -1,6 +1,6 @@
 """Bundle zips that tried to break the upload (issue 22, case 8): every one is a 400 that
 names the entry, nothing is stored, and a zip bomb is refused before it is inflated
-(the caps of submission archives: ``annotator.grading.uploads``)."""
+(the caps of submission archives: ``annotator.base.grading.uploads``)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import zipfile
 
 import pytest
 
-from annotator.grading import bundle_zip
-from annotator.grading.uploads import ZipLimits
+from annotator.base.grading import bundle_zip
+from annotator.base.grading.uploads import ZipLimits
 from annotator.models import BundleRun
 from tests.factories import client_for
 from tests.grading.test_bundles import synthetic_version

@@ -1,5 +1,5 @@
 """Executable moment-search bundles graded through the real queue: the repository's
-reference system (``annotator/bundles/reference``) and a deliberately broken bundle, each
+reference system (``annotator/base/bundles/reference``) and a deliberately broken bundle, each
 run by a Celery worker process in the sandbox, scored against the pinned version and shown
 on the leaderboard with stage timings and logs."""
 
@@ -19,7 +19,7 @@ import pytest
 from django.db import connection
 
 from annotator.actions.versions import do_import_provisional_version
-from annotator.grading import sandbox
+from annotator.base.grading import sandbox
 from annotator.models import BundleRun, Submission, VersionCalibration
 from retrieval.synthetic import SyntheticConfig, generate_corpus
 from scoring import score_submission

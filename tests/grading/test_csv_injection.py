@@ -11,7 +11,7 @@ import io
 
 import pytest
 
-from annotator.grading.leaderboard import make_row, neutralise_cell, rows_csv
+from annotator.base.grading.leaderboard import make_row, neutralise_cell, rows_csv
 from tests.factories import client_for
 from tests.grading.conftest import scored, upload
 

@@ -8,7 +8,7 @@ from fractions import Fraction
 
 import pytest
 
-from annotator.documents import version_events
+from annotator.reads.documents import version_events
 from tests.factories import client_for
 from tests.grading.conftest import EGOCENTRIC, TENNIS, scored, upload
 

@@ -13,9 +13,9 @@ import pytest
 from django.conf import settings
 from django.core.management import call_command
 
-from annotator.export import export_files
-from annotator.grading.inputs import task_parameters
 from annotator.models import GroundTruthVersion, Packet, VersionCalibration
+from annotator.reads.export import export_files
+from annotator.reads.grading_inputs import task_parameters
 from scoring import score_submission
 from tests.factories import client_for
 

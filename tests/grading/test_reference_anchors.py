@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from annotator.export import export_files
-from annotator.grading.inputs import task_parameters
-from annotator.grading.moment_corpus import moment_corpus
-from annotator.grading.reference_anchors import constant_window_rows, zero_shot_rows
+from annotator.base.grading.reference_anchors import constant_window_rows, zero_shot_rows
 from annotator.models import VersionCalibration
+from annotator.reads.export import export_files
+from annotator.reads.grading_inputs import task_parameters
+from annotator.reads.moment_corpus import moment_corpus
 from scoring import score_submission
 from tests.factories import client_for
 from tests.grading.test_bundles import synthetic_version

@@ -1,4 +1,4 @@
-"""Hostile executable bundles in the sandbox (``annotator.grading.sandbox``), without
+"""Hostile executable bundles in the sandbox (``annotator.base.grading.sandbox``), without
 Django: each test says what stopped the bundle. They need root (the CI machine runs as
 root) and bwrap; elsewhere they are skipped with the reason."""
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from annotator.grading import sandbox, sandbox_host
+from annotator.base.grading import sandbox, sandbox_host
 from tests.grading.sandbox_helpers import LEGAL_BUILD, ROWS_RUN, bundle, needs_sandbox, settle
 
 pytestmark = needs_sandbox

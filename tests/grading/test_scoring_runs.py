@@ -10,8 +10,8 @@ import sys
 import pytest
 
 from annotator.actions.versions import do_import_provisional_version
-from annotator.documents import version_events
 from annotator.models import Job, ScoringRun, SubmissionScore
+from annotator.reads.documents import version_events
 from tests.factories import client_for
 from tests.grading.conftest import TENNIS, scored, upload
 

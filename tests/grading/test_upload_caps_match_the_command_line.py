@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from annotator.grading.uploads import byte_cap, make_file
+from annotator.base.grading.uploads import byte_cap, make_file
 from scoring import SCORERS, SolutionRejected, egocentric, get_scorer, moments, score_submission, tennis
 from scoring.files import read_solution
 from tests.grading.conftest import GTEA_FRAMES, TENNIS_ORACLE

@@ -9,7 +9,7 @@ import zipfile
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from annotator.grading.uploads import ByteCap, UploadRefused, expand_zip, label_for_path, read_capped
+from annotator.base.grading.uploads import ByteCap, UploadRefused, expand_zip, label_for_path, read_capped
 from annotator.models import Submission
 from tests.factories import client_for
 

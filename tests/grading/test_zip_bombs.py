@@ -16,7 +16,7 @@ import zipfile
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from annotator.grading.uploads import ByteCap, InflateCounter, UploadRefused, ZipLimits, expand_zip
+from annotator.base.grading.uploads import ByteCap, InflateCounter, UploadRefused, ZipLimits, expand_zip
 from annotator.models import AuditEntry, Submission
 from tests.factories import client_for
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from annotator.api import views
+from annotator.entry.api import views
 from tests.factories import client_for
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from annotator.security_checks import check_secret_key
+from annotator.entry.security_checks import check_secret_key
 from deploy.env import proxy_ssl_header
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,8 +11,8 @@ import pytest
 from django.urls import URLPattern, URLResolver, get_resolver
 from django.urls.converters import IntConverter
 
-from annotator.routing import websocket_urlpatterns
-from annotator.urlconverters import IdConverter
+from annotator.base.urlconverters import IdConverter
+from annotator.entry.routing import websocket_urlpatterns
 from tests.factories import client_for
 
 TOO_BIG = "9" * 20  # over 2**63
@@ -65,7 +65,7 @@ def test_the_schema_gives_id_parameters_their_bounds(maintainer):
 
 @pytest.mark.django_db
 def test_ids_in_bodies_are_bounded_like_ids_in_urls(packet, maintainer):
-    # Was a 500 (OverflowError in annotator/api/grading.py) with a 20-digit submission id.
+    # Was a 500 (OverflowError in annotator/entry/api/grading.py) with a 20-digit submission id.
     from annotator.actions.grading import do_mark_version_ready
     from annotator.actions.versions import do_import_provisional_version
 

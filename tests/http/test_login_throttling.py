@@ -10,7 +10,7 @@ import pytest
 from django.core.cache.backends.filebased import FileBasedCache
 from django.test import Client
 
-from annotator import login_guard
+from annotator.base import login_guard
 
 WRONG = "not-the-password"
 

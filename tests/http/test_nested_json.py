@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from annotator.api.parsers import json_depth
+from annotator.entry.api.parsers import json_depth
 from tests.factories import client_for
 from tests.workflow.test_blindness_matrix import all_routes, build_scenario, expand
 

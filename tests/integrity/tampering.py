@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from django.db import connection
 from django.db.models import QuerySet
 
-from annotator.canonical import sha256_hex
+from annotator.base.canonical import sha256_hex
 
 
 @contextmanager

@@ -10,9 +10,9 @@ import threading
 import pytest
 from django.db import connection, connections, transaction
 
-from annotator.actions.audit import append_entry
 from annotator.models import AuditEntry
-from annotator.verify import audit_chain_problems
+from annotator.models.audit_log import append_entry
+from annotator.reads.verify import audit_chain_problems
 
 WRITERS = 8
 ENTRIES_EACH = 10

@@ -10,7 +10,7 @@ import pytest
 from django.core.management import call_command
 from django.db import IntegrityError, connection, transaction
 
-from annotator.checks import EXPECTED_TRIGGERS, installed_triggers
+from annotator.entry.system_checks import EXPECTED_TRIGGERS, installed_triggers
 from annotator.models import AuditEntry, GroundTruthVersion, Ledger, LedgerEvent
 from annotator.models.immutable import ImmutableRowError
 from tests.integrity.conftest import fill_and_freeze

@@ -16,7 +16,6 @@ from django.core.management import call_command
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from annotator.integrity import describe
 from annotator.models import (
     AuditEntry,
     Decision,
@@ -25,6 +24,7 @@ from annotator.models import (
     ScoringRun,
     SubmissionScore,
 )
+from annotator.reads.integrity import describe
 from tests.factories import client_for, make_packet
 from tests.grading.conftest import scored, upload
 from tests.integrity.conftest import PROVISIONAL
@@ -304,8 +304,8 @@ def test_tier_flipped_by_sql_never_releases_a_maintainers_blind_packet(maintaine
     tamper(version, tier=GroundTruthVersion.Tier.ADJUDICATED)
     assert_integrity_error(client, f"/api/packets/{packet.pk}/ledgers/B/")
     assert_integrity_error(client, f"/api/packets/{packet.pk}/audit/")
-    from annotator.access import maintained_packets
-    from annotator.integrity import TamperedData
+    from annotator.reads.access import maintained_packets
+    from annotator.reads.integrity import TamperedData
 
     with pytest.raises(TamperedData, match=f"version {version.pk}"):  # the audit view and dashboard
         maintained_packets(annotating_maintainer)

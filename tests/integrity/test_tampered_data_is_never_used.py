@@ -9,9 +9,9 @@ import json
 import pytest
 
 from annotator.actions.grading import do_start_scoring_run
-from annotator.grading.inputs import scoring_inputs
-from annotator.integrity import TamperedData
 from annotator.models import AuditEntry, Ledger, SubmissionScore, Union
+from annotator.reads.grading_inputs import scoring_inputs
+from annotator.reads.integrity import TamperedData
 from tests.factories import client_for
 from tests.grading.conftest import score_in_process, upload
 from tests.integrity.conftest import PROVISIONAL

@@ -10,7 +10,7 @@ from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 from django.db import connection
 
-from annotator.checks import check_integrity
+from annotator.entry.system_checks import check_integrity
 from annotator.models import AuditEntry
 from tests.factories import client_for
 from tests.integrity.tampering import edited_events, rehashed, remove, tamper, triggers_off
@@ -153,7 +153,7 @@ def test_version_page_badge_says_verified_or_failed(everything):
 
 
 def test_cutting_the_newest_entries_is_reported_by_default_through_the_anchored_head(everything, settings):
-    from annotator.anchors import anchor_path, anchors
+    from annotator.reads.anchors import anchor_path, anchors
 
     code, out = verify()  # a clean check anchors the head it saw, outside the database
     assert code == 0, out
@@ -171,7 +171,7 @@ def test_cutting_the_newest_entries_is_reported_by_default_through_the_anchored_
 
 
 def test_freezing_anchors_the_head_once_committed(packet, annotator_a, django_capture_on_commit_callbacks):
-    from annotator.anchors import anchors
+    from annotator.reads.anchors import anchors
     from tests.integrity.conftest import A_EVENTS, fill_and_freeze
 
     with django_capture_on_commit_callbacks(execute=True):

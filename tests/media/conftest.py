@@ -1,7 +1,7 @@
 """Generated barcode videos (once per session) and ingested videos/packets (per test).
 
 Every frame of a generated video shows its own index as a barcode
-(``annotator.media.synthetic``), so any test can tell which frame it got.
+(``annotator.base.media.synthetic``), so any test can tell which frame it got.
 Persona fixtures (``annotator_a``, ``maintainer``, ``outsider``...) come from
 ``tests/conftest.py``.
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from annotator.media import synthetic
+from annotator.base.media import synthetic
 
 # Small sizes and a few hundred frames: enough for several GOPs, fast on two cores.
 FRAME_COUNTS = {
@@ -58,8 +58,8 @@ def synthetic_source(tmp_path_factory) -> SourceCache:
 @pytest.fixture(scope="session")
 def proxy_of(tmp_path_factory, synthetic_source):
     """name -> (proxy path, proxy frame table, probe of the source), made once per session."""
-    from annotator.media.probe import probe
-    from annotator.media.proxy import make_proxy
+    from annotator.base.media.probe import probe
+    from annotator.base.media.proxy import make_proxy
 
     root = tmp_path_factory.mktemp("synthetic-proxies")
     made = {}

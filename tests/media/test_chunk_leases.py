@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from annotator import queue
 from annotator.actions.ingest_leases import (
     SWEEP_OWNER,
     do_sweep_ingests,
@@ -25,8 +24,9 @@ from annotator.actions.ingest_leases import (
     renew_lease,
     take_lease,
 )
-from annotator.media import synthetic
-from annotator.media.frametable import FrameTable
+from annotator.base import queue
+from annotator.base.media import synthetic
+from annotator.base.media.frametable import FrameTable
 from annotator.models import AuditEntry, Job, Video
 from tests.factories import client_for
 
@@ -205,8 +205,8 @@ def test_a_worker_killed_mid_chunk_is_replaced_and_the_sweep_finishes_the_ingest
 ):
     import re
 
-    from annotator.media.probe import probe
-    from annotator.media.proxy import make_proxy
+    from annotator.base.media.probe import probe
+    from annotator.base.media.proxy import make_proxy
 
     queue_name = drill_broker
     for key, value in {

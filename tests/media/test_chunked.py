@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from annotator.media import synthetic
-from annotator.media.chunks import chunk_path, encode_chunk, join_chunks, plan_chunks, prepare_chunks
-from annotator.media.errors import MediaError
-from annotator.media.frametable import FrameTable
-from annotator.media.probe import probe
-from annotator.media.proxy import PROXY_GOP, make_proxy
+from annotator.base.media import synthetic
+from annotator.base.media.chunks import chunk_path, encode_chunk, join_chunks, plan_chunks, prepare_chunks
+from annotator.base.media.errors import MediaError
+from annotator.base.media.frametable import FrameTable
+from annotator.base.media.probe import probe
+from annotator.base.media.proxy import PROXY_GOP, make_proxy
 from annotator.models import Job, Video
 from tests.media.conftest import OPEN_GOP_CUT
 
@@ -130,7 +130,7 @@ def _queues_with(env_value: str | None) -> dict:
     if env_value is not None:
         env["FRAMELEDGER_INGEST_QUEUE"] = env_value
     code = (
-        "import django, json; django.setup(); from deploy.celery import app; import annotator.tasks; "
+        "import django, json; django.setup(); from deploy.celery import app; import annotator.entry.tasks; "
         "names = ['annotator.ingest_video', 'annotator.ingest_proxy', 'annotator.ingest_chunk', "
         "'annotator.ingest_join', 'annotator.ingest_sweep', 'annotator.ingest_full', "
         "'annotator.score_batch']; "
@@ -161,7 +161,7 @@ def test_a_redelivered_ingest_task_does_not_plan_the_chunks_again(
     from django.core.files import File
 
     from annotator.actions.ingest import do_ingest_video
-    from annotator.tasks import ingest_video
+    from annotator.entry.tasks import ingest_video
 
     source = synthetic_source("h264-2997-gop12")
     video = Video.objects.create(title="twice", original_name=source.name, created_by=maintainer)

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from annotator.media import synthetic
-from annotator.media.frametable import FrameTable
+from annotator.base.media import synthetic
+from annotator.base.media.frametable import FrameTable
 from annotator.models import Job, Video
 from tests.factories import client_for
 

@@ -10,8 +10,8 @@ from django.core.files.base import ContentFile
 from django.test import Client
 
 from annotator.actions.ingest import do_ingest_video
+from annotator.entry.tasks import ingest_video
 from annotator.models import AuditEntry, Job, Video
-from annotator.tasks import ingest_video
 
 pytestmark = pytest.mark.django_db
 

@@ -8,10 +8,10 @@ import random
 import pytest
 from PIL import Image
 
-from annotator.media import synthetic
-from annotator.media.errors import FrameOutOfRange
-from annotator.media.frames import FrameReader, frame_image
-from annotator.media.thumbs import make_thumbnails, thumbnail_indices
+from annotator.base.media import synthetic
+from annotator.base.media.errors import FrameOutOfRange
+from annotator.base.media.frames import FrameReader, frame_image
+from annotator.base.media.thumbs import make_thumbnails, thumbnail_indices
 from tests.media.conftest import FRAME_COUNTS
 
 
@@ -30,7 +30,7 @@ def test_reader_returns_exactly_the_frame_asked_for(proxy_of, name):
 
 
 def test_reader_works_on_a_b_frame_source_too(synthetic_source):
-    from annotator.media.frametable import build_frame_table
+    from annotator.base.media.frametable import build_frame_table
 
     path = synthetic_source("h264-24-gop250")
     table = build_frame_table(path)

@@ -8,10 +8,10 @@ from fractions import Fraction
 import av
 import pytest
 
-from annotator.media import synthetic
-from annotator.media.errors import UnsupportedMedia
-from annotator.media.frametable import FrameTable, build_frame_table
-from annotator.media.probe import normalise_rotation, probe
+from annotator.base.media import synthetic
+from annotator.base.media.errors import UnsupportedMedia
+from annotator.base.media.frametable import FrameTable, build_frame_table
+from annotator.base.media.probe import normalise_rotation, probe
 from tests.media.conftest import FRAME_COUNTS
 
 
@@ -96,7 +96,7 @@ def test_table_json_round_trips_and_lists_seconds(synthetic_source):
 
 
 def test_compact_encoding_round_trips_variable_rate_and_reads_version_1(synthetic_source):
-    from annotator.media.frametable import decode_runs, encode_runs
+    from annotator.base.media.frametable import decode_runs, encode_runs
 
     assert encode_runs([5, 8, 11, 14, 15, 17, 19]) == [[3, 3], [1, 1], [2, 2]]
     assert decode_runs(5, [[3, 3], [1, 1], [2, 2]]) == (5, 8, 11, 14, 15, 17, 19)

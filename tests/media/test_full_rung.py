@@ -7,9 +7,9 @@ import pytest
 from django.core.files import File
 
 from annotator.actions.ingest import do_ingest_video
-from annotator.media import synthetic
-from annotator.media.frametable import FrameTable, build_frame_table
-from annotator.media.probe import probe
+from annotator.base.media import synthetic
+from annotator.base.media.frametable import FrameTable, build_frame_table
+from annotator.base.media.probe import probe
 from annotator.models import AuditEntry, Job, Video
 from tests.factories import client_for, make_packet
 
@@ -178,7 +178,7 @@ def test_the_full_rung_status_and_audit_never_show_the_other_annotators_request(
     }  # fmt: skip
     assert client_for(adjudicator).get(_url(packet)).json()["status"] == "queued"  # staff see progress
     # The maintainer who annotates B does not see A's request in the audit view across packets.
-    from annotator.access import visible_audit_entries
+    from annotator.reads.access import visible_audit_entries
 
     assert "video.full_requested" not in other.get("/audit/").content.decode()
     assert not visible_audit_entries(annotating_maintainer).filter(operation="video.full_requested").exists()

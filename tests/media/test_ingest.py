@@ -10,8 +10,8 @@ from django.conf import settings
 from django.core.files.base import ContentFile
 
 from annotator.actions.ingest import do_ingest_video, file_sha256
-from annotator.media import synthetic
-from annotator.media.frametable import FrameTable
+from annotator.base.media import synthetic
+from annotator.base.media.frametable import FrameTable
 from annotator.models import AuditEntry, Job, Video
 
 pytestmark = pytest.mark.django_db
@@ -128,7 +128,7 @@ def test_rotated_phone_clip_is_stored_with_its_rotation_and_an_upright_proxy(ing
     video = ingest("h264-rotated-90")
     assert (video.width, video.height, video.rotation) == (96, 160, 90)
     table = FrameTable.load(video.frame_table.path)
-    from annotator.media.frames import FrameReader
+    from annotator.base.media.frames import FrameReader
 
     with FrameReader(video.proxy.path, table) as reader:
         frame = reader.frame(7)

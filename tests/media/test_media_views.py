@@ -10,8 +10,8 @@ import pytest
 from django.test import Client
 from PIL import Image
 
-from annotator.media import synthetic
-from annotator.media.frametable import FrameTable
+from annotator.base.media import synthetic
+from annotator.base.media.frametable import FrameTable
 from annotator.models import Video
 
 pytestmark = pytest.mark.django_db

@@ -10,11 +10,11 @@ import av
 import imageio_ffmpeg
 import pytest
 
-from annotator.media import synthetic
-from annotator.media.errors import FrameMismatch
-from annotator.media.frametable import build_frame_table
-from annotator.media.probe import probe
-from annotator.media.proxy import PROXY_GOP, check_proxy_table, make_proxy, proxy_size
+from annotator.base.media import synthetic
+from annotator.base.media.errors import FrameMismatch
+from annotator.base.media.frametable import build_frame_table
+from annotator.base.media.probe import probe
+from annotator.base.media.proxy import PROXY_GOP, check_proxy_table, make_proxy, proxy_size
 from tests.media.conftest import FRAME_COUNTS
 
 
@@ -131,7 +131,7 @@ def test_a_truncated_source_fails_instead_of_making_a_short_proxy(synthetic_sour
 def test_the_bit_rate_cap_is_the_sources_above_the_keyframes_floor():
     from fractions import Fraction
 
-    from annotator.media.proxy import bitrate_cap_kbps
+    from annotator.base.media.proxy import bitrate_cap_kbps
 
     ntsc = Fraction(30000, 1001)
     # Item 3 of issue 27: the seed's 771 kbit/s 720p match got a 2,796 kbit/s proxy (a
@@ -148,7 +148,7 @@ def test_a_broadcast_like_720p_proxy_stays_at_its_cap_and_every_frame_is_its_own
     """720p, 30000/1001 with AAC audio: at 300 kbit/s (below the keyframes' floor) the proxy
     gets the floor and not more; at 1,500 (above it) the source's rate and not more; every
     frame reads its own index either way (a starved keyframe shows the previous picture)."""
-    from annotator.media.proxy import bitrate_cap_kbps
+    from annotator.base.media.proxy import bitrate_cap_kbps
 
     source = synthetic.write_broadcast_like(tmp_path / "broadcast.mp4", 240, video_kbps=kbps)
     probed = probe(source)

@@ -9,7 +9,7 @@ import pytest
 from django.test import AsyncRequestFactory, RequestFactory
 from django.utils.http import http_date
 
-from annotator.media.ranges import file_etag, ranged_file_response
+from annotator.base.media.ranges import file_etag, ranged_file_response
 
 DATA = bytes(range(256)) * 40  # 10,240 bytes
 SIZE = len(DATA)

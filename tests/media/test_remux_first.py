@@ -19,8 +19,8 @@ from PIL import Image
 
 from annotator.actions.ingest import do_ingest_video, file_sha256
 from annotator.actions.ingest_steps import same_timing
-from annotator.media import synthetic
-from annotator.media.frametable import FrameTable
+from annotator.base.media import synthetic
+from annotator.base.media.frametable import FrameTable
 from annotator.models import AuditEntry, Job, Video
 from tests.factories import client_for, make_packet
 

@@ -184,7 +184,7 @@ def test_an_unfinished_upload_untouched_for_a_day_is_removed_by_the_sweep(mainta
     from django.utils import timezone
 
     from annotator.actions.uploads import do_expire_uploads, part_path
-    from annotator.tasks import ingest_sweep
+    from annotator.entry.tasks import ingest_sweep
 
     client = client_for(maintainer)
     url = create(client, 10)["Location"]

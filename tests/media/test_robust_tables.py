@@ -4,7 +4,7 @@
   B-frames reference the GOP before the cut; no decoder produces them;
 - H.264 with B-frames in AVI: packets carry decode-order timestamps.
 
-Both are generated here (``annotator.media.synthetic``), every frame showing its own
+Both are generated here (``annotator.base.media.synthetic``), every frame showing its own
 index as a barcode, so the tests can tell exactly which source frames the proxy kept.
 """
 
@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import pytest
 
-from annotator.media import synthetic
-from annotator.media.errors import FrameMismatch
-from annotator.media.frametable import FrameTable, build_frame_table
-from annotator.media.probe import probe
-from annotator.media.proxy import PROXY_GOP, make_proxy
-from annotator.media.timeline import CONTAINER, DECODE_ORDER, FrameAssigner
+from annotator.base.media import synthetic
+from annotator.base.media.errors import FrameMismatch
+from annotator.base.media.frametable import FrameTable, build_frame_table
+from annotator.base.media.probe import probe
+from annotator.base.media.proxy import PROXY_GOP, make_proxy
+from annotator.base.media.timeline import CONTAINER, DECODE_ORDER, FrameAssigner
 from tests.media.conftest import OPEN_GOP_CUT, OPEN_GOP_CUT_FIRST_BARCODE
 
 

@@ -92,8 +92,8 @@ def test_the_end_of_ingest_queues_the_index_of_a_video_a_moment_packet_uses(
     still to be encoded; finishing the proxy queues the index build, from the proxy."""
     from django.core.files import File
 
-    from annotator import tasks
     from annotator.actions.ingest import do_ingest_video
+    from annotator.entry import tasks
 
     source, _ = write_scene_video(tmp_path / "scenes.mp4")
     video = Video.objects.create(title="scenes", original_name=source.name, created_by=maintainer)

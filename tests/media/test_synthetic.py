@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from annotator.media import synthetic
+from annotator.base.media import synthetic
 from tests.media.conftest import FRAME_COUNTS
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from annotator import queue, tasks
+from annotator.base import queue
+from annotator.entry import tasks
 from annotator.models import AuditEntry, Job, Video
 from tests.factories import client_for
 

@@ -1,4 +1,4 @@
-"""The app's moment-search ranking (``annotator.search.rank_intervals``) on planted
+"""The app's moment-search ranking (``annotator.reads.search.rank_intervals``) on planted
 patterns: grid-legal, best first, top-k, non-maximum suppression, and "find similar"
 finding the other occurrence while leaving the example itself out."""
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from annotator.search import NMS_IOU, example_vector, rank_intervals
+from annotator.reads.search import NMS_IOU, example_vector, rank_intervals
 from retrieval.features import frame_edges, l2_normalize, resample_to_segments
 from retrieval.grid import Grid, iou
 

@@ -25,8 +25,8 @@ from annotator.actions.grading import do_score_batch, do_start_scoring_run, do_u
 from annotator.actions.ledgers import do_add_event, do_freeze_ledger
 from annotator.actions.union import do_build_union
 from annotator.actions.versions import do_import_provisional_version, do_publish_adjudicated_version
-from annotator.canonical import sha256_hex
-from annotator.grading.uploads import SubmissionFile
+from annotator.base.canonical import sha256_hex
+from annotator.base.grading.uploads import SubmissionFile
 from annotator.models import BundleRun, Job, Ledger
 from tests.factories import client_for, make_maintainer
 

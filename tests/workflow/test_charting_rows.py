@@ -1,4 +1,4 @@
-"""Match Charting Project point rows read as break-point events (``annotator.charting``):
+"""Match Charting Project point rows read as break-point events (``annotator.base.charting``):
 the 16 break points of the published key, written as charting rows, read back as the
 key; each code of the MatchChart instructions; the rows refused, with their reasons."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from annotator.charting import ChartingError, break_point_event, decode_point, number_opportunities, read_rows
+from annotator.base.charting import ChartingError, break_point_event, decode_point, number_opportunities, read_rows
 
 ROWS = Path("data/mcp/medvedev-de-minaur-break-points-as-charting-rows.csv")
 KEY = Path(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from annotator import checks
+from annotator.entry import system_checks as checks
 
 
 def test_checks_pass_on_a_complete_installation(settings, tmp_path):

@@ -14,8 +14,8 @@ from asgiref.sync import async_to_sync
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 
-from annotator import access
-from annotator.routing import websocket_urlpatterns
+from annotator.entry.routing import websocket_urlpatterns
+from annotator.reads import access
 from tests.factories import client_for, make_maintainer
 from tests.workflow.test_blindness_matrix import PROVISIONAL_FRAMES, build_scenario
 

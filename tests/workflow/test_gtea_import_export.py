@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotator.gtea import LabelFormatError, parse_gtea_labels
+from annotator.base.gtea import LabelFormatError, parse_gtea_labels
 from annotator.models import GroundTruthVersion
 from scoring import score_submission
 

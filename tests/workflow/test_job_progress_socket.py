@@ -12,8 +12,8 @@ from channels.db import database_sync_to_async
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 
+from annotator.entry.routing import websocket_urlpatterns
 from annotator.models import Job
-from annotator.routing import websocket_urlpatterns
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from annotator import builtin_kinds
+from annotator.base import builtin_kinds
 
 MIGRATIONS = sorted((Path(__file__).resolve().parents[2] / "annotator" / "migrations").glob("0*.py"))
 

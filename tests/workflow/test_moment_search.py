@@ -12,7 +12,7 @@ import pytest
 
 from annotator.actions.search import do_build_search_index, request_search_index
 from annotator.actions.taskkinds import do_create_task_kind
-from annotator.builtin_kinds import BUILTIN_KINDS
+from annotator.base.builtin_kinds import BUILTIN_KINDS
 from annotator.models import AuditEntry, TaskKind, Video, VideoSearchIndex
 from retrieval.grid import iou
 from retrieval.synthetic import SyntheticConfig, generate_corpus
@@ -298,7 +298,7 @@ def test_annotators_search_only_when_the_task_kind_allows_assistance(
 def test_the_assistance_flag_must_be_a_boolean(maintainer):
     ensure_builtin_rows()
     base = next(k for k in BUILTIN_KINDS if k["slug"] == "moment-queries")
-    from annotator.errors import InvalidInput
+    from annotator.base.errors import InvalidInput
 
     with pytest.raises(InvalidInput, match="annotator_assistance"):
         do_create_task_kind(actor=maintainer, slug="m-bad", name="bad", scorer_id=base["scorer_id"],

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from annotator.families import adapter_for
-from annotator.taskkinds import packet_schema
+from annotator.base.families import adapter_for
+from annotator.models.taskkind_schema import packet_schema
 from tests.factories import client_for, ensure_builtin_rows, make_ready_video
 
 

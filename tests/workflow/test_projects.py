@@ -7,7 +7,7 @@ import pytest
 
 from annotator.actions.ledgers import do_add_event, do_delete_event, do_freeze_ledger
 from annotator.actions.projects import do_create_project, do_create_project_packets, do_reassign_annotator
-from annotator.errors import Conflict, InvalidInput
+from annotator.base.errors import Conflict, InvalidInput
 from annotator.models import AuditEntry, Ledger, Packet, TaskKind, Video
 from tests.factories import client_for, ensure_builtin_rows, make_ready_video, make_user
 

@@ -14,7 +14,7 @@ import pytest
 from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from annotator.media.synthetic import write_video
+from annotator.base.media.synthetic import write_video
 from annotator.models import Job, Video
 from tests.factories import client_for
 

@@ -13,9 +13,9 @@ import pytest
 
 from annotator.actions.grading import do_upload_submissions
 from annotator.actions.versions import do_import_provisional_version
-from annotator.canonical import sha256_hex
-from annotator.filenames import safe_filename
-from annotator.grading.uploads import SubmissionFile
+from annotator.base.canonical import sha256_hex
+from annotator.base.filenames import safe_filename
+from annotator.base.grading.uploads import SubmissionFile
 from annotator.models import TaskKind
 from tests.factories import client_for, make_packet
 from tests.workflow.test_task_kinds import SWIM_KIND

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from annotator.models import TaskKind
-from annotator.taskkinds import EventInvalid, validate_event
+from annotator.models.taskkind_schema import EventInvalid, validate_event
 from tests.factories import client_for, make_packet
 
 SWIM_KIND = {
@@ -83,7 +83,7 @@ def test_only_maintainers_define_kinds(annotator_a):
 
 
 def test_break_point_shot_tokens_follow_the_serve_rule():
-    from annotator.builtin_kinds import BREAK_POINT_LEDGER
+    from annotator.base.builtin_kinds import BREAK_POINT_LEDGER
 
     event = {
         "set": 1, "medvedev_games": 0, "de_minaur_games": 0, "medvedev_points": "0", "de_minaur_points": "40",

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from annotator.actions.union import align_union
-from annotator.builtin_kinds import ACTION_LEDGER, BREAK_POINT_LEDGER, MOMENT_QUERIES
+from annotator.base.builtin_kinds import ACTION_LEDGER, BREAK_POINT_LEDGER, MOMENT_QUERIES
 
 TENNIS_KEY = Path(
     "data/agentic-vbench/medvedev-de-minaur-2023-us-open-break-point-ledger/calibration/baselines/anchors/oracle/solution.json"

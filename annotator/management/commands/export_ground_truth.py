@@ -6,10 +6,10 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 
-from annotator.canonical import sha256_hex
-from annotator.export import export_files
+from annotator.base.canonical import sha256_hex
 from annotator.management.base import VersionOptionCommand
 from annotator.models import GroundTruthVersion
+from annotator.reads.export import export_files
 
 
 class Command(VersionOptionCommand):

@@ -16,7 +16,7 @@ from __future__ import annotations
 from django.core.management.commands import flush
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
 
-from annotator.anchors import set_aside
+from annotator.reads.anchors import set_aside
 
 
 class Command(flush.Command):

@@ -8,9 +8,9 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from annotator.actions.versions import do_import_provisional_version
-from annotator.canonical import sha256_hex
-from annotator.errors import WorkflowError
-from annotator.gtea import LabelFormatError, parse_gtea_labels
+from annotator.base.canonical import sha256_hex
+from annotator.base.errors import WorkflowError
+from annotator.base.gtea import LabelFormatError, parse_gtea_labels
 from annotator.models import Packet
 
 

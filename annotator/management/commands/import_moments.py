@@ -9,9 +9,9 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from annotator.actions.moment_imports import do_import_moment_packets
-from annotator.canonical import sha256_hex
-from annotator.errors import WorkflowError
-from annotator.moment_sources import SOURCES, SourceError, read_jsonl, select
+from annotator.base.canonical import sha256_hex
+from annotator.base.errors import WorkflowError
+from annotator.base.moment_sources import SOURCES, SourceError, read_jsonl, select
 
 
 class Command(BaseCommand):

@@ -19,11 +19,12 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError
 
 from annotator.actions import grading
-from annotator.errors import WorkflowError
-from annotator.grading import reads, uploads
-from annotator.grading.inputs import check_scorer_id
+from annotator.base.errors import WorkflowError
+from annotator.base.grading import uploads
 from annotator.management.base import VersionOptionCommand
 from annotator.models import GroundTruthVersion, Job
+from annotator.reads import grading as reads
+from annotator.reads.grading_inputs import check_scorer_id
 
 BAR_WIDTH = 30
 

@@ -22,7 +22,7 @@ from django.db import transaction
 
 from annotator.actions.ingest import do_ingest_video, do_register_upload
 from annotator.actions.packets import do_create_packet
-from annotator.media.synthetic import write_video
+from annotator.base.media.synthetic import write_video
 from annotator.models import GroundTruthVersion, Packet, TaskKind, Video
 
 DEMO_PACKET = "Demo: GTEA Gaze+ Ahmad, American breakfast"

@@ -3,7 +3,7 @@
 Prints one line per problem, naming the object, and exits 1 when there is any (0 when
 all is well). The problems found are appended to the audit log (``integrity_check``
 entry) unless ``--no-record``. The last line gives the audit chain head; every head anchored
-outside the database (``annotator.anchors``: after publications, freezes, backups and clean
+outside the database (``annotator.reads.anchors``: after publications, freezes, backups and clean
 checks, which append theirs) is checked by default, and ``--expect-head SEQ:SHA256`` checks
 one kept elsewhere.
 """
@@ -14,10 +14,10 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotator.actions.audit import append_entry
-from annotator.anchors import anchor_head
-from annotator.rescore import rescore, scores_to_check
-from annotator.verify import Problem, verify_all
+from annotator.models.audit_log import append_entry
+from annotator.reads.anchors import anchor_head
+from annotator.reads.rescore import rescore, scores_to_check
+from annotator.reads.verify import Problem, verify_all
 
 
 class Command(BaseCommand):

@@ -1,6 +1,6 @@
 // What a task kind's schema means for the editor. Pure: no DOM.
 //
-// The server (annotator/taskkinds.py) is the one authority on event rules: ranges,
+// The server (annotator/models/taskkind_schema.py) is the one authority on event rules: ranges,
 // choices, start < end, grids. The editor only makes sure an event is complete and
 // well-typed before it is sent; anything else the server refuses comes back as
 // {code, message, field} and is shown on that field (`fieldRoot`).

@@ -1,6 +1,6 @@
 // The task-kind editor's form as a schema. Pure: no DOM.
 //
-// schemaFromForm(values) builds the object the page posts (frontend/pages_taskkinds.py
+// schemaFromForm(values) builds the object the page posts (annotator/entry/pages/taskkinds.py
 // `schema_from_form` builds the same one on the server, which alone validates it);
 // previewSchema(schema) keeps what the annotation form can already show, with a note
 // for each row it leaves out. The preview never judges the schema: the server's check

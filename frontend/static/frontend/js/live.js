@@ -1,6 +1,6 @@
 // The packet's live channel (websocket /ws/packets/<id>/): presence and adjudication
 // updates, reconnecting with back-off. What a viewer receives is decided by the server
-// (annotator/realtime.py): an annotator is only ever told about their own other tabs.
+// (annotator/reads/realtime.py): an annotator is only ever told about their own other tabs.
 //
 //   const live = connectPacket(12, { onPresence(people), onItem(item), onState(state) });
 //   live.close();

@@ -1,5 +1,5 @@
 // A resumable upload over the tus protocol 1.0.0 (core + creation), against
-// /api/uploads/ (annotator/api/uploads.py). The file goes in pieces of `pieceBytes`;
+// /api/uploads/ (annotator/entry/api/uploads.py). The file goes in pieces of `pieceBytes`;
 // a piece whose connection drops is sent again from the offset the server reports
 // (HEAD), after a pause that grows to 10 s, for as long as the page stays open. The
 // upload's URL is kept in localStorage under the file's name, size and date, so the same

@@ -1,0 +1,486 @@
+"""Running an executable moment-search bundle (``build.sh`` / ``run.sh``) under the
+seed's contract, without Django.
+
+Each stage runs in an **allow-list root** built by bubblewrap (``sandbox_root``): only
+``/usr``, a minimal ``/etc``, the Python runtime the contract provides and the job's own
+folders exist inside; no checkout, no media, no database files, no host sockets, no
+other job. The stage is a new pid namespace whose first process is bwrap's init: when the
+command ends, or at the wall-clock limit, every process of the stage dies with it. Each
+job has a uid of its own (leased by the caller from a range, ``sandbox_host.uid_lease``),
+so its process limit and its files are its own; each stage has its own cgroup (pids and
+memory, where the host has them); the disk a job writes is counted while it runs and the
+stage killed past its quota. What was enforced is recorded with every stage.
+
+The layout of one job (``root``, mode 0700, made by :func:`prepare`):
+
+| host path | inside | owner | what |
+|---|---|---|---|
+| ``app/`` | ``/job/app`` (read-only) | root | the bundle |
+| ``task/data/corpus/``, ``task/queries/`` | ``/job/task`` (read-only) | root | corpus, requests |
+| ``work/index/`` | ``/job/work/index`` (read-write in the build, read-only after) | the job's uid | the index |
+| ``out/``, ``tmp/``, ``cache/`` | ``/job/out``, ``/job/tmp`` (``HOME``), ``/job/cache`` | the job's uid | |
+| ``etc/`` | ``/etc`` (read-only) | root | the minimal ``/etc`` |
+
+The ground truth never enters the job: the caller scores the rows after the bundle has
+finished, in its own process. Without root or without bwrap nothing runs
+(:class:`SandboxRefused`): a bundle is never run unsandboxed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import signal
+import stat
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from annotator.base.grading import sandbox_host as host
+from annotator.base.grading import sandbox_root as broot
+from annotator.base.grading.bundle_zip import BUNDLE_ZIP_LIMITS, ENTRY_POINTS, BundleError, extract
+from annotator.base.grading.uploads import ZipLimits
+
+__all__ = [
+    "BUNDLE_ZIP_LIMITS", "ENTRY_POINTS", "BundleError", "Enforcement", "Job", "Limits", "SandboxRefused",
+    "StageResult", "cleanup", "extract", "prepare", "probe", "run_bundle", "run_stage",
+]  # fmt: skip
+
+GiB = 1024**3
+DEFAULT_UIDS = range(2_000_000, 2_001_000)
+
+
+class SandboxRefused(RuntimeError):
+    """The machine cannot sandbox the bundle (no root, no bwrap): it is not run."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    build_seconds: float = 3600.0
+    call_seconds: float = 2700.0
+    requests_per_call: int = 250
+    processes: int = 512  # RLIMIT_NPROC of the job's own uid, and pids.max of the stage's cgroup
+    file_bytes: int = 16 * GiB  # RLIMIT_FSIZE: the largest file a stage may write
+    address_space_bytes: int = 32 * GiB  # RLIMIT_AS per process; 0 = none (CUDA reserves more)
+    open_files: int = 4096
+    log_bytes: int = 256 * 1024  # kept per stream and stage
+    memory_bytes: int = 16 * GiB  # the stage's memory cgroup (tmpfs pages count), where there is one
+    disk_bytes: int = 16 * GiB  # what the job's writable folders may hold together; killed past it
+    disk_entries: int = 200_000  # files and folders in them
+    tmpfs_bytes: int = 256 * 1024**2  # each of /tmp, /var/tmp, /dev/shm inside
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def of(cls, pinned: dict) -> Limits:
+        """Limits pinned on a run (older rows lack the newer keys: defaults)."""
+        known = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in pinned.items() if k in known})
+
+
+@dataclass
+class StageResult:
+    name: str
+    argv: list[str]
+    seconds: float = 0.0
+    exit_code: int | None = None
+    signal: str | None = None
+    timed_out: bool = False
+    stdout: bytes = b""
+    stderr: bytes = b""
+    dropped_bytes: int = 0
+    outcome: str = ""  # ok | timeout | failed | killed
+    killed: str = ""  # why the runner killed the stage before its end (disk quota)
+    note: str = ""  # e.g. the output was not a plain file
+    requests: int = 0
+    rows: int = 0
+    enforced: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        body = asdict(self)
+        body["stdout"] = self.stdout.decode("utf-8", "replace")
+        body["stderr"] = self.stderr.decode("utf-8", "replace")
+        return body
+
+
+@dataclass(frozen=True)
+class Enforcement:
+    """What this machine enforces, detected at run time (:func:`probe`)."""
+
+    ready: bool
+    reason: str = ""
+    bwrap: str = ""
+    cgroups: dict = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+    def as_dict(self, uid: int | None = None) -> dict:
+        if not self.ready:
+            return {"sandbox": "refused", "reason": self.reason, "notes": list(self.notes)}
+        return {
+            "sandbox": f"{self.bwrap}: allow-list root (/usr, minimal /etc, the Python runtime, the job's folders)",
+            "user": uid,
+            "network": "new network namespace (loopback only): no host address, no abstract socket",
+            "pid_namespace": True,
+            "filesystem_sockets": "none: no host folder holding one is inside",
+            "cgroups": dict(self.cgroups) or "none on this host: pid namespace, RLIMIT_NPROC of the job's uid",
+            "disk": "the job's writable folders counted every 0.5 s, the stage killed past limits.disk_bytes",
+            "notes": list(self.notes),
+        }
+
+
+def _trial() -> str:
+    """Run ``true`` in a minimal root the way stages run; '' when it works."""
+    args = [
+        "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--die-with-parent",
+        "--cap-drop", "ALL", "--ro-bind", "/usr", "/usr", *broot.top_links(), "--proc", "/proc",
+        "--dev", "/dev", "--", "/usr/bin/true",
+    ]  # fmt: skip
+    try:
+        found = subprocess.run([broot.BWRAP, *args], capture_output=True, timeout=30)
+    except (OSError, subprocess.SubprocessError) as error:
+        return str(error)
+    return "" if found.returncode == 0 else found.stderr.decode(errors="replace").strip()[:300] or "bwrap failed"
+
+
+@lru_cache(maxsize=1)
+def probe() -> Enforcement:
+    if os.geteuid() != 0:
+        return Enforcement(False, "the bundles worker is not root: it cannot switch to a job's uid or build "
+                           "the sandbox's root, so bundle runs are refused (never run unsandboxed)")  # fmt: skip
+    if not (os.access(broot.BWRAP, os.X_OK) and os.access(broot.SETPRIV, os.X_OK)):
+        return Enforcement(False, f"{broot.BWRAP} (Debian package bubblewrap) or {broot.SETPRIV} (util-linux) "
+                           "is not installed: bundle runs are refused (never run unsandboxed)")  # fmt: skip
+    failure = _trial()
+    if failure:
+        return Enforcement(False, f"bwrap cannot build a sandbox here ({failure}): bundle runs are refused")
+    support = host.cgroup_support()
+    notes = [] if support else ["no usable cgroup v1/v2 pids or memory controller: limits by rlimits only"]
+    return Enforcement(True, bwrap=broot.bwrap_version(), cgroups=support, notes=tuple(notes))
+
+
+# ------------------------------------------------------------------------- the layout
+
+
+@dataclass
+class Job:
+    root: Path
+    uid: int
+    gid: int
+
+    app = property(lambda self: self.root / "app")
+    corpus = property(lambda self: self.root / "task" / "data" / "corpus")
+    index = property(lambda self: self.root / "work" / "index")
+    out = property(lambda self: self.root / "out")
+    tmp = property(lambda self: self.root / "tmp")
+    cache = property(lambda self: self.root / "cache")
+    etc = property(lambda self: self.root / "etc")
+
+    def call_queries(self, number: int) -> Path:
+        return self.root / "task" / "queries" / f"call-{number}.jsonl"
+
+    def call_output(self, number: int) -> Path:
+        return self.out / f"call-{number}.jsonl"
+
+    def writable(self) -> list[Path]:
+        return [self.index, self.out, self.tmp, self.cache]
+
+
+def inside(path: Path, job: Job) -> str:
+    """A job path as the bundle sees it."""
+    return str(broot.INSIDE / Path(path).relative_to(job.root))
+
+
+def _own(path: Path, uid: int, gid: int, mode: int) -> None:
+    path.mkdir(parents=True, exist_ok=True)
+    os.chmod(path, mode)
+    os.chown(path, uid, gid)
+
+
+def prepare(
+    root: Path,
+    bundle: bytes,
+    records: Sequence[dict],
+    features: dict[str, Path],
+    requests: Sequence[dict],
+    *,
+    requests_per_call: int,
+    uid: int,
+    gid: int | None = None,
+    zip_limits: ZipLimits = BUNDLE_ZIP_LIMITS,
+) -> tuple[Job, int]:
+    """Lay out a job under ``root`` (made 0700, must not exist). Returns the job and the
+    number of calls. ``features`` maps names inside the corpus folder to files."""
+    if os.geteuid() != 0:
+        raise SandboxRefused(probe().reason or "the bundles worker is not root")
+    job = Job(Path(root), uid, uid if gid is None else gid)
+    job.root.mkdir(mode=0o700)
+    os.chmod(job.root, 0o700)
+    extract(bundle, job.app, zip_limits)
+    job.corpus.mkdir(parents=True)
+    for name, source in features.items():
+        destination = job.corpus / name
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, destination)
+    (job.corpus / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    calls = max(1, -(-len(requests) // requests_per_call))
+    for number in range(1, calls + 1):
+        chunk = requests[(number - 1) * requests_per_call : number * requests_per_call]
+        job.call_queries(number).parent.mkdir(parents=True, exist_ok=True)
+        job.call_queries(number).write_text("".join(json.dumps(r) + "\n" for r in chunk))
+    for folder in (job.app, job.root / "task"):
+        for path in [folder, *(Path(e.path) for e, _ in host.walk(folder))]:
+            mode = path.lstat().st_mode
+            os.chmod(path, 0o755 if stat.S_ISDIR(mode) or mode & 0o111 else 0o444)
+    _own(job.root / "work", 0, 0, 0o755)
+    for folder in job.writable():
+        _own(folder, job.uid, job.gid, 0o700)
+    broot.write_etc(job.etc, job.uid, job.gid)
+    return job, calls
+
+
+def freeze_index(job: Job) -> None:
+    """After the build: the index belongs to root and nobody may write it (the calls
+    also see it through a read-only bind). Iterative: any depth."""
+    for path in [job.index, *(Path(e.path) for e, _ in host.walk(job.index))]:
+        try:
+            os.chown(path, 0, 0, follow_symlinks=False)
+            if not path.is_symlink():
+                os.chmod(path, 0o555 if path.is_dir() else 0o444)
+        except OSError:
+            continue
+
+
+# ------------------------------------------------------------------------ the process
+
+
+def environment(job: Job) -> dict:
+    runtime = broot.runtime()
+    env = {
+        "PATH": f"{runtime.python_bin}:/usr/local/bin:/usr/bin:/bin",
+        "PYTHONPATH": runtime.pythonpath,
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "HOME": inside(job.tmp, job),
+        "TMPDIR": inside(job.tmp, job),
+        "XDG_CACHE_HOME": inside(job.cache, job),
+        "RETRIEVAL_CACHE_DIR": inside(job.cache, job),
+        "LANG": "C.UTF-8",
+        "OMP_NUM_THREADS": os.environ.get("FRAMELEDGER_SANDBOX_THREADS", "1"),
+    }
+    if "CUDA_VISIBLE_DEVICES" in os.environ:
+        env["CUDA_VISIBLE_DEVICES"] = os.environ["CUDA_VISIBLE_DEVICES"]
+    return env
+
+
+def _pre_exec(limits: Limits, seconds: float, cgroups: list[bytes]):
+    # CPU seconds: every core busy for the whole stage is the most a stage can use
+    # legitimately (RLIMIT_CPU counts all threads of a process).
+    cpu = int(seconds * (os.cpu_count() or 1)) + 1
+    memory = limits.address_space_bytes or resource.RLIM_INFINITY
+    pid = b"%d"
+
+    def apply() -> None:
+        os.setsid()
+        for procs in cgroups:  # join the stage's cgroups before anything can fork
+            descriptor = os.open(procs, os.O_WRONLY)
+            try:
+                os.write(descriptor, pid % os.getpid())
+            finally:
+                os.close(descriptor)
+        for name, value in (
+            (resource.RLIMIT_NPROC, limits.processes),
+            (resource.RLIMIT_FSIZE, limits.file_bytes),
+            (resource.RLIMIT_CPU, cpu),
+            (resource.RLIMIT_AS, memory),
+            (resource.RLIMIT_NOFILE, limits.open_files),
+            (resource.RLIMIT_CORE, 0),
+        ):
+            resource.setrlimit(name, (value, value))
+
+    return apply
+
+
+class _Capture(threading.Thread):
+    """Reads a pipe to its end, keeping the first ``cap`` bytes."""
+
+    def __init__(self, stream, cap: int):
+        super().__init__(daemon=True)
+        self.stream, self.cap, self.kept, self.dropped = stream, cap, bytearray(), 0
+
+    def run(self) -> None:
+        try:
+            while chunk := self.stream.read(65536):
+                room = self.cap - len(self.kept)
+                self.kept += chunk[: max(room, 0)]
+                self.dropped += max(len(chunk) - max(room, 0), 0)
+        except (OSError, ValueError):
+            pass
+
+
+def _args_fd(args: Sequence[str]) -> int:
+    descriptor = os.memfd_create("bwrap-args", 0)
+    os.write(descriptor, b"".join(a.encode() + b"\0" for a in args))
+    os.lseek(descriptor, 0, os.SEEK_SET)
+    return descriptor
+
+
+def run_stage(
+    job: Job,
+    name: str,
+    argv: Sequence[str],
+    seconds: float,
+    limits: Limits,
+    *,
+    index_writable: bool,
+    device: str = "cpu",
+    tick: Callable[[], None] | None = None,
+) -> StageResult:
+    """Run one stage in its allow-list root; every process of it is dead on return."""
+    result = StageResult(name=name, argv=list(argv))
+    unique = f"{job.root.parent.name}-{job.root.name}-{name}-{os.getpid()}-{time.monotonic_ns()}"  # never shared
+    group = host.stage_cgroup(unique, pids=limits.processes, memory_bytes=limits.memory_bytes)
+    read_only = [(job.app, broot.INSIDE / "app"), (job.root / "task", broot.INSIDE / "task")]
+    writable = [(job.out, broot.INSIDE / "out"), (job.tmp, broot.INSIDE / "tmp"), (job.cache, broot.INSIDE / "cache")]
+    (writable if index_writable else read_only).append((job.index, broot.INSIDE / "work" / "index"))
+    args = broot.bwrap_args(
+        uid=job.uid, gid=job.gid, etc=job.etc, read_only=read_only, writable=writable, env=environment(job),
+        argv=argv, tmpfs_bytes=limits.tmpfs_bytes, devices=broot.nvidia_devices() if device == "cuda" else (),
+    )  # fmt: skip
+    split = args.index("--")  # bwrap takes options through the descriptor, the command on its own line
+    descriptor = _args_fd(args[:split])
+    started = time.monotonic()
+    readers: list[_Capture] = []
+    try:
+        with subprocess.Popen(
+            [broot.BWRAP, "--args", str(descriptor), *args[split:]],
+            pass_fds=(descriptor,),
+            cwd="/",
+            env={"PATH": "/usr/bin:/bin"},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            preexec_fn=_pre_exec(limits, seconds, group.procs),  # noqa: PLW1509 (setsid, cgroup, setrlimit)
+        ) as process:
+            os.close(descriptor)
+            descriptor = -1
+            readers = [_Capture(process.stdout, limits.log_bytes), _Capture(process.stderr, limits.log_bytes)]
+            for reader in readers:
+                reader.start()
+            _watch(process, job, result, seconds, limits, index_writable, tick)
+            if process.poll() is None:
+                process.kill()  # bwrap's init gets SIGKILL with it (--die-with-parent): the namespace ends
+            group.kill()
+            host.kill_uid(job.uid)
+            process.wait()
+            for reader in readers:
+                reader.join(timeout=5)
+    finally:
+        if descriptor >= 0:
+            os.close(descriptor)
+        group.kill()
+        host.kill_uid(job.uid)
+        result.enforced = {"cgroups": group.enforced, "peak": group.peak(), "notes": group.notes}
+        group.remove()
+    result.seconds = round(time.monotonic() - started, 3)
+    if readers:
+        result.stdout, result.stderr = bytes(readers[0].kept), bytes(readers[1].kept)
+        result.dropped_bytes = readers[0].dropped + readers[1].dropped
+    code = process.returncode
+    result.exit_code = code
+    if code is not None and code < 0:
+        result.signal = signal.Signals(-code).name
+    elif code is not None and code > 128:
+        try:
+            result.signal = signal.Signals(code - 128).name  # bwrap reports the child's signal so
+        except ValueError:
+            pass
+    if result.killed:
+        result.outcome = "killed"
+    else:
+        result.outcome = "timeout" if result.timed_out else "ok" if code == 0 else "failed"
+    return result
+
+
+def _watch(process, job: Job, result: StageResult, seconds: float, limits: Limits, index_writable: bool, tick) -> None:
+    """Wait for the stage; kill it at the wall clock or past the disk quota."""
+    deadline = time.monotonic() + seconds
+    folders = job.writable() if index_writable else job.writable()[1:]
+    last_tick = time.monotonic()
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            result.timed_out = True
+            return
+        try:
+            process.wait(timeout=min(0.5, remaining))
+            return
+        except subprocess.TimeoutExpired:
+            pass
+        used, entries = host.usage(folders + ([] if index_writable else [job.index]))
+        if used > limits.disk_bytes or entries > limits.disk_entries:
+            result.killed = (
+                f"disk quota: the job's folders hold {used} bytes in {entries} entries "
+                f"(at most {limits.disk_bytes} bytes, {limits.disk_entries} entries)"
+            )
+            return
+        if tick is not None and time.monotonic() - last_tick > 10:
+            last_tick = time.monotonic()
+            tick()
+
+
+def run_bundle(
+    job: Job, calls: int, limits: Limits, *, row_cap: int, device: str = "cpu", tick=None
+) -> tuple[list[StageResult], bytes]:
+    """Build, then each call; the rows that count, joined. A build that fails or times
+    out ends the job (no rows); a call that fails without a timeout loses its rows; a
+    call that times out keeps the complete rows it wrote."""
+    enforcement = probe()
+    if not enforcement.ready:
+        raise SandboxRefused(enforcement.reason)
+    corpus, index = inside(job.corpus, job), inside(job.index, job)
+    app = inside(job.app, job)
+    stages = []
+    build = run_stage(
+        job, "build", [f"{app}/build.sh", "--corpus", corpus, "--index-dir", index], limits.build_seconds, limits,
+        index_writable=True, device=device, tick=tick,
+    )  # fmt: skip
+    stages.append(build)
+    freeze_index(job)
+    if build.outcome != "ok":
+        return stages, b""
+    rows = b""
+    for number in range(1, calls + 1):
+        queries, output = job.call_queries(number), job.call_output(number)
+        argv = [f"{app}/run.sh", "--index-dir", index, "--queries", inside(queries, job)]
+        stage = run_stage(
+            job, f"call-{number}", [*argv, "--output", inside(output, job)], limits.call_seconds, limits,
+            index_writable=False, device=device, tick=tick,
+        )  # fmt: skip
+        stage.requests = sum(1 for line in queries.read_text().splitlines() if line.strip())
+        if stage.outcome in ("ok", "timeout"):
+            kept, stage.note = host.complete_rows(output, row_cap)
+        else:
+            kept = b""
+        stage.rows = kept.count(b"\n")
+        rows += kept
+        stages.append(stage)
+    return stages, rows
+
+
+def enforcement_record(job: Job, stages: Sequence[StageResult]) -> dict:
+    """What the run record says was enforced: the machine's, the job's uid, and the
+    cgroup limits each stage actually ran under."""
+    record = probe().as_dict(job.uid)
+    record["stage_cgroups"] = {s.name: s.enforced.get("cgroups", {}) for s in stages}
+    return record
+
+
+def cleanup(root: Path) -> list[str]:
+    """Remove a job folder whatever is in it (never raises; what stayed is returned)."""
+    return host.remove_tree(Path(root))

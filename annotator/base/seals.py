@@ -1,0 +1,68 @@
+"""Row seals: the SHA-256 of a row's own columns, recorded in the audit log when the row is
+written and recomputed whenever the row is read or verified.
+
+A seal covers the table, the primary key and every column listed in ``SEALED_COLUMNS``
+for the row's model, read from the row itself (not from a stored JSON copy): a column
+changed by SQL, a row moved to another packet or run, or a row swapped with another gives
+another seal. Large text and byte columns are covered by their SHA-256 (``canonical_json``
+by the row's ``sha256`` column, which is sealed; binary columns by a hash taken here).
+
+Pure functions over model instances; no queries (deferred columns must be loaded by the
+caller, or reading them costs one query each).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import UTC, datetime
+
+from annotator.base.canonical import canonical_sha256
+
+# The columns (attribute names) each sealed model's seal covers.
+SEALED_COLUMNS: dict[str, tuple[str, ...]] = {
+    # A frozen ledger: canonical_json is covered by sha256.
+    "annotator.Ledger": ("packet_id", "side", "annotator_id", "version", "frozen_at", "attestation", "sha256"),
+    # canonical_json by sha256, manifest by manifest_sha256 (both checked on read).
+    "annotator.GroundTruthVersion": (
+        "packet_id", "tier", "number", "sha256", "manifest_sha256", "changelog", "source", "created_by_id",
+        "created_at",
+    ),
+    "annotator.Decision": ("item_id", "action", "final_value", "rationale", "decided_by_id", "decided_at"),
+    # content by sha256 (checked on read whenever the bytes are).
+    "annotator.Submission": (
+        "packet_id", "label", "original_name", "batch", "sha256", "size_bytes", "rejected_reason",
+        "uploaded_by_id", "uploaded_at",
+    ),
+    "annotator.ScoringRun": (
+        "version_id", "scorer_id", "params", "ground_truth_sha256", "scorer_code_sha256", "job_id", "total",
+        "created_by_id", "created_at", "finished_at",
+    ),
+    "annotator.SubmissionScore": (
+        "run_id", "submission_id", "version_id", "scorer_id", "status", "reward", "reason", "details",
+        "reward_json", "reward_txt", "details_json", "error", "scorer_seconds", "scored_at",
+    ),
+}  # fmt: skip
+
+
+def plain(value):
+    """A column value in the form it has after a round trip through either database."""
+    if isinstance(value, datetime):
+        return value.astimezone(UTC).isoformat(timespec="microseconds")
+    if isinstance(value, memoryview | bytes | bytearray):
+        data = bytes(value)
+        return {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    if isinstance(value, dict | list | tuple):
+        return json.loads(json.dumps(value))
+    return value
+
+
+def row_seal(obj) -> str:
+    """The seal of ``obj``'s row (see the module docstring)."""
+    label = obj._meta.label
+    columns = {name: plain(getattr(obj, name)) for name in SEALED_COLUMNS[label]}
+    return canonical_sha256({"table": obj._meta.db_table, "id": obj.pk, "columns": columns})[1]
+
+
+def is_sealed(obj) -> bool:
+    return obj._meta.label in SEALED_COLUMNS

@@ -1,0 +1,27 @@
+"""``Authorization: Token …`` with hashed, expiring tokens (issued by ``annotator.entry.api.tokens``).
+
+Kept apart from the views: DRF imports authentication classes while ``rest_framework.views``
+is still loading."""
+
+from __future__ import annotations
+
+from django.utils import timezone
+from rest_framework import exceptions
+from rest_framework.authentication import TokenAuthentication
+
+from annotator.models import ApiToken
+from annotator.models.tokens import token_digest
+
+
+class ExpiringTokenAuthentication(TokenAuthentication):
+    """Looks the token up by its SHA-256; refuses expired tokens and inactive users."""
+
+    def authenticate_credentials(self, key):
+        token = ApiToken.objects.select_related("user").filter(digest=token_digest(key)).first()
+        if token is None:
+            raise exceptions.AuthenticationFailed("Invalid token.")
+        if token.expires_at <= timezone.now():
+            raise exceptions.AuthenticationFailed("Token expired; ask /api/auth/token/ for a new one.")
+        if not token.user.is_active:
+            raise exceptions.AuthenticationFailed("User inactive or deleted.")
+        return token.user, token

@@ -1,0 +1,215 @@
+"""Label imports from the browser, each with a dry run first (counts, every refused
+line or row with its reason); the import is a second POST that carries the same bytes,
+checked again from scratch and matched against the previewed SHA-256.
+
+- A label file into a packet's provisional tier, in the format its family names
+  (``FamilyAdapter.label_format``): GTEA Gaze+ labels (actions), Match Charting Project
+  point rows (break points, ``annotator.base.charting``). Maintainers of the packet.
+- QVHighlights / Charades-STA rows as moment packets with provisional versions:
+  maintainers (as ``POST /api/moment-imports/``).
+
+Everyone else gets 404.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import render
+from django.views.decorators.http import require_http_methods
+
+from annotator.actions.moment_imports import do_import_moment_packets
+from annotator.actions.people import roles_of
+from annotator.actions.versions import do_import_provisional_version
+from annotator.base.errors import WorkflowError
+from annotator.base.families import adapter_for
+from annotator.base.moment_sources import SOURCES, SourceError, select
+from annotator.entry.pages.site import _or_404
+from annotator.models import Packet, VideoSearchIndex
+from annotator.reads import access
+from annotator.reads.label_imports import (
+    MAX_LABEL_BYTES,
+    MAX_MOMENT_BYTES,
+    charting_players,
+    preview_charting_rows,
+    preview_gtea_labels,
+    preview_moment_rows,
+)
+from annotator.reads.search import FEATURE_LAYOUTS, has_media
+
+
+def _uploaded(request) -> tuple[str, bytes] | None:
+    """The file of a preview POST, or the bytes a commit POST carries back."""
+    upload = request.FILES.get("labels")
+    if upload is not None:
+        if upload.size > MAX_LABEL_BYTES + 1:
+            return upload.name, upload.read(MAX_LABEL_BYTES + 1)
+        return upload.name, upload.read()
+    try:
+        data = base64.b64decode(request.POST.get("data_b64", ""), validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    return (request.POST.get("name", "labels.txt")[:200], data) if data else None
+
+
+# label format -> (template, dry run(packet, name, data, options), source prefix)
+LABEL_FORMATS = {
+    "gtea": ("frontend/imports/gtea.html", lambda packet, name, data, options: preview_gtea_labels(packet, name, data)),
+    "mcp-charting": (
+        "frontend/imports/charting.html",
+        lambda packet, name, data, options: preview_charting_rows(packet, name, data, player_one=options["player_one"]),
+    ),
+}
+
+
+def _label_options(request) -> dict:
+    return {"player_one": "second" if request.POST.get("player_one") == "second" else "first"}
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def import_labels(request, packet_id: int):
+    packet = _or_404(access.access_label_import, request, packet_id).packet
+    label_format = adapter_for(packet.task_kind.schema["family"]).label_format
+    options = _label_options(request)
+    context = {"packet": packet, "options": options, "players": charting_players(packet)}
+    if label_format not in LABEL_FORMATS:
+        context["error"] = "Packets of this task kind take no label file."
+        return render(request, "frontend/imports/gtea.html", context, status=400 if request.method == "POST" else 200)
+    template, dry_run = LABEL_FORMATS[label_format]
+    if request.method == "GET":
+        return render(request, template, context)
+    uploaded = _uploaded(request)
+    if uploaded is None:
+        context["error"] = "Choose a label file."
+        return render(request, template, context, status=400)
+    name, data = uploaded
+    preview = dry_run(packet, name, data, options)
+    context.update(preview=preview, data_b64=base64.b64encode(data).decode("ascii"))
+    if request.POST.get("op") != "import":
+        return render(request, template, context)
+    if request.POST.get("sha256") != preview.sha256:
+        context["error"] = "The file differs from the one previewed; preview it again."
+        return render(request, template, context, status=409)
+    if not preview.can_import:
+        context["error"] = "Nothing was imported: fix the refused lines first."
+        return render(request, template, context, status=400)
+    try:
+        version = do_import_provisional_version(
+            packet, preview.events, actor=request.user, source=f"{label_format}:{name}", source_sha256=preview.sha256
+        )
+    except WorkflowError as error:
+        context["error"] = error.message
+        return render(request, template, context, status=error.status)
+    context["version"] = version
+    return render(request, template, context)
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def _moment_files(request) -> tuple[str, bytes, list[bytes]] | None:
+    """The annotation file and re-annotation CSVs: uploaded (preview) or carried back (import)."""
+    upload = request.FILES.get("rows")
+    if upload is not None:
+        limit = MAX_MOMENT_BYTES + 1
+        return upload.name, upload.read(limit), [f.read(limit) for f in request.FILES.getlist("reannotated")]
+    try:
+        data = base64.b64decode(request.POST.get("data_b64", ""), validate=True)
+        extra = [base64.b64decode(x, validate=True) for x in request.POST.getlist("extra_b64")]
+    except (binascii.Error, ValueError):
+        return None
+    return (request.POST.get("name", "rows.jsonl")[:200], data, extra) if data else None
+
+
+ASSIGNMENT = ("annotator_a", "annotator_b", "adjudicator")
+
+
+def default_assignment(people) -> dict[str, str]:
+    """Three different people for annotator A, B and the adjudicator: the first two
+    annotators and the first adjudicator who is neither, by role, then anyone left;
+    a place stays empty ("—") rather than repeat a person."""
+    people = list(people)
+    roles = {person.pk: roles_of(person) for person in people}
+    chosen: list = []
+    for wanted in ("annotator", "annotator", "adjudicator"):
+        pick = next((p for p in people if wanted in roles[p.pk] and p not in chosen), None)
+        chosen.append(pick)
+    for place, pick in enumerate(chosen):
+        if pick is None:
+            chosen[place] = next((p for p in people if p not in chosen), None)
+    return {key: str(pick.pk) if pick is not None else "" for key, pick in zip(ASSIGNMENT, chosen, strict=True)}
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def import_moments(request):
+    """QVHighlights / Charades-STA rows: one moment packet per video with a provisional
+    version (``do_import_moment_packets``, as ``POST /api/moment-imports/``). The form
+    starts with three different people; the dry run refuses what the import would."""
+    _or_404(access.require_maintainer, request)
+    people = get_user_model().objects.filter(is_active=True).order_by("username")
+    form = {k: request.POST.get(k, "") for k in ("source", *ASSIGNMENT, "limit")}
+    context = {"sources": list(SOURCES), "people": people, "form": form}
+    if request.method == "GET":
+        form.update(default_assignment(people))
+        return render(request, "frontend/imports/moments.html", context)
+    files = _moment_files(request)
+    if files is None:
+        context["error"] = "Choose an annotation file (.jsonl)."
+        return render(request, "frontend/imports/moments.html", context, status=400)
+    name, data, extra = files
+    chosen_people = tuple(people.filter(pk=_int(form[k])).first() for k in ASSIGNMENT)
+    preview = preview_moment_rows(form["source"], name, data, reannotated=extra, people=chosen_people)
+    chosen = preview.videos
+    if form["limit"]:
+        try:
+            chosen = select(preview.videos, limit=int(form["limit"]))
+        except (ValueError, SourceError):
+            preview.invalid.append((0, "", "the number of videos must be a whole number, at least 1"))
+    context.update(preview=preview, chosen=chosen, data_b64=_b64(data), extra_b64=[_b64(x) for x in extra])
+    if request.POST.get("op") != "import":
+        return render(request, "frontend/imports/moments.html", context)
+    if request.POST.get("sha256") != preview.sha256:
+        context["error"] = "The file differs from the one previewed; preview it again."
+        return render(request, "frontend/imports/moments.html", context, status=409)
+    if not preview.can_import:
+        context["error"] = "Nothing was imported: " + (
+            " ".join(preview.refusals) if preview.refusals else "fix the refused rows first."
+        )
+        return render(request, "frontend/imports/moments.html", context, status=400)
+    try:
+        context["report"] = do_import_moment_packets(
+            chosen, actor=request.user, annotator_a=chosen_people[0], annotator_b=chosen_people[1],
+            adjudicator=chosen_people[2], file_name=name, file_sha256=preview.sha256,
+        )  # fmt: skip
+    except WorkflowError as error:
+        context["error"] = error.message
+        return render(request, "frontend/imports/moments.html", context, status=error.status)
+    _mark_annotation_only(context["report"])
+    context["feature_layouts"] = FEATURE_LAYOUTS
+    return render(request, "frontend/imports/moments.html", context)
+
+
+def _mark_annotation_only(report: dict) -> None:
+    """Each imported packet: ``annotation_only`` when its video has neither a file nor
+    features yet (search and the zero-shot anchor wait for features)."""
+    packets = Packet.objects.select_related("video").in_bulk([p["packet"] for p in report["packets"]])
+    videos = {packet.video_id for packet in packets.values()}
+    indexes = {row.video_id: row for row in VideoSearchIndex.objects.filter(video_id__in=videos)}
+    for row in report["packets"]:
+        packet = packets[row["packet"]]
+        index = indexes.get(packet.video_id)
+        row["annotation_only"] = not has_media(packet) and not (index is not None and index.features_upload)
+    report["annotation_only"] = sum(row["annotation_only"] for row in report["packets"])
+
+
+def _int(value) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None

@@ -1,7 +1,0 @@
-"""The grading room's helpers: upload expansion and caps, the scorer's inputs for a
-version (``inputs``: reads rows, writes nothing), leaderboard rows and calibration
-checks (pure, no database).
-
-``annotator.actions.grading`` (writes) and ``annotator.grading.reads`` (reads) load
-rows, call these and save or present.
-"""

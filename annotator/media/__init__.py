@@ -1,4 +1,0 @@
-"""Media ingest and serving: probe, frame tables, the annotation proxy, exact frames,
-timeline thumbnails and HTTP Range responses. Pure functions over files (PyAV); the
-Django layer lives in ``annotator.actions.ingest``, ``annotator.media.views`` and
-``annotator.tasks``. See ``docs/media.md``."""

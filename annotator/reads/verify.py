@@ -1,0 +1,173 @@
+"""Whole-database integrity verification (``manage.py verify_integrity``, check E011,
+the version page's badge). Reads only; reports problems, each naming its object.
+
+What is checked:
+
+- every frozen ledger: its canonical JSON against its SHA-256, and that SHA-256
+  against the one the audit log recorded when it was frozen;
+- every ground-truth version: its canonical JSON against its SHA-256, its manifest
+  against ``manifest_sha256``, the manifest's ``ground_truth_sha256`` and event count,
+  and both hashes against the ones the audit log recorded when it was published;
+- every sealed row (``annotator.base.seals``): a frozen ledger's and a version's columns, a
+  frozen ledger's event rows against its document, every submission (and its bytes against
+  its SHA-256), scoring run, final score and decision against the seal its audit entry
+  recorded, and every row the audit log sealed still there;
+- every chain head anchored outside the database (``annotator.reads.anchors``) still in the chain;
+- the audit log's hash chain: ``seq`` runs 1, 2, 3... with no gap (a deleted entry),
+  each entry links to the previous one's SHA-256 and its own SHA-256 matches its fields.
+
+Rewriting a row *and* its hash is caught by the audit cross-check; rewriting the audit
+entry too breaks the chain from there on. Only rewriting the whole chain after the
+change would go unseen, so the command prints the chain head for the operator to keep
+somewhere else (and compare with ``--expect-head``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass
+
+from annotator.models import AuditEntry, Decision, GroundTruthVersion, Ledger, ScoringRun, Submission, SubmissionScore
+from annotator.models.audit import GENESIS_SHA256
+from annotator.reads import sealed_rows
+from annotator.reads.anchors import anchor_problems
+from annotator.reads.integrity import (
+    RECORDING_OPERATIONS,
+    content_problem,
+    describe,
+    events_problem,
+    manifest_problem,
+    recorded_problem,
+)
+
+
+@dataclass(frozen=True)
+class Problem:
+    obj: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.obj}: {self.message}"
+
+
+def all_recorded_hashes() -> dict[tuple[str, str], list[dict]]:
+    """The hashes the audit log recorded at freeze and publish time, by (type, id)."""
+    found: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    operations = [op for ops, _ in RECORDING_OPERATIONS.values() for op in ops]
+    entries = AuditEntry.objects.filter(operation__in=operations)
+    for entry in entries.values("object_type", "object_id", "hashes"):
+        found[(entry["object_type"], entry["object_id"])].append(entry["hashes"])
+    return found
+
+
+def _problems(obj, checks) -> list[Problem]:
+    name = describe(obj)
+    return [Problem(name, f"{found[0]} (expected {found[1]}, found {found[2]})") for found in checks if found]
+
+
+def ledger_problems(ledger: Ledger, recorded: list[dict] | None = None) -> list[Problem]:
+    found = [content_problem(ledger), recorded_problem(ledger, recorded)]
+    if not any(found):
+        found.append(events_problem(ledger))
+    return _problems(ledger, found)
+
+
+def version_problems(version: GroundTruthVersion, recorded: list[dict] | None = None) -> list[Problem]:
+    """Content, manifest, event count and publish record of one version (the version
+    page's badge calls this with ``recorded`` None: one audit query)."""
+    found = [content_problem(version), manifest_problem(version), recorded_problem(version, recorded)]
+    if not any(found):
+        events = len(json.loads(version.canonical_json)["events"])
+        if version.manifest.get("events") != events:
+            found.append(("manifest's event count is wrong", str(events), str(version.manifest.get("events"))))
+    return _problems(version, found)
+
+
+def audit_chain_problems() -> tuple[list[Problem], tuple[int, str]]:
+    """Problems of the chain, and its head (seq, sha256)."""
+    problems = []
+    expected_seq, prev = 1, GENESIS_SHA256
+    for entry in AuditEntry.objects.order_by("seq").iterator(chunk_size=2000):
+        name = f"audit entry seq {entry.seq} (id {entry.pk}, {entry.operation} {entry.object_type}:{entry.object_id})"
+        if entry.seq != expected_seq:
+            missing = f"seq {expected_seq}" + (f"..{entry.seq - 1}" if entry.seq - 1 > expected_seq else "")
+            problems.append(Problem(f"audit entry {missing}", "missing from the chain (deleted)"))
+        if entry.prev_sha256 != prev:
+            problems.append(Problem(name, "does not link to the previous entry's SHA-256"))
+        if entry.chain_sha256() != entry.sha256:
+            problems.append(Problem(name, "its fields do not match its SHA-256 (edited)"))
+        expected_seq, prev = entry.seq + 1, entry.sha256
+    return problems, (expected_seq - 1, prev)
+
+
+@dataclass
+class Report:
+    problems: list[Problem]
+    ledgers: int
+    versions: int
+    entries: int
+    head: tuple[int, str]
+
+
+def verify_all() -> Report:
+    recorded = all_recorded_hashes()
+    problems: list[Problem] = []
+    ledgers = Ledger.objects.filter(frozen_at__isnull=False).order_by("pk")
+    for ledger in ledgers.iterator(chunk_size=200):
+        problems += ledger_problems(ledger, recorded.get((Ledger._meta.label, str(ledger.pk)), []))
+    versions = GroundTruthVersion.objects.order_by("pk")
+    for version in versions.iterator(chunk_size=50):
+        problems += version_problems(version, recorded.get((GroundTruthVersion._meta.label, str(version.pk)), []))
+    problems += missing_objects(recorded)
+    problems += sealed_row_problems()
+    problems += [Problem(obj, message) for obj, message in anchor_problems()]
+    chain, head = audit_chain_problems()
+    return Report(problems + chain, ledgers.count(), versions.count(), AuditEntry.objects.count(), head)
+
+
+def missing_objects(recorded: dict[tuple[str, str], list[dict]]) -> list[Problem]:
+    """Objects the audit log says were frozen or published that are gone or unfrozen."""
+    frozen_ledgers = {str(pk) for pk in Ledger.objects.filter(frozen_at__isnull=False).values_list("pk", flat=True)}
+    versions = {str(pk) for pk in GroundTruthVersion.objects.values_list("pk", flat=True)}
+    problems = []
+    for object_type, object_id in sorted(recorded):
+        if object_type == Ledger._meta.label and object_id not in frozen_ledgers:
+            problems.append(Problem(f"ledger {object_id}", "frozen in the audit log, now missing or unfrozen"))
+        if object_type == GroundTruthVersion._meta.label and object_id not in versions:
+            problems.append(Problem(f"version {object_id}", "published according to the audit log, now missing"))
+    return problems
+
+
+def sealed_row_problems() -> list[Problem]:
+    """Every submission, scoring run, final score and decision against its seal, and every
+    sealed row still present (``annotator.reads.sealed_rows``)."""
+    problems: list[Problem] = []
+    batches, runs, decisions = sealed_rows.batch_seals(), sealed_rows.run_seals(), sealed_rows.decision_seals()
+
+    def check(rows, problem_of, seals):
+        for row in rows.iterator(chunk_size=500):
+            found = problem_of(row, seals)
+            if found is not None:
+                problems.append(Problem(describe(row), f"{found[0]} (expected {found[1]}, found {found[2]})"))
+
+    check(Submission.objects.order_by("pk"), sealed_rows.submission_problem, batches)
+    check(ScoringRun.objects.order_by("pk"), sealed_rows.run_problem, runs)
+    check(SubmissionScore.objects.order_by("pk"), sealed_rows.score_problem, runs)
+    check(Decision.objects.order_by("pk"), sealed_rows.decision_problem, decisions)
+    present = {
+        "submission": {str(pk) for pk in Submission.objects.values_list("pk", flat=True)},
+        "scoring run": {str(pk) for pk in ScoringRun.objects.values_list("pk", flat=True)},
+        "score": {str(pk) for pk in SubmissionScore.objects.values_list("pk", flat=True)},
+        "decision": {str(pk) for pk in Decision.objects.values_list("pk", flat=True)},
+    }
+    sealed = {
+        "submission": {pk for batch in batches.values() for pk in batch.rows},
+        "scoring run": set(runs),
+        "score": {pk for run in runs.values() for pk in run.scores},
+        "decision": set(decisions),
+    }
+    for kind, ids in sealed.items():
+        for pk in sorted(ids - present[kind], key=int):
+            problems.append(Problem(f"{kind} {pk}", "recorded in the audit log, now missing (deleted)"))
+    return problems
