@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
 from . import egocentric, moments, tennis
+from . import tennis_vocabulary as vocabulary
 from .registry import get_scorer
 from .results import Anchor
 
@@ -145,40 +146,13 @@ def _action_anchors(run: Callable, ground_truth: object, params: Mapping) -> lis
 GRANTED_FIELDS = tennis.IDENTITY_FIELDS + ("outcome",)
 EDITOR_VALUES: dict[str, tuple] = {
     "first_serve_in": (True, False),
-    "serve_direction": ("wide", "body", "down_the_t", "unknown"),
-    "terminal_stroke": (
-        "serve",
-        "forehand_groundstroke",
-        "backhand_groundstroke",
-        "forehand_slice",
-        "backhand_slice",
-        "forehand_volley",
-        "backhand_volley",
-        "overhead",
-        "backhand_overhead",
-        "forehand_drop_shot",
-        "backhand_drop_shot",
-        "forehand_lob",
-        "backhand_lob",
-        "forehand_half_volley",
-        "backhand_half_volley",
-        "forehand_swinging_volley",
-        "backhand_swinging_volley",
-        "trick_shot",
-        "unknown",
-    ),
-    "terminal_court_position": ("baseline", "net", "serve", "unknown"),
-    "terminal_result": (
-        "winner",
-        "forced_error",
-        "unforced_error",
-        "error_unknown",
-        "ace",
-        "unreturnable",
-    ),
-    "terminal_error": ("net", "wide", "deep", "wide_and_deep", "shank", "unknown", "none"),
+    "serve_direction": vocabulary.SERVE_DIRECTIONS,
+    "terminal_stroke": vocabulary.STROKES,
+    "terminal_court_position": vocabulary.COURT_POSITIONS,
+    "terminal_result": vocabulary.RESULTS,
+    "terminal_error": vocabulary.ERRORS,
 }
-RALLY_DIRECTIONS = ("receiver_forehand", "middle", "receiver_backhand", "unknown")
+RALLY_DIRECTIONS = vocabulary.RALLY_DIRECTIONS
 
 
 def _mode(values: Sequence) -> object:
@@ -194,7 +168,7 @@ def break_point_fixed_prior(events: Sequence[Mapping]) -> list[dict]:
         return []
     modes = {field: _mode([e.get(field) for e in events]) for field in tennis.SUMMARY_FIELDS if field != "outcome"}
     first_tokens = [tennis.shot_tokens(e)[0] for e in events if tennis.shot_tokens(e)]
-    stroke, direction = _mode(first_tokens) if first_tokens else ("serve", "unknown")
+    stroke, direction = _mode(first_tokens) if first_tokens else (vocabulary.SERVE, "unknown")
     prior = []
     for event in events:
         copied = {field: event.get(field) for field in GRANTED_FIELDS}
@@ -218,7 +192,7 @@ def break_point_random_guess(events: Sequence[Mapping], seed: int) -> list[dict]
         guess["terminal_player"] = rng.choice(players)
         rally = rng.randint(1, max(1, longest))
         guess["rally_shots"] = rally
-        shots = [{"stroke": "serve", "direction": rng.choice(EDITOR_VALUES["serve_direction"])}]
+        shots = [{"stroke": vocabulary.SERVE, "direction": rng.choice(EDITOR_VALUES["serve_direction"])}]
         strokes = EDITOR_VALUES["terminal_stroke"][1:]
         for _ in range(rally - 1):
             shots.append({"stroke": rng.choice(strokes), "direction": rng.choice(RALLY_DIRECTIONS)})
