@@ -20,6 +20,7 @@ from django.views.decorators.http import require_http_methods
 from annotator.actions import people as people_actions
 from annotator.actions import projects as project_actions
 from annotator.base.errors import InvalidInput, WorkflowError
+from annotator.base.families import browser_schema
 from annotator.base.urlconverters import parse_id
 from annotator.entry.pages.site import _or_404
 from annotator.models import Ledger, Project, TaskKind, Video
@@ -52,7 +53,8 @@ def project_list(request):
     _or_404(access.require_maintainer, request)
     context = {
         "projects": Project.objects.select_related("task_kind").order_by("title"),
-        "task_kinds": TaskKind.objects.order_by("name"),
+        # Each kind with the packet parameters it asks for (the page shows their fields).
+        "task_kinds": [(kind, browser_schema(kind.schema)["ui"]["asks"]) for kind in TaskKind.objects.order_by("name")],
         "people": [(u, people_actions.roles_of(u)) for u in _active_people().prefetch_related("groups")],
         "form": {"parameters": "{}"},
     }

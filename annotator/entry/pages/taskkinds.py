@@ -20,7 +20,7 @@ from django.views.decorators.http import require_http_methods
 
 from annotator.actions.taskkinds import check_task_kind, do_create_task_kind
 from annotator.base.errors import WorkflowError
-from annotator.base.families import family_names
+from annotator.base.families import adapter_for, family_names
 from annotator.entry.pages.site import _or_404
 from annotator.models import TaskKind
 from annotator.reads import access
@@ -247,6 +247,8 @@ def _context(form: dict, rows: list[dict], *, blank_rows: int = BLANK_ROWS, **ex
     return {
         "kinds": [(kind, form_from_schema(kind) is not None) for kind in TaskKind.objects.order_by("name")],
         "families": family_names(),
+        # What each family's form shows differently (sections), for the live preview.
+        "family_ui": {family: adapter_for(family).ui() for family in family_names()},
         "scorers": _scorers(),
         "types": FORM_TYPES,
         "form": form,
