@@ -4,7 +4,8 @@ created, annotated, frozen, unioned, adjudicated, published, exported, calibrate
 graded, ranked, diagnosed and compared, with no other code changed.
 
 And the rule that makes this possible: no module outside ``annotator/base/families/`` branches
-on a family name."""
+on a family name, and no script or template of the browser names one (what the browser shows
+differently comes inside the schema the API sends, ``schema.ui``, from the adapter)."""
 
 from __future__ import annotations
 
