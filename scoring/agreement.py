@@ -9,11 +9,11 @@ the unmatched events.
 from __future__ import annotations
 
 import json
-import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from . import align, egocentric, moments, tennis
+from .differences import distribution
 from .errors import ParameterError
 from .matching import maximum_matching
 from .registry import get_scorer
@@ -36,20 +36,6 @@ def cohen_kappa(a_values: Sequence, b_values: Sequence) -> float | None:
     if expected >= 1:
         return 1.0 if observed >= 1 else 0.0
     return (observed - expected) / (1 - expected)
-
-
-def distribution(values: Sequence[float]) -> dict:
-    """Count, mean, median, largest absolute value and a histogram of differences."""
-    if not values:
-        return {"count": 0, "mean": None, "median": None, "max_abs": None, "histogram": {}}
-    histogram = Counter(values)
-    return {
-        "count": len(values),
-        "mean": statistics.fmean(values),
-        "median": statistics.median(values),
-        "max_abs": max(abs(v) for v in values),
-        "histogram": {str(k): histogram[k] for k in sorted(histogram)},
-    }
 
 
 def _label(event: object, field: str) -> str:

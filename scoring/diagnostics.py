@@ -13,8 +13,10 @@ never disagree with the reward. What the scorer does not pair is explained:
   token alignment; an unpaired prediction says why its identity found no partner;
 * moment queries: each query's row, its IoU and why a row was not legal.
 
-A scorer registered from outside the library brings its own ``diagnose`` function
-(``Scorer.diagnose``); this module is reached through ``get_scorer(id).diagnose``.
+This module covers the built-in families and is reached through
+``get_scorer(id).diagnose`` (``Scorer.diagnose``), which adds the scorer's id, family and
+reason; a scorer registered from outside the library brings its own ``diagnose_fn``
+instead. It never looks a scorer up itself: the registry above it does.
 
 Frames: deltas are prediction minus reference. Items carry ``start_frame`` /
 ``end_frame`` when the event has them (break points take their reference's frames
@@ -29,10 +31,9 @@ from collections.abc import Sequence
 from fractions import Fraction
 
 from . import egocentric, tennis
-from .agreement import distribution
 from .align import align_break_points, union_actions
+from .differences import distribution
 from .jsonio import decode_json_document
-from .registry import get_scorer
 
 ENTRY_MESSAGE = re.compile(r"^action (\d+) (.*)$")
 NEAR_TIERS = {
@@ -60,7 +61,8 @@ MOMENT_SUMMARY_KEYS = (
 
 
 def diagnostics(
-    scorer_id: str,
+    family: str,
+    version: str,
     ground_truth: dict,
     solution: bytes | BaseException,
     params: dict,
@@ -69,19 +71,13 @@ def diagnostics(
     reference_frames: Sequence[tuple[int, int] | None] = (),
     frame_rate: tuple[int, int] = (24, 1),
 ) -> dict:
-    """Timeline diagnostics of one scored submission (``details``: the scorer's details)."""
-    scorer = get_scorer(scorer_id)
-    base = {"scorer_id": scorer_id, "family": scorer.kind, "reason": details.get("reason", "")}
-    if scorer.diagnose_fn is not None:
-        body = scorer.diagnose_fn(
-            ground_truth, solution, params, details, reference_frames=reference_frames, frame_rate=frame_rate
-        )
-        return {**base, **body}
-    if scorer.kind == "actions":
-        return {**base, **_actions(scorer.version, ground_truth, solution, params, details)}
-    if scorer.kind == "break_points":
-        return {**base, **_break_points(scorer.version, ground_truth, solution, details, reference_frames)}
-    return {**base, **_moments(ground_truth, details, frame_rate)}
+    """Timeline diagnostics of one submission scored by a built-in scorer of ``family``
+    and ``version`` (``details``: the scorer's details)."""
+    if family == "actions":
+        return _actions(version, ground_truth, solution, params, details)
+    if family == "break_points":
+        return _break_points(version, ground_truth, solution, details, reference_frames)
+    return _moments(ground_truth, details, frame_rate)
 
 
 def _pick(details: dict, keys: Sequence[str]) -> dict:

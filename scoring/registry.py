@@ -114,18 +114,28 @@ class Scorer:
         frame_rate: tuple[int, int] = (24, 1),
     ) -> dict:
         """Timeline diagnostics of one scored submission (``details``: the scorer's
-        details), computed with the scorer's own rules (``scoring.diagnostics``)."""
-        from .diagnostics import diagnostics  # loaded on first use: the registry stays cheap to import
+        details), computed with the scorer's own rules: its ``diagnose_fn``, or for the
+        built-in families ``scoring.diagnostics``."""
+        params, details = dict(params), dict(details)
+        base = {"scorer_id": self.scorer_id, "family": self.kind, "reason": details.get("reason", "")}
+        if self.diagnose_fn is not None:
+            body = self.diagnose_fn(
+                ground_truth, solution, params, details, reference_frames=reference_frames, frame_rate=frame_rate
+            )
+        else:
+            from .diagnostics import diagnostics  # loaded on first use: the registry stays cheap to import
 
-        return diagnostics(
-            self.scorer_id,
-            ground_truth,
-            solution,
-            dict(params),
-            dict(details),
-            reference_frames=reference_frames,
-            frame_rate=frame_rate,
-        )
+            body = diagnostics(
+                self.kind,
+                self.version,
+                ground_truth,
+                solution,
+                params,
+                details,
+                reference_frames=reference_frames,
+                frame_rate=frame_rate,
+            )
+        return {**base, **body}
 
 
 _EGOCENTRIC_PARAMETERS = (
