@@ -23,6 +23,7 @@ from .constants import (
 from .errors import GroundTruthError, ParameterError
 from .jsonio import decode_json_document, dumps_indented
 from .matching import longest_ordered_matching, maximum_matching
+from .measures import f1
 from .results import ScoreResult
 
 DEFAULT_TOLERANCE = EGOCENTRIC_DEFAULT_TOLERANCE
@@ -337,7 +338,7 @@ def _counts(valid: Sequence[Action], predicted_count: int, task: EgocentricTask,
     true_positives = matched(full_match)
     precision = true_positives / predicted_count if predicted_count else 0.0
     recall = true_positives / len(truths) if truths else 0.0
-    reward = 2.0 * precision * recall / (precision + recall) if precision + recall else 0.0
+    reward = f1(precision, recall)
     return reward, {
         "ground_truth_actions": len(truths),
         "predicted_actions": predicted_count,

@@ -20,6 +20,7 @@ from ._records import field as dataclass_field
 from .constants import TENNIS_DEPTH_LIMIT, TENNIS_MAX_BYTES
 from .errors import GroundTruthError, ParameterError
 from .jsonio import decode_json_document, dumps_indented
+from .measures import f1
 from .results import ScoreResult
 
 MAX_PREDICTED_EVENTS = 256
@@ -496,10 +497,6 @@ def check_caps(predictions: list) -> None:
         raise ValueError(f"all shots arrays exceed {MAX_TOTAL_PREDICTED_SHOTS} entries")
 
 
-def _f1(precision: float, recall: float) -> float:
-    return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-
-
 def _ratio(numerator: int, denominator: int) -> float:
     return numerator / denominator if denominator else 0.0
 
@@ -681,7 +678,7 @@ def _score_events(predictions: list, references: Sequence[EventView], version: s
         "invalid_shot_entries": invalid_shots,
         "identity_precision": round(identity_precision, 4),
         "identity_recall": round(identity_recall, 4),
-        "identity_f1": round(_f1(identity_precision, identity_recall), 4),
+        "identity_f1": round(f1(identity_precision, identity_recall), 4),
         "exact_event_precision": _rounded(exact_ordered, n_predicted),
         "exact_event_recall": _rounded(exact_ordered, n_reference),
         "exact_event_f1": _rounded(2 * exact_ordered, reward_denominator),
@@ -696,7 +693,7 @@ def _score_events(predictions: list, references: Sequence[EventView], version: s
         "shot_fields_reference_in_matched_events": reference_shots,
         "shot_precision": round(shot_precision, 4),
         "shot_recall": round(shot_recall, 4),
-        "shot_f1": round(_f1(shot_precision, shot_recall), 4),
+        "shot_f1": round(f1(shot_precision, shot_recall), 4),
         "shot_denominator": pair_denominators,
         "shot_accuracy": round(_ratio(atoms, pair_denominators), 4),
         "detail_fields_correct": detail_correct,
@@ -704,7 +701,7 @@ def _score_events(predictions: list, references: Sequence[EventView], version: s
         "detail_fields_reference": detail_reference,
         "detail_precision": round(detail_precision, 4),
         "detail_recall": round(detail_recall, 4),
-        "detail_f1": round(_f1(detail_precision, detail_recall), 4),
+        "detail_f1": round(f1(detail_precision, detail_recall), 4),
         "detail_denominator": detail_denominator,
         "detail_accuracy": round(_ratio(detail_correct, detail_denominator), 4),
         "fully_correct_events": exact_ordered,
