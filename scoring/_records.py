@@ -15,6 +15,22 @@ decorator instead. It supports what those classes use, with the same meaning:
 
 Records shared with callers that inspect them with ``dataclasses`` (``UnionItem``,
 ``Anchor``, ``Pair``) stay real dataclasses.
+
+What it saves, measured side by side (this module against one line,
+``from dataclasses import dataclass, field``; whole processes run in turn, 60 runs each,
+load average 2.7-3.5 on 2 cores; CPU time, median, and wall time, min):
+
+=============================================  ==============  ==============
+call                                           records         dataclasses
+=============================================  ==============  ==============
+``score`` egocentric-f1-v2, published oracle   49 ms / 38 ms   66 ms / 50 ms
+``score`` hierarchical-bottleneck-v1, oracle   44 ms / 35 ms   55 ms / 46 ms
+``--help``                                     48 ms / 37 ms   60 ms / 46 ms
+=============================================  ==============  ==============
+
+About 11-17 ms of CPU a call, 1.24-1.34 times the cost (the paired ratio); a second
+series of 100 runs at load average 14-41 gave the same ratios. Under 10 ms or 10 %
+it would go.
 """
 
 _MISSING = object()
