@@ -31,7 +31,8 @@ from collections.abc import Sequence
 from fractions import Fraction
 
 from . import egocentric, tennis
-from .align import align_break_points, union_actions
+from ._annotations import Any
+from .align import BreakPointPair, align_break_points, union_actions
 from .differences import distribution
 from .jsonio import decode_json_document
 
@@ -63,14 +64,14 @@ MOMENT_SUMMARY_KEYS = (
 def diagnostics(
     family: str,
     version: str,
-    ground_truth: dict,
+    ground_truth: dict[str, Any],
     solution: bytes | BaseException,
-    params: dict,
-    details: dict,
+    params: dict[str, Any],
+    details: dict[str, Any],
     *,
     reference_frames: Sequence[tuple[int, int] | None] = (),
     frame_rate: tuple[int, int] = (24, 1),
-) -> dict:
+) -> dict[str, Any]:
     """Timeline diagnostics of one submission scored by a built-in scorer of ``family``
     and ``version`` (``details``: the scorer's details)."""
     if family == "actions":
@@ -80,7 +81,7 @@ def diagnostics(
     return _moments(ground_truth, details, frame_rate)
 
 
-def _pick(details: dict, keys: Sequence[str]) -> dict:
+def _pick(details: dict[str, Any], keys: Sequence[str]) -> dict[str, Any]:
     return {key: details[key] for key in keys if key in details}
 
 
@@ -103,10 +104,12 @@ def _frames(event: object) -> tuple[int | None, int | None]:
     return frame("start_frame"), frame("end_frame")
 
 
-def _submitted_actions(solution: bytes | BaseException, task: egocentric.EgocentricTask) -> tuple[list, str | None]:
+def _submitted_actions(
+    solution: bytes | BaseException, task: egocentric.EgocentricTask
+) -> tuple[list[Any], str | None]:
     """The submitted entries, or the whole-file rejection reason (exactly the scorer's)."""
     parsed = egocentric.parse_submission(solution, task)
-    if parsed.reason.startswith("invalid solution: "):
+    if isinstance(solution, BaseException) or parsed.reason.startswith("invalid solution: "):
         return [], parsed.reason
     return decode_json_document(bytes(solution))["actions"], None
 
@@ -121,7 +124,7 @@ def _invalid_entries(messages: Sequence[str]) -> dict[int, str]:
     return invalid
 
 
-def _action_pairs(valid: list, task: egocentric.EgocentricTask, version: str) -> list[dict]:
+def _action_pairs(valid: list[Any], task: egocentric.EgocentricTask, version: str) -> list[dict[str, Any]]:
     """The pairs the scorer counts, by reference index, with their boundary deltas."""
     truths = list(task.ground_truth)
     if version == "v1":
@@ -136,13 +139,19 @@ def _action_pairs(valid: list, task: egocentric.EgocentricTask, version: str) ->
     return matched
 
 
-def _action_item(index: int, event: object, status: str, note: str) -> dict:
+def _action_item(index: int, event: object, status: str, note: str) -> dict[str, Any]:
     start, end = _frames(event)
     return {"index": index, "label": _action_label(event), "start_frame": start, "end_frame": end,
             "status": status, "note": note, "event": event}  # fmt: skip
 
 
-def _actions(version: str, ground_truth: dict, solution, params: dict, details: dict) -> dict:
+def _actions(
+    version: str,
+    ground_truth: dict[str, Any],
+    solution: bytes | BaseException,
+    params: dict[str, Any],
+    details: dict[str, Any],
+) -> dict[str, Any]:
     task = egocentric.build_task(ground_truth, **params)
     references = egocentric.ground_truth_actions(ground_truth)
     entries, rejection = _submitted_actions(solution, task)
@@ -193,8 +202,8 @@ def _actions(version: str, ground_truth: dict, solution, params: dict, details: 
 
 
 def _action_near_misses(
-    pred_left: list[int], ref_left: list[int], entries: list, references: list, tolerance: int, version: str
-) -> list[dict]:
+    pred_left: list[int], ref_left: list[int], entries: list[Any], references: list[Any], tolerance: int, version: str
+) -> list[dict[str, Any]]:
     """Leftovers paired by the union step's tiers (what each false positive almost was)."""
     if not pred_left or not ref_left:
         return []
@@ -218,7 +227,7 @@ def _action_near_misses(
     return near
 
 
-def _near_note(near: dict | None, counterpart: str) -> str:
+def _near_note(near: dict[str, Any] | None, counterpart: str) -> str:
     """Why an unmatched item did not match its nearest counterpart (``reference`` or
     ``prediction``)."""
     if near is None:
@@ -248,11 +257,11 @@ def _break_point_label(event: object) -> str:
     return ", ".join(parts)
 
 
-def _token_dict(token: tuple) -> dict:
+def _token_dict(token: tuple[Any, ...]) -> dict[str, Any]:
     return {"stroke": token[0], "direction": token[1]}
 
 
-def _shot_rows(pred_tokens: list, ref_tokens: list, steps: Sequence[Sequence[int]]) -> list[dict]:
+def _shot_rows(pred_tokens: list[Any], ref_tokens: list[Any], steps: Sequence[Sequence[int]]) -> list[dict[str, Any]]:
     """The full shot alignment: diagonal steps with their atoms, gaps on either side."""
     rows = []
     i = j = 0
@@ -272,7 +281,7 @@ def _shot_rows(pred_tokens: list, ref_tokens: list, steps: Sequence[Sequence[int
     return rows
 
 
-def _break_point_pair(pair, p: dict, r: dict) -> dict:
+def _break_point_pair(pair: BreakPointPair, p: dict[str, Any], r: dict[str, Any]) -> dict[str, Any]:
     """One pair the scorer counts: its credit, bottleneck, field differences and shots."""
     wrong = [f for f in tennis.SUMMARY_FIELDS if f not in pair.correct_summary_fields]
     return {
@@ -292,7 +301,7 @@ def _break_point_pair(pair, p: dict, r: dict) -> dict:
     }
 
 
-def _unpaired_note(event: object, ref_keys: list) -> str:
+def _unpaired_note(event: object, ref_keys: list[Any]) -> str:
     """Why a prediction found no partner."""
     key = tennis.identity_key(event)
     if key is None:
@@ -302,7 +311,9 @@ def _unpaired_note(event: object, ref_keys: list) -> str:
     return "identity already paired (a duplicate, or out of order)"
 
 
-def _break_point_prediction(index: int, event: object, pred_to_ref: dict, frames: list, ref_keys: list) -> dict:
+def _break_point_prediction(
+    index: int, event: object, pred_to_ref: dict[int, int], frames: list[Any], ref_keys: list[Any]
+) -> dict[str, Any]:
     start, end = _frames(event)
     placed_by = "prediction" if start is not None else None
     if index in pred_to_ref:
@@ -315,7 +326,13 @@ def _break_point_prediction(index: int, event: object, pred_to_ref: dict, frames
             "placed_by": placed_by, "status": status, "note": note, "event": event}  # fmt: skip
 
 
-def _break_points(version: str, ground_truth: dict, solution, details: dict, reference_frames) -> dict:
+def _break_points(
+    version: str,
+    ground_truth: dict[str, Any],
+    solution: bytes | BaseException,
+    details: dict[str, Any],
+    reference_frames: Sequence[tuple[int, int] | None],
+) -> dict[str, Any]:
     references = tennis.ground_truth_events(ground_truth)
     events, _, error = tennis.parse_submission(solution)
     pairs = align_break_points(events, references, version=version) if error is None else []
@@ -354,9 +371,11 @@ def _second_to_frame(seconds: float, frame_rate: tuple[int, int]) -> int:
     return math.floor(Fraction(seconds) * Fraction(frame_rate[0], frame_rate[1] or 1) + Fraction(1, 10**6))
 
 
-def _moments(ground_truth: dict, details: dict, frame_rate: tuple[int, int]) -> dict:
+def _moments(ground_truth: dict[str, Any], details: dict[str, Any], frame_rate: tuple[int, int]) -> dict[str, Any]:
     queries = {q["query_id"]: q for q in ground_truth.get("queries", []) if isinstance(q, dict)}
-    reference, predictions, matched = [], [], []
+    reference: list[dict[str, Any]] = []
+    predictions: list[dict[str, Any]] = []
+    matched: list[dict[str, Any]] = []
     for index, record in enumerate(details.get("per_query", [])):
         query = queries.get(record["query_id"], {})
         intervals = query.get("intervals") or [[0.0, 0.0]]

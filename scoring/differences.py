@@ -7,8 +7,10 @@ import statistics
 from collections import Counter
 from collections.abc import Sequence
 
+from ._annotations import Any
 
-def distribution(values: Sequence[float]) -> dict:
+
+def distribution(values: Sequence[float]) -> dict[str, Any]:
     """Count, mean, median, largest absolute value and a histogram of differences."""
     if not values:
         return {"count": 0, "mean": None, "median": None, "max_abs": None, "histogram": {}}
