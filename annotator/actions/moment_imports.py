@@ -11,6 +11,11 @@ packets with a provisional ground-truth version: one packet per video.
 * Importing the same rows again changes nothing; changed rows become the packet's next
   provisional version. Publishing computes the calibration anchors as for any version.
 * The whole import is one transaction: any error leaves the database as it was.
+
+``check_import_moment_packets`` is what the entry points call (the page, ``POST
+/api/moment-imports/``, ``manage.py import_moments``): it reads the files with one size
+limit (``moment_sources.MAX_FILE_BYTES``) and one reader, then calls
+``do_import_moment_packets``.
 """
 
 from __future__ import annotations
@@ -21,11 +26,12 @@ from collections.abc import Sequence
 
 from django.db import transaction
 
-from annotator.actions.packets import check_assignment, do_create_packet
+from annotator.actions.packets import do_create_packet, validate_assignment
 from annotator.actions.taskkinds import do_create_task_kind
 from annotator.actions.versions import do_import_provisional_version
+from annotator.base.canonical import sha256_hex
 from annotator.base.errors import InvalidInput
-from annotator.base.moment_sources import SourceVideo
+from annotator.base.moment_sources import SourceError, SourceVideo, read_jsonl, select, size_refusal
 from annotator.models import GroundTruthVersion, Packet, TaskKind, Video
 from annotator.models.audit_log import record
 from annotator.reads.access import may_import_labels
@@ -104,7 +110,7 @@ def do_import_moment_packets(
     videos: Sequence[SourceVideo], *, actor, annotator_a, annotator_b, adjudicator, file_name: str, file_sha256: str
 ) -> dict:
     """Create or update one packet per video; returns what was done, per video."""
-    check_assignment(annotator_a, annotator_b, adjudicator)
+    validate_assignment(annotator_a, annotator_b, adjudicator)
     kind = published_kind(actor)
     report = {"created": 0, "updated": 0, "unchanged": 0, "clipped": 0, "dropped": 0, "packets": []}
     for source in videos:
@@ -145,3 +151,38 @@ def do_import_moment_packets(
         details={k: v for k, v in report.items() if k != "packets"} | {"file": file_name, "videos": len(videos)},
     )
     return report
+
+
+def _limit(value) -> int | None:
+    if value in (None, ""):
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise InvalidInput("limit_videos must be a whole number", field="limit_videos") from None
+
+
+def check_import_moment_packets(
+    *, actor, source: str, file_name: str, data: bytes, reannotated: Sequence[bytes] = (),
+    annotator_a, annotator_b, adjudicator, limit_videos=None, video_ids: Sequence[str] = (),
+) -> dict:  # fmt: skip
+    """Read an annotation file (and its re-annotation CSVs) from a user, then import it.
+
+    Every file is refused past ``MAX_FILE_BYTES`` (an entry point reads at most one byte
+    more than that); ``source`` must be a known source, the rows must read, ``limit_videos``
+    (a whole number, at least 1) or ``video_ids`` choose the videos. Raises ``InvalidInput``
+    (field ``file`` or ``limit_videos``), else returns ``do_import_moment_packets``'s report."""
+    for size in (len(data), *(len(extra) for extra in reannotated)):
+        refusal = size_refusal(size)
+        if refusal is not None:
+            raise InvalidInput(refusal, field="file")
+    limit = _limit(limit_videos)
+    try:
+        videos = read_jsonl(source or "", data, name=file_name, reannotated=list(reannotated))
+        chosen = select(videos, limit=limit, video_ids=[v for v in video_ids if v])
+    except SourceError as error:
+        raise InvalidInput(str(error), field="file") from None
+    return do_import_moment_packets(
+        chosen, actor=actor, annotator_a=annotator_a, annotator_b=annotator_b, adjudicator=adjudicator,
+        file_name=file_name, file_sha256=sha256_hex(data),
+    )  # fmt: skip

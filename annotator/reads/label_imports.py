@@ -13,16 +13,18 @@ from dataclasses import dataclass, field
 from annotator.base.canonical import sha256_hex
 from annotator.base.charting import ChartingError, break_point_event, frames, number_opportunities, read_rows
 from annotator.base.gtea import LabelFormatError, parse_gtea_line, sort_actions
-from annotator.base.moment_sources import SourceError, SourceVideo, read_jsonl
+from annotator.base.moment_sources import SourceError, SourceVideo, read_jsonl, size_refusal
 from annotator.models import GroundTruthVersion, Packet
 from annotator.models.taskkind_schema import EventInvalid, packet_schema, validate_event
 from annotator.reads import access
 
-MAX_LABEL_BYTES = 2 * 1024 * 1024
-# Moment rows pass through the page twice (the preview carries them back), so the
-# browser import takes smaller files than the API (64 MiB); a whole release split per
-# video or sent to ``POST /api/moment-imports/`` has no such limit.
-MAX_MOMENT_BYTES = 8 * 1024 * 1024
+# The largest label file any label import takes (the page and ``manage.py
+# import_gtea_labels``, through ``actions.versions.check_import_provisional_version``).
+# The page carries the previewed bytes back in its import form (base64, 4/3 as long), and
+# a form body is at most ``DATA_UPLOAD_MAX_MEMORY_SIZE`` (2 MiB): 1 MiB leaves room for
+# that. A GTEA Gaze+ label file is a few KB, a match's charted points about 100 KB.
+MAX_LABEL_BYTES = 1024 * 1024
+TOO_LARGE = f"label files are limited to {MAX_LABEL_BYTES // 1024**2} MiB ({MAX_LABEL_BYTES} bytes)"
 
 
 @dataclass
@@ -46,7 +48,7 @@ def preview_gtea_labels(packet: Packet, name: str, data: bytes) -> Preview:
     and video (frame range), collecting every refusal rather than stopping at the first."""
     preview = Preview(name=name, sha256=sha256_hex(data))
     if len(data) > MAX_LABEL_BYTES:
-        preview.invalid.append((0, "", f"the file is larger than {MAX_LABEL_BYTES // 1024 // 1024} MiB"))
+        preview.invalid.append((0, "", TOO_LARGE))
         return preview
     try:
         text = data.decode("utf-8")
@@ -98,7 +100,7 @@ class ChartingPreview(Preview):
 
 def _decoded(data: bytes, preview: Preview) -> str | None:
     if len(data) > MAX_LABEL_BYTES:
-        preview.invalid.append((0, "", f"the file is larger than {MAX_LABEL_BYTES // 1024 // 1024} MiB"))
+        preview.invalid.append((0, "", TOO_LARGE))
         return None
     try:
         return data.decode("utf-8-sig")
@@ -209,9 +211,11 @@ def preview_moment_rows(
         refusal = access.assignment_refusal(*people)
         if refusal is not None:
             preview.refusals.append(refusal[0].upper() + refusal[1:])
-    if len(data) > MAX_MOMENT_BYTES:
-        preview.invalid.append((0, "", f"the file is larger than {MAX_MOMENT_BYTES // 1024 // 1024} MiB"))
-        return preview
+    for size in (len(data), *(len(extra) for extra in reannotated)):
+        refusal = size_refusal(size)  # the import's own limit (``check_import_moment_packets``)
+        if refusal is not None:
+            preview.invalid.append((0, "", refusal))
+            return preview
     try:
         preview.videos = read_jsonl(source, data, name=name, reannotated=reannotated)
         return preview
@@ -245,3 +249,13 @@ def preview_moment_rows(
             preview.invalid.append((number, lines[number - 1].strip()[:200], str(error)[match.end() :]))
     preview.invalid.sort(key=lambda row: row[0])
     return preview
+
+
+def preview_label_file(packet: Packet, label_format: str, name: str, data: bytes, *, player_one: str = "first"):
+    """The dry run of ``label_format`` (the packet family's ``label_format``):
+    ``preview_gtea_labels`` or ``preview_charting_rows``; ``LookupError`` for another."""
+    if label_format == "gtea":
+        return preview_gtea_labels(packet, name, data)
+    if label_format == "mcp-charting":
+        return preview_charting_rows(packet, name, data, player_one=player_one)
+    raise LookupError(label_format)

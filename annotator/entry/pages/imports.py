@@ -21,21 +21,19 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
 
-from annotator.actions.moment_imports import do_import_moment_packets
+from annotator.actions.moment_imports import check_import_moment_packets
 from annotator.actions.people import roles_of
-from annotator.actions.versions import do_import_provisional_version
+from annotator.actions.versions import check_import_provisional_version
 from annotator.base.errors import WorkflowError
 from annotator.base.families import adapter_for
-from annotator.base.moment_sources import SOURCES, SourceError, select
+from annotator.base.moment_sources import MAX_FILE_BYTES, SOURCES, SourceError, select
 from annotator.entry.pages.site import _or_404
 from annotator.models import Packet, VideoSearchIndex
 from annotator.reads import access
 from annotator.reads.label_imports import (
     MAX_LABEL_BYTES,
-    MAX_MOMENT_BYTES,
     charting_players,
-    preview_charting_rows,
-    preview_gtea_labels,
+    preview_label_file,
     preview_moment_rows,
 )
 from annotator.reads.search import FEATURE_LAYOUTS, has_media
@@ -55,14 +53,8 @@ def _uploaded(request) -> tuple[str, bytes] | None:
     return (request.POST.get("name", "labels.txt")[:200], data) if data else None
 
 
-# label format -> (template, dry run(packet, name, data, options), source prefix)
-LABEL_FORMATS = {
-    "gtea": ("frontend/imports/gtea.html", lambda packet, name, data, options: preview_gtea_labels(packet, name, data)),
-    "mcp-charting": (
-        "frontend/imports/charting.html",
-        lambda packet, name, data, options: preview_charting_rows(packet, name, data, player_one=options["player_one"]),
-    ),
-}
+# label format -> its page's template
+LABEL_FORMATS = {"gtea": "frontend/imports/gtea.html", "mcp-charting": "frontend/imports/charting.html"}
 
 
 def _label_options(request) -> dict:
@@ -79,7 +71,7 @@ def import_labels(request, packet_id: int):
     if label_format not in LABEL_FORMATS:
         context["error"] = "Packets of this task kind take no label file."
         return render(request, "frontend/imports/gtea.html", context, status=400 if request.method == "POST" else 200)
-    template, dry_run = LABEL_FORMATS[label_format]
+    template = LABEL_FORMATS[label_format]
     if request.method == "GET":
         return render(request, template, context)
     uploaded = _uploaded(request)
@@ -87,7 +79,7 @@ def import_labels(request, packet_id: int):
         context["error"] = "Choose a label file."
         return render(request, template, context, status=400)
     name, data = uploaded
-    preview = dry_run(packet, name, data, options)
+    preview = preview_label_file(packet, label_format, name, data, player_one=options["player_one"])
     context.update(preview=preview, data_b64=base64.b64encode(data).decode("ascii"))
     if request.POST.get("op") != "import":
         return render(request, template, context)
@@ -98,8 +90,8 @@ def import_labels(request, packet_id: int):
         context["error"] = "Nothing was imported: fix the refused lines first."
         return render(request, template, context, status=400)
     try:
-        version = do_import_provisional_version(
-            packet, preview.events, actor=request.user, source=f"{label_format}:{name}", source_sha256=preview.sha256
+        version = check_import_provisional_version(
+            packet, actor=request.user, file_name=name, data=data, player_one=options["player_one"]
         )
     except WorkflowError as error:
         context["error"] = error.message
@@ -116,7 +108,7 @@ def _moment_files(request) -> tuple[str, bytes, list[bytes]] | None:
     """The annotation file and re-annotation CSVs: uploaded (preview) or carried back (import)."""
     upload = request.FILES.get("rows")
     if upload is not None:
-        limit = MAX_MOMENT_BYTES + 1
+        limit = MAX_FILE_BYTES + 1  # one byte past the limit: enough to refuse the file
         return upload.name, upload.read(limit), [f.read(limit) for f in request.FILES.getlist("reannotated")]
     try:
         data = base64.b64decode(request.POST.get("data_b64", ""), validate=True)
@@ -149,7 +141,7 @@ def default_assignment(people) -> dict[str, str]:
 @require_http_methods(["GET", "POST"])
 def import_moments(request):
     """QVHighlights / Charades-STA rows: one moment packet per video with a provisional
-    version (``do_import_moment_packets``, as ``POST /api/moment-imports/``). The form
+    version (``check_import_moment_packets``, as ``POST /api/moment-imports/``). The form
     starts with three different people; the dry run refuses what the import would."""
     _or_404(access.require_maintainer, request)
     people = get_user_model().objects.filter(is_active=True).order_by("username")
@@ -183,9 +175,10 @@ def import_moments(request):
         )
         return render(request, "frontend/imports/moments.html", context, status=400)
     try:
-        context["report"] = do_import_moment_packets(
-            chosen, actor=request.user, annotator_a=chosen_people[0], annotator_b=chosen_people[1],
-            adjudicator=chosen_people[2], file_name=name, file_sha256=preview.sha256,
+        context["report"] = check_import_moment_packets(
+            actor=request.user, source=form["source"], file_name=name, data=data, reannotated=extra,
+            annotator_a=chosen_people[0], annotator_b=chosen_people[1], adjudicator=chosen_people[2],
+            limit_videos=form["limit"],
         )  # fmt: skip
     except WorkflowError as error:
         context["error"] = error.message
