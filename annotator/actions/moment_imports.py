@@ -15,13 +15,17 @@ packets with a provisional ground-truth version: one packet per video.
 ``check_import_moment_packets`` is what the entry points call (the page, ``POST
 /api/moment-imports/``, ``manage.py import_moments``): it reads the files with one size
 limit (``moment_sources.MAX_FILE_BYTES``) and one reader, then calls
-``do_import_moment_packets``.
+``do_import_moment_packets``. ``check_stage_moment_files`` keeps the files the page
+previewed (with the same limit) until its import POST names them.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
+import os
+import tempfile
+import time
 from collections.abc import Sequence
 
 from django.db import transaction
@@ -35,7 +39,10 @@ from annotator.base.moment_sources import SourceError, SourceVideo, read_jsonl, 
 from annotator.models import GroundTruthVersion, Packet, TaskKind, Video
 from annotator.models.audit_log import record
 from annotator.reads.access import may_import_labels
+from annotator.reads.label_imports import staged_path
 
+# A previewed file is kept this long for its import (dropped by the next preview after that).
+STAGED_SECONDS = 24 * 3600
 PUBLISHED_KIND = "moment-queries-published"
 NOMINAL_FPS = 30
 PUBLISHED_SCHEMA = {
@@ -172,10 +179,7 @@ def check_import_moment_packets(
     more than that); ``source`` must be a known source, the rows must read, ``limit_videos``
     (a whole number, at least 1) or ``video_ids`` choose the videos. Raises ``InvalidInput``
     (field ``file`` or ``limit_videos``), else returns ``do_import_moment_packets``'s report."""
-    for size in (len(data), *(len(extra) for extra in reannotated)):
-        refusal = size_refusal(size)
-        if refusal is not None:
-            raise InvalidInput(refusal, field="file")
+    _refuse_large([data, *reannotated])
     limit = _limit(limit_videos)
     try:
         videos = read_jsonl(source or "", data, name=file_name, reannotated=list(reannotated))
@@ -186,3 +190,44 @@ def check_import_moment_packets(
         chosen, actor=actor, annotator_a=annotator_a, annotator_b=annotator_b, adjudicator=adjudicator,
         file_name=file_name, file_sha256=sha256_hex(data),
     )  # fmt: skip
+
+
+def _refuse_large(files: Sequence[bytes]) -> None:
+    for size in (len(data) for data in files):
+        refusal = size_refusal(size)
+        if refusal is not None:
+            raise InvalidInput(refusal, field="file")
+
+
+def check_stage_moment_files(files: Sequence[bytes]) -> list[str]:
+    """Keep previewed files (the annotation file, then any re-annotation CSVs) for the
+    import page's second POST: each at most ``MAX_FILE_BYTES``; then
+    ``do_stage_moment_files``."""
+    _refuse_large(files)
+    return do_stage_moment_files(files)
+
+
+def do_stage_moment_files(files: Sequence[bytes], *, now: float | None = None) -> list[str]:
+    """Store each file under ``reads.label_imports.STAGED_DIR`` named by its SHA-256 (the
+    same bytes twice are one file) and return the names; files kept longer than
+    ``STAGED_SECONDS`` go first. Writes no row: a dry run stays a dry run."""
+    now = time.time() if now is None else now
+    names = [sha256_hex(data) for data in files]
+    folder = staged_path(names[0] if names else "0" * 64).parent
+    folder.mkdir(parents=True, exist_ok=True)
+    for old in folder.iterdir():
+        try:
+            if old.name not in names and now - old.stat().st_mtime > STAGED_SECONDS:
+                old.unlink()
+        except FileNotFoundError:  # another preview dropped it
+            continue
+    for name, data in zip(names, files, strict=True):
+        path = staged_path(name)
+        if path.exists():
+            os.utime(path, (now, now))  # kept from this preview on
+            continue
+        handle, temporary = tempfile.mkstemp(dir=folder, prefix=".part-")
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.replace(temporary, path)
+    return names

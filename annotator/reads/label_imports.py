@@ -1,7 +1,11 @@
 """Dry runs of label imports from the browser: what a file would import into a
 packet's provisional tier, and which lines would be refused and why. Never writes;
-the import itself is ``actions.versions.do_import_provisional_version``, which checks
-every event again.
+the import itself is ``actions.versions.check_import_provisional_version``, which reads
+the file again as the dry run does.
+
+The moment import page keeps the files it previewed on the server (``STAGED_DIR``, named
+by their SHA-256: ``actions.moment_imports.check_stage_moment_files``), so that its import
+POST names them instead of carrying up to 64 MiB back; ``staged_moment_file`` reads one.
 """
 
 from __future__ import annotations
@@ -9,6 +13,9 @@ from __future__ import annotations
 import csv
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.conf import settings
 
 from annotator.base.canonical import sha256_hex
 from annotator.base.charting import ChartingError, break_point_event, frames, number_opportunities, read_rows
@@ -24,6 +31,8 @@ from annotator.reads import access
 # a form body is at most ``DATA_UPLOAD_MAX_MEMORY_SIZE`` (2 MiB): 1 MiB leaves room for
 # that. A GTEA Gaze+ label file is a few KB, a match's charted points about 100 KB.
 MAX_LABEL_BYTES = 1024 * 1024
+STAGED_DIR = "imports/moments"  # under MEDIA_ROOT
+SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 TOO_LARGE = f"label files are limited to {MAX_LABEL_BYTES // 1024**2} MiB ({MAX_LABEL_BYTES} bytes)"
 
 
@@ -259,3 +268,21 @@ def preview_label_file(packet: Packet, label_format: str, name: str, data: bytes
     if label_format == "mcp-charting":
         return preview_charting_rows(packet, name, data, player_one=player_one)
     raise LookupError(label_format)
+
+
+def staged_path(sha256: str) -> Path | None:
+    """Where a previewed moment file with this SHA-256 is kept; None for a malformed name."""
+    if not isinstance(sha256, str) or not SHA256_HEX.fullmatch(sha256):
+        return None
+    return Path(settings.MEDIA_ROOT) / STAGED_DIR / sha256
+
+
+def staged_moment_file(sha256: str) -> bytes | None:
+    """The bytes of a previewed moment file, or None when there is none by that name (never
+    previewed, or expired); the bytes are checked against the name."""
+    path = staged_path(sha256)
+    try:
+        data = path.read_bytes() if path is not None else None
+    except FileNotFoundError:
+        return None
+    return data if data is not None and sha256_hex(data) == sha256 else None
