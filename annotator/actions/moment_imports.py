@@ -39,7 +39,7 @@ from annotator.base.moment_sources import SourceError, SourceVideo, read_jsonl, 
 from annotator.models import GroundTruthVersion, Packet, TaskKind, Video
 from annotator.models.audit_log import record
 from annotator.reads.access import may_import_labels
-from annotator.reads.label_imports import staged_path
+from annotator.reads.label_imports import staged_folder, staged_path
 
 # A previewed file is kept this long for its import (dropped by the next preview after that).
 STAGED_SECONDS = 24 * 3600
@@ -213,7 +213,7 @@ def do_stage_moment_files(files: Sequence[bytes], *, now: float | None = None) -
     ``STAGED_SECONDS`` go first. Writes no row: a dry run stays a dry run."""
     now = time.time() if now is None else now
     names = [sha256_hex(data) for data in files]
-    folder = staged_path(names[0] if names else "0" * 64).parent
+    folder = staged_folder()
     folder.mkdir(parents=True, exist_ok=True)
     for old in folder.iterdir():
         try:

@@ -270,11 +270,16 @@ def preview_label_file(packet: Packet, label_format: str, name: str, data: bytes
     raise LookupError(label_format)
 
 
+def staged_folder() -> Path:
+    """The folder of the previewed moment files."""
+    return Path(settings.MEDIA_ROOT) / STAGED_DIR
+
+
 def staged_path(sha256: str) -> Path | None:
     """Where a previewed moment file with this SHA-256 is kept; None for a malformed name."""
     if not isinstance(sha256, str) or not SHA256_HEX.fullmatch(sha256):
         return None
-    return Path(settings.MEDIA_ROOT) / STAGED_DIR / sha256
+    return staged_folder() / sha256
 
 
 def staged_moment_file(sha256: str) -> bytes | None:

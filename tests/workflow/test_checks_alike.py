@@ -9,17 +9,17 @@ import html
 import io
 import json
 import re
-from pathlib import Path
+import time
 
 import pytest
-from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 
+from annotator.actions.moment_imports import STAGED_SECONDS, do_stage_moment_files
 from annotator.base.canonical import sha256_hex
 from annotator.base.moment_sources import MAX_FILE_BYTES, size_refusal
 from annotator.models import GroundTruthVersion, Packet, TaskKind
-from annotator.reads.label_imports import MAX_LABEL_BYTES, STAGED_DIR, TOO_LARGE
+from annotator.reads.label_imports import MAX_LABEL_BYTES, TOO_LARGE, staged_folder
 from tests.factories import client_for
 from tests.frontend.test_label_import_page import commit as commit_labels
 from tests.frontend.test_label_import_page import preview as preview_labels
@@ -31,7 +31,7 @@ PEOPLE = ("annotator_a", "annotator_b", "adjudicator")
 
 
 def _staged() -> list[str]:
-    folder = Path(settings.MEDIA_ROOT) / STAGED_DIR
+    folder = staged_folder()
     return sorted(p.name for p in folder.iterdir()) if folder.exists() else []
 
 
@@ -170,7 +170,7 @@ def test_a_previewed_file_no_longer_kept_asks_for_a_new_preview(maintainer, trio
     client = client_for(maintainer)
     preview = page_preview(client, ROW.encode(), trio).content.decode()
     for name in _staged():
-        (Path(settings.MEDIA_ROOT) / STAGED_DIR / name).unlink()
+        (staged_folder() / name).unlink()
     refused = page_import_staged(client, preview, trio)
     assert refused.status_code == 409 and b"preview it again" in refused.content
     assert not Packet.objects.exists()
@@ -276,3 +276,14 @@ def test_a_valid_task_kind_is_made_alike_by_the_editor_and_the_api(maintainer):
     assert other.status_code == 201
     page_kind, api_kind = TaskKind.objects.get(slug=SWIM_KIND["slug"]), TaskKind.objects.get(slug="swim-turns-api")
     assert page_kind.schema == api_kind.schema and page_kind.scorer_id == api_kind.scorer_id
+
+
+@pytest.mark.django_db
+def test_files_kept_past_their_day_go_with_the_next_preview(maintainer, trio):
+    client = client_for(maintainer)
+    page_preview(client, ROW.encode(), trio)
+    [old] = _staged()
+    later = time.time() + STAGED_SECONDS + 60
+    other = (ROW + "\n").encode()
+    assert do_stage_moment_files([other], now=later) == [sha256_hex(other)]
+    assert _staged() == [sha256_hex(other)] and old != sha256_hex(other)
