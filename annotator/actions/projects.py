@@ -20,6 +20,8 @@ from annotator.base.families import adapter_for
 from annotator.models import Ledger, LedgerEvent, Packet, Project, TaskKind, Video
 from annotator.models.audit_log import record
 
+MAX_TITLE_CHARS = 300  # the column's length (``Project.title``)
+
 
 def validate_project_parameters_for(task_kind: TaskKind, parameters) -> dict:
     if not isinstance(parameters, dict):
@@ -164,9 +166,6 @@ def do_reassign_annotator(*, actor, packet: Packet, side: str, person) -> Ledger
         details={"side": side, "from": before.username, "to": person.username},
     )
     return ledger
-
-
-MAX_TITLE_CHARS = 300  # the column's length (``Project.title``)
 
 
 def check_create_project(
