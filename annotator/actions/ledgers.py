@@ -29,7 +29,7 @@ MAX_EVENTS_PER_LEDGER = 5000
 MIN_ATTESTATION_CHARS = 20
 
 
-def check_event(ledger: Ledger, data) -> dict:
+def validate_ledger_event(ledger: Ledger, data) -> dict:
     """Validate untrusted event data against the packet's task kind."""
     packet = ledger.packet
     try:
@@ -82,7 +82,7 @@ def _bump(ledger: Ledger) -> None:
 @in_callers_transaction
 def do_add_event(ledger: Ledger, data, *, actor, expected_version) -> LedgerEvent:
     _check_writable(ledger, expected_version)
-    cleaned = check_event(ledger, data)
+    cleaned = validate_ledger_event(ledger, data)
     _check_room(ledger)
     event = LedgerEvent.objects.create(ledger=ledger, data=cleaned)
     _bump(ledger)
@@ -101,7 +101,7 @@ def _get_event(ledger: Ledger, event_uid) -> LedgerEvent:
 def do_update_event(ledger: Ledger, event_uid, data, *, actor, expected_version) -> LedgerEvent:
     _check_writable(ledger, expected_version)
     event = _get_event(ledger, event_uid)
-    event.data = check_event(ledger, data)
+    event.data = validate_ledger_event(ledger, data)
     event.save(update_fields=["data", "updated_at"])
     _bump(ledger)
     record(actor, "update_event", event, packet=ledger.packet, details={"side": ledger.side, "version": ledger.version})

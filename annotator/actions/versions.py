@@ -10,12 +10,14 @@ from django.db import transaction
 from annotator.actions.grading import compute_calibration_on_publish, store_agreement_report
 from annotator.base.canonical import canonical_sha256
 from annotator.base.errors import Conflict, InvalidInput
+from annotator.base.families import adapter_for
 from annotator.base.seals import row_seal
 from annotator.models import GroundTruthVersion, Packet
 from annotator.models.audit_log import record
 from annotator.models.taskkind_schema import EventInvalid, packet_schema, validate_event
 from annotator.reads.anchors import anchor_on_commit
 from annotator.reads.documents import version_events
+from annotator.reads.label_imports import preview_label_file
 from annotator.reads.publishing import PendingVersion, pending_adjudicated_version, pending_version
 
 
@@ -97,3 +99,27 @@ def do_import_provisional_version(
         manifest_extra={"source": source, "source_sha256": source_sha256},
     )
     return _store_version(packet, pending, actor=actor, source=source)
+
+
+def check_import_provisional_version(
+    packet: Packet, *, actor, file_name: str, data: bytes, player_one: str = "first"
+) -> GroundTruthVersion:
+    """Import a label file a user gave (the import page, ``manage.py import_gtea_labels``)
+    as the packet's next provisional version, in the format its family names
+    (``FamilyAdapter.label_format``).
+
+    The file is read as its dry run reads it (``reads.label_imports``): at most
+    ``MAX_LABEL_BYTES``, UTF-8, every line or row checked against the packet's task kind
+    and video. Any refused line refuses the whole file (``InvalidInput`` naming the first
+    one and how many there are); then ``do_import_provisional_version``."""
+    label_format = adapter_for(packet.task_kind.schema["family"]).label_format
+    if label_format is None:
+        raise InvalidInput("packets of this task kind take no label file", field="file")
+    preview = preview_label_file(packet, label_format, file_name, data, player_one=player_one)
+    if preview.invalid:
+        number, _, reason = preview.invalid[0]
+        more = f" (and {len(preview.invalid) - 1} more refused)" if len(preview.invalid) > 1 else ""
+        raise InvalidInput(f"{f'line {number}: ' if number else ''}{reason}{more}", field="file")
+    return do_import_provisional_version(
+        packet, preview.events, actor=actor, source=f"{label_format}:{file_name}", source_sha256=preview.sha256
+    )

@@ -97,7 +97,7 @@ def is_maintainer(user: AbstractBaseUser) -> bool:
 
 def assignment_refusal(annotator_a, annotator_b, adjudicator) -> str | None:
     """Why a packet cannot be assigned to these three people, or None: the one rule
-    packet creation applies (``actions.packets.check_assignment``) and dry runs
+    packet creation applies (``actions.packets.validate_assignment``) and dry runs
     predict with (``label_imports.preview_moment_rows``)."""
     people = [annotator_a, annotator_b, adjudicator]
     if any(person is None for person in people):

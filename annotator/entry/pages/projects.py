@@ -73,7 +73,7 @@ def project_list(request):
                 raise InvalidInput(f"parameters are not JSON: {error.msg}", field="parameters") from None
             parameters = {**parameters, **_form_parameters(form)}
             people = _active_people()
-            project = project_actions.do_create_project(
+            project = project_actions.check_create_project(
                 actor=request.user,
                 title=form["title"],
                 task_kind=kind,
@@ -109,7 +109,7 @@ def project_detail(request, project_id: int):
         chosen = _ids(request.POST.getlist("videos"))
         videos = {v.pk: v for v in Video.objects.filter(pk__in=chosen)}
         try:
-            made = project_actions.do_create_project_packets(
+            made = project_actions.check_create_project_packets(
                 actor=request.user, project=project, videos=[videos[i] for i in chosen if i in videos]
             )
             context["made"] = made
@@ -128,9 +128,7 @@ def packet_assignment(request, packet_id: int):
     if request.method == "POST":
         person = _active_people().filter(pk=parse_id(request.POST.get("person"))).first()
         try:
-            if person is None:
-                raise InvalidInput("choose an active person", field="person")
-            project_actions.do_reassign_annotator(
+            project_actions.check_reassign_annotator(
                 actor=request.user, packet=packet, side=request.POST.get("side", ""), person=person
             )
             context["notice"] = f"Annotator {request.POST.get('side', '').upper()} is now {person.username}."
