@@ -15,7 +15,7 @@ import uuid
 from django.db import transaction
 from django.utils import timezone
 
-from annotator.actions.grading import store_agreement_report
+from annotator.actions.derived import queue_agreement_report
 from annotator.base.canonical import canonical_sha256
 from annotator.base.errors import Conflict, InvalidInput, StaleVersion
 from annotator.base.seals import row_seal
@@ -119,7 +119,11 @@ def do_delete_event(ledger: Ledger, event_uid, *, actor, expected_version) -> No
 
 @transaction.atomic
 def do_freeze_ledger(ledger: Ledger, *, actor, attestation: str, expected_version) -> Ledger:
-    """Freeze with a written attestation; store canonical JSON + SHA-256. Irreversible."""
+    """Freeze with a written attestation; store canonical JSON + SHA-256. Irreversible.
+
+    Writes the ledger and its audit entry only. When this is the second freeze, the
+    agreement report is queued (``annotator.actions.derived``) and computed after commit;
+    it can neither delay nor undo the freeze."""
     _check_writable(ledger, expected_version)
     attestation = (attestation or "").strip()
     if len(attestation) < MIN_ATTESTATION_CHARS:
@@ -141,6 +145,7 @@ def do_freeze_ledger(ledger: Ledger, *, actor, attestation: str, expected_versio
         hashes={"ledger": digest, "row": row_seal(ledger)},
         details={"side": ledger.side},
     )
-    store_agreement_report(ledger.packet)  # once both are frozen, so that reading it never writes
+    # The agreement report is derived work: computed by a task once this has committed.
+    queue_agreement_report(ledger.packet, actor=actor, after="freeze")
     anchor_on_commit(f"freeze ledger {ledger.pk}")
     return ledger

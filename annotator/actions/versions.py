@@ -1,13 +1,15 @@
 """Publishing ground-truth versions: adjudicated from a union, provisional from imports.
 
 What a publication would store is computed by ``annotator.reads.publishing`` (the same
-function answers the confirmation preview); this module only stores it."""
+function answers the confirmation preview); this module only stores it. The calibration
+anchors of a new version and the agreement report against it are derived work, computed by
+tasks after the publication commits (``annotator.actions.derived``)."""
 
 from __future__ import annotations
 
 from django.db import transaction
 
-from annotator.actions.grading import compute_calibration_on_publish, store_agreement_report
+from annotator.actions.derived import queue_agreement_report, queue_version_calibration
 from annotator.base.canonical import canonical_sha256
 from annotator.base.errors import Conflict, InvalidInput
 from annotator.base.families import adapter_for
@@ -51,7 +53,7 @@ def _store_version(packet, pending: PendingVersion, *, actor, source) -> GroundT
         hashes={"version": pending.sha256, "manifest": manifest_sha, "row": row_seal(version)},
         details={"number": pending.number},
     )
-    compute_calibration_on_publish(version)
+    queue_version_calibration(version, actor=actor)  # the anchors are computed after commit
     anchor_on_commit(f"publish version {version.pk}")
     version.created = True
     return version
@@ -70,7 +72,8 @@ def do_publish_adjudicated_version(packet: Packet, *, actor) -> GroundTruthVersi
     if undecided:
         raise Conflict(f"{undecided} union item(s) still need a decision")
     version = _store_version(packet, pending, actor=actor, source="adjudication")
-    store_agreement_report(packet)  # against the new version, so that reading it never writes
+    # Against the new version, so that reading it never writes; computed after commit.
+    queue_agreement_report(packet, actor=actor, after="publication")
     return version
 
 

@@ -30,7 +30,7 @@ from annotator.reads import grading as reads
 from annotator.reads.export import export_files
 from scoring import Anchor, Scorer, ScoreResult, UnionItem
 from scoring.registry import BUILTIN_FAMILIES, register_scorer, unregister_scorer
-from tests.factories import make_packet
+from tests.factories import after_commit, make_packet
 
 ROOT = Path(__file__).resolve().parents[2]
 FAMILY = "markers"
@@ -143,7 +143,8 @@ def test_a_fourth_family_goes_through_the_whole_protocol_with_a_scorer_and_an_ad
     assert sorted(union.items.values_list("status", flat=True)) == ["a_only", "agreed", "agreed", "b_only"]
     for item in union.items.exclude(status="agreed"):
         do_decide_item(item, actor=adjudicator, action="take_a" if item.a_value else "drop", rationale="seen")
-    version = do_publish_adjudicated_version(packet, actor=adjudicator)
+    with after_commit():  # the anchors and the report follow the publication's commit
+        version = do_publish_adjudicated_version(packet, actor=adjudicator)
 
     files = export_files(version)  # the adapter's files, the common manifest
     assert json.loads(files["gt.json"]) == {"markers": [{"frame": 10}, {"frame": 20}, {"frame": 30}]}
@@ -153,7 +154,7 @@ def test_a_fourth_family_goes_through_the_whole_protocol_with_a_scorer_and_an_ad
         "oracle.json",
         "adjudication_log.json",
     }
-    calibration = VersionCalibration.objects.get(version=version)  # the toy anchors, on publish
+    calibration = VersionCalibration.objects.get(version=version)  # the toy anchors, after publishing
     assert calibration.status == "ok" and [a["reward"] for a in calibration.anchors] == [1.0, 0.0]
 
     cap = byte_cap(SCORER_ID)  # the registry's cap
