@@ -387,12 +387,15 @@ FRAMELEDGER_BUNDLE_TMPFS_BYTES = envint("FRAMELEDGER_BUNDLE_TMPFS_BYTES", 256 * 
 # A running bundle's worker renews its heartbeat every 10 s; a run whose heartbeat is older
 # than this is ended (error) by the beat sweep, and its redelivered message may run it again.
 FRAMELEDGER_BUNDLE_LEASE_SECONDS = envint("FRAMELEDGER_BUNDLE_LEASE_SECONDS", 120)
-# Moment annotation imports: the .jsonl and its re-annotation CSVs, each at most 64 MiB.
+# Moment annotation imports: the .jsonl and its re-annotation CSVs, each at most 64 MiB
+# (annotator.base.moment_sources.MAX_FILE_BYTES, checked by the import itself); this is the
+# body that carries them, through the API or the import page's dry run.
 FRAMELEDGER_MAX_MOMENT_IMPORT_BYTES = envint("FRAMELEDGER_MAX_MOMENT_IMPORT_BYTES", 4 * 64 * 1024**2)
-# The two upload routes above take large bodies too (deploy/body_limits.py).
+# The upload routes above take large bodies too (deploy/body_limits.py).
 FRAMELEDGER_UPLOAD_PATHS += [
     (r"^/api/versions/[0-9]+/bundles/$", FRAMELEDGER_BUNDLE_MAX_BYTES + MULTIPART_SLACK_BYTES),
     (r"^/api/moment-imports/$", FRAMELEDGER_MAX_MOMENT_IMPORT_BYTES + MULTIPART_SLACK_BYTES),
+    (r"^/imports/moments/$", FRAMELEDGER_MAX_MOMENT_IMPORT_BYTES + MULTIPART_SLACK_BYTES),
     # Uploaded CLIP features of a video's moment-search index (annotator.actions.search).
     (r"^/api/videos/[0-9]+/search-index/$", 2 * 512 * 1024**2 + MULTIPART_SLACK_BYTES),
 ]

@@ -58,7 +58,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cache-dir", default=None, help="cache folder (default: see docs/retrieval.md)")
 
 
-def _train_and_gate(args, index_dir: Path, train_path: Path, val_path: Path | None) -> None:
+def _train_and_gate(args: argparse.Namespace, index_dir: Path, train_path: Path, val_path: Path | None) -> None:
     from retrieval.evaluate import mean_best_iou
     from retrieval.train import TrainConfig, Trainer, load_examples
 
@@ -109,7 +109,7 @@ def _train_and_gate(args, index_dir: Path, train_path: Path, val_path: Path | No
         log("the head did not beat zero-shot on held-out examples; the index uses zero-shot")
 
 
-def cmd_build(args) -> int:
+def cmd_build(args: argparse.Namespace) -> int:
     corpus = Path(args.corpus)
     index_dir = Path(args.index_dir)
     t0 = time.perf_counter()
@@ -131,7 +131,7 @@ def cmd_build(args) -> int:
     return 0
 
 
-def cmd_run(args) -> int:
+def cmd_run(args: argparse.Namespace) -> int:
     from retrieval.service import iter_lines, run_requests
 
     cache_dir = resolve_cache_dir(args.cache_dir)
@@ -155,7 +155,7 @@ def cmd_run(args) -> int:
     return 0
 
 
-def cmd_train(args) -> int:
+def cmd_train(args: argparse.Namespace) -> int:
     from retrieval.train import TrainConfig, Trainer, load_examples
 
     index = FeatureIndex(args.index_dir)
@@ -190,7 +190,7 @@ def cmd_train(args) -> int:
     return 0
 
 
-def cmd_synth(args) -> int:
+def cmd_synth(args: argparse.Namespace) -> int:
     from retrieval.synthetic import SyntheticConfig, generate_corpus, write_corpus
 
     cfg = SyntheticConfig(

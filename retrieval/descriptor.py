@@ -61,10 +61,10 @@ def frame_descriptor(frame: np.ndarray) -> np.ndarray:
     angle = np.mod(np.arctan2(gy, gx), np.pi)
     bins = np.minimum((angle / np.pi * ORIENTATION_BINS).astype(np.int64), ORIENTATION_BINS - 1)
     total = float(magnitude.sum())
-    texture = []
+    histograms = []
     for cell_bins, cell_mag in zip(_cells(bins), _cells(magnitude), strict=True):
-        texture.append(np.bincount(cell_bins.ravel(), weights=cell_mag.ravel(), minlength=ORIENTATION_BINS))
-    texture = np.sqrt(np.concatenate(texture) / total) if total > 0 else np.zeros(CELLS * CELLS * ORIENTATION_BINS)
+        histograms.append(np.bincount(cell_bins.ravel(), weights=cell_mag.ravel(), minlength=ORIENTATION_BINS))
+    texture = np.sqrt(np.concatenate(histograms) / total) if total > 0 else np.zeros(CELLS * CELLS * ORIENTATION_BINS)
     energy = np.array([magnitude.mean()], dtype=np.float32)
     return np.concatenate(
         [l2_normalize(colour), l2_normalize(layout), l2_normalize(texture), np.tanh(energy * 10.0)]

@@ -16,6 +16,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
@@ -86,7 +87,7 @@ class HashTextEncoder(TextEncoder):
         tokens = tokenize(text)
         if not tokens:
             raise EncoderError("description has no content words")
-        return np.sum([self.token_vector(t) for t in tokens], axis=0, dtype=np.float32)
+        return cast(np.ndarray, np.sum([self.token_vector(t) for t in tokens], axis=0, dtype=np.float32))
 
     def spec(self) -> dict:
         return {"kind": "hash", "dim": self.dim, "seed": self.seed}

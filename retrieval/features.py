@@ -10,9 +10,12 @@ from __future__ import annotations
 import os
 import zipfile
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import torch
+
+_Array = TypeVar("_Array", np.ndarray, torch.Tensor)
 
 #: Recorded in the index manifest so that a reader knows what the vectors are.
 NORMALISATION_ID = "l2-last-axis-float32-eps1e-12"
@@ -23,7 +26,7 @@ class FeatureError(ValueError):
     """A feature file that cannot be used."""
 
 
-def l2_normalize(x, eps: float = _EPS):
+def l2_normalize(x: _Array, eps: float = _EPS) -> _Array:
     """Scale every vector along the last axis to unit length (float32).
 
     Accepts a numpy array or a torch tensor and returns the same kind. A zero vector

@@ -17,7 +17,9 @@ residual 1-D convolutions along time, and small output layers.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import asdict, dataclass
+from typing import cast
 
 import torch
 from torch import nn
@@ -55,6 +57,7 @@ class _ConvBlock(nn.Module):
         super().__init__()
         self.norm = nn.LayerNorm(hidden)
         padding = dilation * (kernel - 1) // 2
+        self.conv: nn.Module
         if separable:
             self.conv = nn.Sequential(
                 nn.Conv1d(hidden, hidden, kernel, padding=padding, dilation=dilation, groups=hidden),
@@ -91,8 +94,9 @@ class TemporalHead(nn.Module):
         # relative zero-shot score) and learns corrections on top of it.
         self.interval_skip = nn.Linear(N_RANK_FEATURES, 1)
         with torch.no_grad():
-            self.interval_mlp[-1].weight.zero_()
-            self.interval_mlp[-1].bias.zero_()
+            last = cast(nn.Linear, self.interval_mlp[-1])
+            last.weight.zero_()
+            last.bias.zero_()
             self.interval_skip.weight.zero_()
             self.interval_skip.weight[0, 0] = 4.0
             self.interval_skip.bias.fill_(-2.0)
@@ -173,11 +177,11 @@ class TemporalHead(nn.Module):
         return (self.interval_mlp(feats) + self.interval_skip(rank_features)).squeeze(1)
 
 
-def save_head(head: TemporalHead, path, extra: dict | None = None) -> None:
+def save_head(head: TemporalHead, path: str | os.PathLike[str], extra: dict | None = None) -> None:
     torch.save({"config": head.config.to_dict(), "state_dict": head.state_dict(), **(extra or {})}, path)
 
 
-def load_head(path, device: torch.device | str = "cpu") -> TemporalHead:
+def load_head(path: str | os.PathLike[str], device: torch.device | str = "cpu") -> TemporalHead:
     """Load a head from a checkpoint. A training checkpoint gives the weights that did
     best on its held-out examples, else its averaged (EMA) weights."""
     blob = torch.load(path, map_location=device, weights_only=True)

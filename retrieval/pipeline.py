@@ -15,6 +15,7 @@ from retrieval.head import HeadOutput, TemporalHead
 from retrieval.scan import (
     MAX_FINE_CANDIDATES,
     Candidates,
+    ScanTerms,
     interval_scores,
     likelihood_terms,
     merge_candidates,
@@ -52,8 +53,8 @@ def rank_zero_shot(
 class ScanContext:
     """Both exhaustive scans of one request and the candidates they propose."""
 
-    zs_terms: object
-    ll_terms: object
+    zs_terms: ScanTerms
+    ll_terms: ScanTerms
     zs_best: torch.Tensor
     ll_best: torch.Tensor
     candidates: Candidates

@@ -138,7 +138,7 @@ class _Kernel:
         torch.sub(self.ext.as_strided((n, width), (1, 1), k0), self.start[:n, None], out=scores)
         if self.weights is not None:
             scores.mul_(self.weights[k0 - 1 : k0 - 1 + width])
-        elif self.t_ext is not None:
+        elif self.t_ext is not None and self.gamma is not None:  # t_ext is set only with a gamma
             lengths = self.t_ext.as_strided((n, width), (1, 1), k0) - self.t_ext[:n, None]
             scores.mul_(_length_weight(lengths, self.span, self.gamma, self.floor))
         return scores
@@ -148,7 +148,7 @@ class _Kernel:
         scores = self.ext[starts[:, None] + ks] - self.start[starts][:, None]
         if self.weights is not None:
             scores = scores * self.weights[ks - 1]
-        elif self.t_ext is not None:
+        elif self.t_ext is not None and self.gamma is not None:
             lengths = self.t_ext[starts[:, None] + ks] - self.t_ext[starts][:, None]
             scores = scores * _length_weight(lengths, self.span, self.gamma, self.floor)
         return scores

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -171,7 +172,9 @@ def _ar1(rng: np.random.Generator, n: int, dim: int, *, rho: float) -> np.ndarra
     return out
 
 
-def _place(rng: np.random.Generator, duration: float, length: float, taken: list[tuple[float, float]]):
+def _place(
+    rng: np.random.Generator, duration: float, length: float, taken: list[tuple[float, float]]
+) -> tuple[float, float] | None:
     for _ in range(50):
         start = rng.uniform(0, duration - length)
         if all(start + length <= a or start >= b for a, b in taken):
@@ -204,7 +207,7 @@ def _description(subject: str, action: str, obj: str) -> str:
 
 
 def _distractors(
-    rng: np.random.Generator, cfg: SyntheticConfig, duration: float, length: float, words, taken: list
+    rng: np.random.Generator, cfg: SyntheticConfig, duration: float, length: float, words: tuple[str, ...], taken: list
 ) -> list[Moment]:
     """Moments that resemble the query: two of its three words, or all of them faintly."""
     out = []
@@ -296,7 +299,7 @@ class CorpusFiles:
     test_ground_truth: Path
 
 
-def write_jsonl(path: str | os.PathLike, rows) -> None:
+def write_jsonl(path: str | os.PathLike, rows: Iterable[object]) -> None:
     with open(path, "w", encoding="utf-8") as fh:
         for row in rows:
             fh.write(json.dumps(row) + "\n")

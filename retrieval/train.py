@@ -20,6 +20,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from types import FrameType
+from typing import cast
 
 import numpy as np
 import torch
@@ -139,7 +141,7 @@ def interval_ious(starts: np.ndarray, ends: np.ndarray, targets: Sequence[tuple[
     return best
 
 
-def _coverage(times: np.ndarray, targets) -> np.ndarray:
+def _coverage(times: np.ndarray, targets: Sequence[tuple[float, float]]) -> np.ndarray:
     lo, hi = times[:-1], times[1:]
     cov = np.zeros(lo.shape)
     for s, e in targets:
@@ -156,7 +158,7 @@ class _Stopper:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 self._old[sig] = signal.signal(sig, self._handle)
 
-    def _handle(self, signum, frame) -> None:
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
         self.reason = "signal"
         self.event.set()
 
@@ -413,11 +415,14 @@ class Trainer:
         queries = torch.from_numpy(np.stack([ex.embedding for ex in batch])).to(self.device)
         self.optimizer.zero_grad(set_to_none=True)
         outs = self.head.forward_batch(padded, queries, lengths)
-        loss = sum(
-            self.example_loss(ex, out, p[0] @ queries[i], p[1])
-            for i, (ex, out, p) in enumerate(zip(batch, outs, prepared, strict=True))
-        )
-        loss = loss / len(batch)
+        total = cast(
+            torch.Tensor,
+            sum(
+                self.example_loss(ex, out, p[0] @ queries[i], p[1])
+                for i, (ex, out, p) in enumerate(zip(batch, outs, prepared, strict=True))
+            ),
+        )  # a non-empty batch: a tensor
+        loss = total / len(batch)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(self.head.parameters(), 1.0)
         for group in self.optimizer.param_groups:

@@ -15,7 +15,25 @@ decorator instead. It supports what those classes use, with the same meaning:
 
 Records shared with callers that inspect them with ``dataclasses`` (``UnionItem``,
 ``Anchor``, ``Pair``) stay real dataclasses.
+
+What it saves, measured side by side (this module against one line,
+``from dataclasses import dataclass, field``; whole processes run in turn, 60 runs each,
+load average 2.7-3.5 on 2 cores; CPU time, median, and wall time, min):
+
+=============================================  ==============  ==============
+call                                           records         dataclasses
+=============================================  ==============  ==============
+``score`` egocentric-f1-v2, published oracle   49 ms / 38 ms   66 ms / 50 ms
+``score`` hierarchical-bottleneck-v1, oracle   44 ms / 35 ms   55 ms / 46 ms
+``--help``                                     48 ms / 37 ms   60 ms / 46 ms
+=============================================  ==============  ==============
+
+About 11-17 ms of CPU a call, 1.24-1.34 times the cost (the paired ratio); a second
+series of 100 runs at load average 14-41 gave the same ratios. Under 10 ms or 10 %
+it would go.
 """
+
+from ._annotations import TYPE_CHECKING, Any
 
 _MISSING = object()
 
@@ -23,7 +41,13 @@ _MISSING = object()
 class Field:
     __slots__ = ("name", "default", "default_factory", "repr", "compare")
 
-    def __init__(self, default=_MISSING, default_factory=_MISSING, repr=True, compare=True):  # noqa: A002
+    def __init__(
+        self,
+        default: object = _MISSING,
+        default_factory: Any = _MISSING,
+        repr: bool = True,  # noqa: A002
+        compare: bool = True,
+    ) -> None:
         self.name = ""
         self.default = default
         self.default_factory = default_factory
@@ -31,17 +55,23 @@ class Field:
         self.compare = compare
 
 
-def field(*, default=_MISSING, default_factory=_MISSING, repr=True, compare=True) -> Field:  # noqa: A002
+def _field(
+    *,
+    default: object = _MISSING,
+    default_factory: Any = _MISSING,
+    repr: bool = True,  # noqa: A002
+    compare: bool = True,
+) -> Any:
     return Field(default, default_factory, repr, compare)
 
 
-def _frozen_error(self, name, *args):
+def _frozen_error(self: object, name: str, *args: object) -> None:
     from dataclasses import FrozenInstanceError
 
     raise FrozenInstanceError(f"cannot assign to field {name!r}")
 
 
-def _fields(cls) -> list[Field]:
+def _fields(cls: type) -> list[Field]:
     fields = []
     for name in cls.__dict__.get("__annotations__", {}):
         value = cls.__dict__.get(name, _MISSING)
@@ -56,9 +86,10 @@ def _fields(cls) -> list[Field]:
     return fields
 
 
-def _init(cls, fields: list[Field], frozen: bool):
-    namespace: dict = {"_MISSING": _MISSING}
-    arguments, lines = [], []
+def _init(cls: type, fields: list[Field], frozen: bool) -> Any:
+    namespace: dict[str, Any] = {"_MISSING": _MISSING}
+    arguments: list[str] = []
+    lines: list[str] = []
     for index, spec in enumerate(fields):
         if spec.default is not _MISSING:
             namespace[f"_default{index}"] = spec.default
@@ -82,19 +113,19 @@ def _init(cls, fields: list[Field], frozen: bool):
     return function
 
 
-def dataclass(cls=None, /, *, frozen: bool = False):
+def _dataclass(cls: Any = None, /, *, frozen: bool = False) -> Any:
     """``@dataclass`` / ``@dataclass(frozen=True)`` for the cases described above."""
 
-    def wrap(cls):
+    def wrap(cls: Any) -> Any:
         fields = _fields(cls)
         shown = [spec.name for spec in fields if spec.repr]
         compared = tuple(spec.name for spec in fields if spec.compare)
 
-        def __repr__(self) -> str:
+        def __repr__(self: object) -> str:
             inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in shown)
             return f"{type(self).__qualname__}({inner})"
 
-        def __eq__(self, other: object) -> bool:
+        def __eq__(self: object, other: object) -> bool:
             if other.__class__ is not self.__class__:
                 return NotImplemented
             return all(getattr(self, name) == getattr(other, name) for name in compared)
@@ -112,3 +143,11 @@ def dataclass(cls=None, /, *, frozen: bool = False):
         return cls
 
     return wrap if cls is None else wrap(cls)
+
+
+# Type checkers read the records as the standard dataclasses they behave like.
+if TYPE_CHECKING:
+    from dataclasses import dataclass as dataclass
+    from dataclasses import field as field
+else:
+    dataclass, field = _dataclass, _field

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ._annotations import Any
+
 
 @dataclass(frozen=True)
 class Anchor:
@@ -36,7 +38,7 @@ class UnionItem:
     start_delta: int | float | None = None
     end_delta: int | float | None = None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "status": self.status,
             "a_index": self.a_index,

@@ -9,17 +9,18 @@ the unmatched events.
 from __future__ import annotations
 
 import json
-import statistics
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from . import align, egocentric, moments, tennis
+from ._annotations import Any
+from .differences import distribution
 from .errors import ParameterError
 from .matching import maximum_matching
 from .registry import get_scorer
 
 
-def cohen_kappa(a_values: Sequence, b_values: Sequence) -> float | None:
+def cohen_kappa(a_values: Sequence[Any], b_values: Sequence[Any]) -> float | None:
     """Cohen's kappa of two equally long label sequences.
 
     ``None`` when there are no pairs; 1.0 when both raters used one and the same label
@@ -30,26 +31,12 @@ def cohen_kappa(a_values: Sequence, b_values: Sequence) -> float | None:
     n = len(a_values)
     if not n:
         return None
-    observed = sum(x == y for x, y in zip(a_values, b_values, strict=True)) / n
+    observed: float = sum(x == y for x, y in zip(a_values, b_values, strict=True)) / n
     a_counts, b_counts = Counter(a_values), Counter(b_values)
     expected = sum(a_counts[label] * b_counts.get(label, 0) for label in a_counts) / (n * n)
     if expected >= 1:
         return 1.0 if observed >= 1 else 0.0
     return (observed - expected) / (1 - expected)
-
-
-def distribution(values: Sequence[float]) -> dict:
-    """Count, mean, median, largest absolute value and a histogram of differences."""
-    if not values:
-        return {"count": 0, "mean": None, "median": None, "max_abs": None, "histogram": {}}
-    histogram = Counter(values)
-    return {
-        "count": len(values),
-        "mean": statistics.fmean(values),
-        "median": statistics.median(values),
-        "max_abs": max(abs(v) for v in values),
-        "histogram": {str(k): histogram[k] for k in sorted(histogram)},
-    }
 
 
 def _label(event: object, field: str) -> str:
@@ -62,7 +49,9 @@ def _label(event: object, field: str) -> str:
     return f"{type(value).__name__}:{json.dumps(value, sort_keys=True, default=repr)}"
 
 
-def _both_ways(scorer_id: str, a: object, b: object, encode, params: Mapping) -> dict:
+def _both_ways(
+    scorer_id: str, a: object, b: object, encode: Callable[[Any], bytes], params: Mapping[str, Any]
+) -> dict[str, Any]:
     scorer = get_scorer(scorer_id)
     a_vs_b = scorer.score(b, encode(a), **params)
     b_vs_a = scorer.score(a, encode(b), **params)
@@ -72,19 +61,19 @@ def _both_ways(scorer_id: str, a: object, b: object, encode, params: Mapping) ->
     }
 
 
-def _unmatched(items: Sequence) -> dict:
+def _unmatched(items: Sequence[Any]) -> dict[str, Any]:
     return {
         "a": [item.a_index for item in items if item.status == "a_only"],
         "b": [item.b_index for item in items if item.status == "b_only"],
     }
 
 
-def _status_counts(items: Sequence) -> dict:
+def _status_counts(items: Sequence[Any]) -> dict[str, Any]:
     counts = Counter(item.status for item in items)
     return {status: counts[status] for status in ("agreed", "conflicting", "a_only", "b_only")}
 
 
-def agreement(scorer_id: str, ledger_a: object, ledger_b: object, **params) -> dict:
+def agreement(scorer_id: str, ledger_a: object, ledger_b: object, **params: Any) -> dict[str, Any]:
     """Compare two ledgers shaped like submissions of ``scorer_id``.
 
     Action ledgers: ``{"actions": [...]}`` (parameters as for the scorer; the
@@ -105,7 +94,7 @@ def agreement(scorer_id: str, ledger_a: object, ledger_b: object, **params) -> d
     return _moment_agreement(scorer_id, ledger_a, ledger_b, dict(params))
 
 
-def _action_agreement(scorer_id: str, a: object, b: object, params: dict) -> dict:
+def _action_agreement(scorer_id: str, a: object, b: object, params: dict[str, Any]) -> dict[str, Any]:
     version = get_scorer(scorer_id).version
     tolerance = params.get("tolerance", egocentric.DEFAULT_TOLERANCE)
     a_list, b_list = align._action_list(a), align._action_list(b)
@@ -123,7 +112,7 @@ def _action_agreement(scorer_id: str, a: object, b: object, params: dict) -> dic
         params,
     )
     items = align.union_actions(a_list, b_list, tolerance=tolerance, version=version)
-    paired = [item for item in items if item.a_index is not None and item.b_index is not None]
+    paired: list[Any] = [item for item in items if item.a_index is not None and item.b_index is not None]  # both set
     result.update(
         scorer_id=scorer_id,
         pairs=len(paired),
@@ -145,7 +134,7 @@ def _action_agreement(scorer_id: str, a: object, b: object, params: dict) -> dic
     return result
 
 
-def _break_point_agreement(scorer_id: str, version: str, a: object, b: object) -> dict:
+def _break_point_agreement(scorer_id: str, version: str, a: object, b: object) -> dict[str, Any]:
     a_list, b_list = align._event_list(a), align._event_list(b)
     result = _both_ways(
         scorer_id,
@@ -155,7 +144,7 @@ def _break_point_agreement(scorer_id: str, version: str, a: object, b: object) -
         {},
     )
     items = align.union_break_points(a_list, b_list, version=version)
-    paired = [item for item in items if item.a_index is not None and item.b_index is not None]
+    paired: list[Any] = [item for item in items if item.a_index is not None and item.b_index is not None]  # both set
     fields = tennis.SCALAR_FIELDS
     result.update(
         scorer_id=scorer_id,
@@ -189,7 +178,7 @@ def _first_rows(ledger: object) -> bytes:
     return moments.encode_rows(rows)
 
 
-def _moment_agreement(scorer_id: str, a: object, b: object, params: dict) -> dict:
+def _moment_agreement(scorer_id: str, a: object, b: object, params: dict[str, Any]) -> dict[str, Any]:
     a_list, b_list = align._moment_list(a), align._moment_list(b)
     if params.get("corpus") is None:
         raise ParameterError("moment agreement needs the corpus (video grids)")

@@ -14,9 +14,13 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from . import egocentric, moments, tennis
+from ._annotations import TYPE_CHECKING, Any
+from ._result_dataclasses import UnionItem
 from .errors import CapExceeded, ParameterError
 from .matching import maximum_matching
-from .results import UnionItem
+
+if TYPE_CHECKING:
+    from typing import TypeGuard
 
 # ----------------------------------------------------------------------- actions
 
@@ -31,7 +35,7 @@ class Pair:
     end_delta: int
     tier: str = "full"
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "pred_index": self.pred_index,
             "ref_index": self.ref_index,
@@ -45,7 +49,7 @@ ACTION_FIELDS = ("verb", "nouns", "start_frame", "end_frame")
 ACTION_TIERS = ("full", "verb_and_boundary", "boundary_only", "overlap")
 
 
-def _action_list(events: object) -> list:
+def _action_list(events: object) -> list[Any]:
     if isinstance(events, Mapping):
         events = events.get("actions")
     if not isinstance(events, list):
@@ -55,7 +59,7 @@ def _action_list(events: object) -> list:
     return events
 
 
-def _is_frame(value: object) -> bool:
+def _is_frame(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -78,7 +82,7 @@ def structural_action(index: int, event: object) -> egocentric.Action | None:
     return egocentric.Action(index, verb, frozenset(nouns), start, end)
 
 
-def _usable(events: list) -> list[egocentric.Action]:
+def _usable(events: list[Any]) -> list[egocentric.Action]:
     actions = (structural_action(index, event) for index, event in enumerate(events))
     return [action for action in actions if action is not None]
 
@@ -187,7 +191,7 @@ def union_actions(a_events: object, b_events: object, *, tolerance: int, version
     a_left, b_left = _usable(a_list), _usable(b_list)
     if version == "v1":
         b_left = egocentric.chronological(b_left)
-    items: list[tuple[tuple, UnionItem]] = []
+    items: list[tuple[tuple[Any, ...], UnionItem]] = []
     for tier in ACTION_TIERS:
         pairs = _tier_pairs(a_left, b_left, tier, tolerance, version)
         for i, j in pairs:
@@ -203,7 +207,7 @@ def union_actions(a_events: object, b_events: object, *, tolerance: int, version
     starts_b = {action.index: action.start for action in _usable(b_list)}
     for index in range(len(a_list)):
         if index not in paired_a:
-            key = (starts_a.get(index, math.inf), index, -1)
+            key: tuple[float, float, int] = (starts_a.get(index, math.inf), index, -1)
             items.append((key, UnionItem("a_only", index, None)))
     for index in range(len(b_list)):
         if index not in paired_b:
@@ -230,7 +234,7 @@ class BreakPointPair:
     event_credit: Fraction
     shot_alignment: tuple[tuple[int, int, int], ...]  # (pred token, ref token, atoms)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "pred_index": self.pred_index,
             "ref_index": self.ref_index,
@@ -245,7 +249,7 @@ class BreakPointPair:
         }
 
 
-def _event_list(events: object) -> list:
+def _event_list(events: object) -> list[Any]:
     if isinstance(events, Mapping):
         events = events.get("break_points")
     if not isinstance(events, list):
@@ -283,7 +287,7 @@ def align_break_points(pred: object, ref: object, *, version: str = "v1") -> lis
     return result
 
 
-def _same_field(a: object, b: object, field: str) -> bool:
+def _same_field(a: Any, b: Any, field: str) -> bool:
     a_has = isinstance(a, Mapping) and field in a
     b_has = isinstance(b, Mapping) and field in b
     if not (a_has and b_has):
@@ -302,7 +306,7 @@ def break_point_differences(a: object, b: object) -> tuple[str, ...]:
 NEAR_IDENTITY_MIN_EQUAL = 5
 
 
-def _near_identity_pairs(a: list, b: list) -> list[tuple[int, int]]:
+def _near_identity_pairs(a: list[Any], b: list[Any]) -> list[tuple[int, int]]:
     """Order-preserving pairs maximising equal identity fields, each pair sharing at
     least ``NEAR_IDENTITY_MIN_EQUAL`` of the 7 identity values."""
 
@@ -310,9 +314,9 @@ def _near_identity_pairs(a: list, b: list) -> list[tuple[int, int]]:
         equal = sum(_same_field(x, y, field) for field in tennis.IDENTITY_FIELDS)
         return equal if equal >= NEAR_IDENTITY_MIN_EQUAL else 0
 
-    table = [[(0, ())] * (len(b) + 1)]
+    table: list[list[tuple[int, tuple[tuple[int, int], ...]]]] = [[(0, ())] * (len(b) + 1)]
     for i, x in enumerate(a):
-        row = [(0, ())]
+        row: list[tuple[int, tuple[tuple[int, int], ...]]] = [(0, ())]
         for j, y in enumerate(b, start=1):
             best = max(table[i][j], row[j - 1], key=lambda state: state[0])
             w = weight(x, y)
@@ -347,7 +351,7 @@ def union_break_points(a: object, b: object, *, version: str = "v1") -> list[Uni
     items.extend(UnionItem("a_only", k, None) for k in range(len(a_list)) if k not in paired_a)
     items.extend(UnionItem("b_only", None, k) for k in range(len(b_list)) if k not in paired_b)
 
-    def order(item: UnionItem) -> tuple:
+    def order(item: UnionItem) -> tuple[Any, ...]:
         a_key = item.a_index if item.a_index is not None else math.inf
         b_key = item.b_index if item.b_index is not None else math.inf
         return (min(a_key, b_key), a_key, b_key)
@@ -355,7 +359,7 @@ def union_break_points(a: object, b: object, *, version: str = "v1") -> list[Uni
     return sorted(items, key=order)
 
 
-def _break_point_item(a_list: list, b_list: list, i: int, j: int, tier: str) -> UnionItem:
+def _break_point_item(a_list: list[Any], b_list: list[Any], i: int, j: int, tier: str) -> UnionItem:
     differing = break_point_differences(a_list[i], b_list[j])
     return UnionItem(
         status="conflicting" if differing else "agreed",
@@ -369,7 +373,7 @@ def _break_point_item(a_list: list, b_list: list, i: int, j: int, tier: str) -> 
 # --------------------------------------------------------------------------- moments
 
 
-def _moment_list(events: object) -> list:
+def _moment_list(events: object) -> list[Any]:
     if isinstance(events, Mapping):
         events = events.get("queries")
     if not isinstance(events, list):
@@ -403,8 +407,8 @@ def union_moments(a: object, b: object) -> list[UnionItem]:
     """
     a_list, b_list = _moment_list(a), _moment_list(b)
 
-    def first_by_id(events: list) -> dict:
-        index: dict = {}
+    def first_by_id(events: list[Any]) -> dict[str | int, int]:
+        index: dict[str | int, int] = {}
         for k, event in enumerate(events):
             query_id = event.get("query_id") if isinstance(event, Mapping) else None
             if isinstance(query_id, (str, int)) and not isinstance(query_id, bool):
@@ -443,7 +447,7 @@ def union_moments(a: object, b: object) -> list[UnionItem]:
     items.extend(UnionItem("a_only", k, None) for k in range(len(a_list)) if k not in paired_a)
     items.extend(UnionItem("b_only", None, k) for k in range(len(b_list)) if k not in paired_b)
 
-    def order(item: UnionItem) -> tuple:
+    def order(item: UnionItem) -> tuple[Any, ...]:
         a_key = item.a_index if item.a_index is not None else math.inf
         b_key = item.b_index if item.b_index is not None else math.inf
         return (a_key, b_key)

@@ -14,13 +14,15 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
 from . import egocentric, moments, tennis
+from . import tennis_vocabulary as vocabulary
+from ._annotations import Any
+from ._result_dataclasses import Anchor
 from .registry import get_scorer
-from .results import Anchor
 
 RANDOM_SEEDS = tuple(range(20))
 
 
-def anchors(scorer_id: str, ground_truth: object, **params) -> list[Anchor]:
+def anchors(scorer_id: str, ground_truth: object, **params: Any) -> list[Anchor]:
     """The calibration table of one scorer on one ground truth."""
     scorer = get_scorer(scorer_id)
     scorer.check_params(params)
@@ -44,18 +46,18 @@ def _mean_reward(rewards: Sequence[float]) -> float:
 # ------------------------------------------------------------------------- actions
 
 
-def modal_label(actions: Sequence[Mapping]) -> tuple[str, list[str]]:
+def modal_label(actions: Sequence[Mapping[str, Any]]) -> tuple[str, list[str]]:
     """The most common (verb, noun set); ties go to the first in ground-truth order."""
     counts = Counter((a["verb"], tuple(sorted(a["nouns"]))) for a in actions)
     verb, nouns = counts.most_common(1)[0][0]
     return verb, list(nouns)
 
 
-def median_duration(actions: Sequence[Mapping]) -> int:
+def median_duration(actions: Sequence[Mapping[str, Any]]) -> int:
     return int(statistics.median(a["end_frame"] - a["start_frame"] for a in actions))
 
 
-def action_fixed_prior(actions: Sequence[Mapping], frame_count: int) -> list[dict]:
+def action_fixed_prior(actions: Sequence[Mapping[str, Any]], frame_count: int) -> list[dict[str, Any]]:
     """|GT| copies of the modal label with the median duration, evenly spaced over the
     whole video (start k = floor(k * (N - 1 - d) / (n - 1)))."""
     if not actions:
@@ -68,7 +70,9 @@ def action_fixed_prior(actions: Sequence[Mapping], frame_count: int) -> list[dic
     return [{"verb": verb, "nouns": list(nouns), "start_frame": s, "end_frame": s + duration} for s in starts]
 
 
-def action_random_guess(actions: Sequence[Mapping], task: egocentric.EgocentricTask, seed: int) -> list[dict]:
+def action_random_guess(
+    actions: Sequence[Mapping[str, Any]], task: egocentric.EgocentricTask, seed: int
+) -> list[dict[str, Any]]:
     """|GT| actions with a uniform random verb and one uniform random noun from the
     vocabulary, the median duration, uniform random starts; sorted by start."""
     rng = random.Random(seed)
@@ -89,11 +93,11 @@ def action_random_guess(actions: Sequence[Mapping], task: egocentric.EgocentricT
     return guesses
 
 
-def _shifted(actions: Sequence[Mapping], frames: int) -> list[dict]:
+def _shifted(actions: Sequence[Mapping[str, Any]], frames: int) -> list[dict[str, Any]]:
     return [{**a, "start_frame": a["start_frame"] + frames, "end_frame": a["end_frame"] + frames} for a in actions]
 
 
-def _action_anchors(run: Callable, ground_truth: object, params: Mapping) -> list[Anchor]:
+def _action_anchors(run: Callable[..., Any], ground_truth: object, params: Mapping[str, Any]) -> list[Anchor]:
     task = egocentric.build_task(
         ground_truth,
         frame_count=params.get("frame_count"),
@@ -103,7 +107,7 @@ def _action_anchors(run: Callable, ground_truth: object, params: Mapping) -> lis
     actions = [dict(a) for a in egocentric.ground_truth_actions(ground_truth)]
     tolerance = task.tolerance
 
-    def ledger(items: Sequence[Mapping]) -> bytes:
+    def ledger(items: Sequence[Mapping[str, Any]]) -> bytes:
         return egocentric.encode_ledger(items)
 
     random_rewards = [run(ledger(action_random_guess(actions, task, seed))) for seed in RANDOM_SEEDS]
@@ -143,50 +147,23 @@ def _action_anchors(run: Callable, ground_truth: object, params: Mapping) -> lis
 # -------------------------------------------------------------------- break points
 
 GRANTED_FIELDS = tennis.IDENTITY_FIELDS + ("outcome",)
-EDITOR_VALUES: dict[str, tuple] = {
+EDITOR_VALUES: dict[str, tuple[Any, ...]] = {
     "first_serve_in": (True, False),
-    "serve_direction": ("wide", "body", "down_the_t", "unknown"),
-    "terminal_stroke": (
-        "serve",
-        "forehand_groundstroke",
-        "backhand_groundstroke",
-        "forehand_slice",
-        "backhand_slice",
-        "forehand_volley",
-        "backhand_volley",
-        "overhead",
-        "backhand_overhead",
-        "forehand_drop_shot",
-        "backhand_drop_shot",
-        "forehand_lob",
-        "backhand_lob",
-        "forehand_half_volley",
-        "backhand_half_volley",
-        "forehand_swinging_volley",
-        "backhand_swinging_volley",
-        "trick_shot",
-        "unknown",
-    ),
-    "terminal_court_position": ("baseline", "net", "serve", "unknown"),
-    "terminal_result": (
-        "winner",
-        "forced_error",
-        "unforced_error",
-        "error_unknown",
-        "ace",
-        "unreturnable",
-    ),
-    "terminal_error": ("net", "wide", "deep", "wide_and_deep", "shank", "unknown", "none"),
+    "serve_direction": vocabulary.SERVE_DIRECTIONS,
+    "terminal_stroke": vocabulary.STROKES,
+    "terminal_court_position": vocabulary.COURT_POSITIONS,
+    "terminal_result": vocabulary.RESULTS,
+    "terminal_error": vocabulary.ERRORS,
 }
-RALLY_DIRECTIONS = ("receiver_forehand", "middle", "receiver_backhand", "unknown")
+RALLY_DIRECTIONS = vocabulary.RALLY_DIRECTIONS
 
 
-def _mode(values: Sequence) -> object:
+def _mode(values: Sequence[Any]) -> Any:
     """Most common value; ties go to the first in reference order."""
     return Counter(values).most_common(1)[0][0]
 
 
-def break_point_fixed_prior(events: Sequence[Mapping]) -> list[dict]:
+def break_point_fixed_prior(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The published ``score_result_plus_global_modal_priors_v1`` baseline: identity
     and outcome copied from the reference, every other summary field its reference
     mode, shots one token: the reference's modal first token."""
@@ -194,7 +171,7 @@ def break_point_fixed_prior(events: Sequence[Mapping]) -> list[dict]:
         return []
     modes = {field: _mode([e.get(field) for e in events]) for field in tennis.SUMMARY_FIELDS if field != "outcome"}
     first_tokens = [tennis.shot_tokens(e)[0] for e in events if tennis.shot_tokens(e)]
-    stroke, direction = _mode(first_tokens) if first_tokens else ("serve", "unknown")
+    stroke, direction = _mode(first_tokens) if first_tokens else (vocabulary.SERVE, "unknown")
     prior = []
     for event in events:
         copied = {field: event.get(field) for field in GRANTED_FIELDS}
@@ -202,7 +179,7 @@ def break_point_fixed_prior(events: Sequence[Mapping]) -> list[dict]:
     return prior
 
 
-def break_point_random_guess(events: Sequence[Mapping], seed: int) -> list[dict]:
+def break_point_random_guess(events: Sequence[Any], seed: int) -> list[dict[str, Any]]:
     """Identity and outcome copied (as in the fixed prior); every other field drawn
     uniformly from the editor's closed lists, players from the reference, rally length
     uniform in 1..the longest reference rally, that many random shot tokens."""
@@ -218,7 +195,7 @@ def break_point_random_guess(events: Sequence[Mapping], seed: int) -> list[dict]
         guess["terminal_player"] = rng.choice(players)
         rally = rng.randint(1, max(1, longest))
         guess["rally_shots"] = rally
-        shots = [{"stroke": "serve", "direction": rng.choice(EDITOR_VALUES["serve_direction"])}]
+        shots = [{"stroke": vocabulary.SERVE, "direction": rng.choice(EDITOR_VALUES["serve_direction"])}]
         strokes = EDITOR_VALUES["terminal_stroke"][1:]
         for _ in range(rally - 1):
             shots.append({"stroke": rng.choice(strokes), "direction": rng.choice(RALLY_DIRECTIONS)})
@@ -227,10 +204,10 @@ def break_point_random_guess(events: Sequence[Mapping], seed: int) -> list[dict]
     return guesses
 
 
-def _break_point_anchors(run: Callable, ground_truth: object) -> list[Anchor]:
+def _break_point_anchors(run: Callable[..., Any], ground_truth: object) -> list[Anchor]:
     events = tennis.ground_truth_events(ground_truth)
 
-    def ledger(items: Sequence) -> bytes:
+    def ledger(items: Sequence[Any]) -> bytes:
         return json.dumps({"break_points": list(items)}).encode("utf-8")
 
     dict_events = [e for e in events if isinstance(e, Mapping)]
@@ -262,14 +239,14 @@ def _break_point_anchors(run: Callable, ground_truth: object) -> list[Anchor]:
 # ------------------------------------------------------------------------- moments
 
 
-def _moment_anchors(run: Callable, ground_truth: object, params: Mapping) -> list[Anchor]:
+def _moment_anchors(run: Callable[..., Any], ground_truth: object, params: Mapping[str, Any]) -> list[Anchor]:
     queries = moments.ground_truth_queries(ground_truth)
     corpus = params.get("corpus")
     if corpus is None and isinstance(ground_truth, Mapping):
         corpus = ground_truth.get("videos")
     grids = moments.corpus_grids(corpus) if corpus is not None else {}
 
-    def rows(choose: Callable) -> bytes:
+    def rows(choose: Callable[..., Any]) -> bytes:
         chosen = []
         for query in queries:
             grid = grids.get(query.video_id) or []
@@ -278,11 +255,11 @@ def _moment_anchors(run: Callable, ground_truth: object, params: Mapping) -> lis
                 chosen.append({"query_id": query.query_id, "start": interval[0], "end": interval[1]})
         return moments.encode_rows(chosen)
 
-    def oracle(query: moments.Query, grid: Sequence[float]):
+    def oracle(query: moments.Query, grid: Sequence[float]) -> tuple[float, float] | None:
         return moments.best_grid_interval(grid, query.intervals)[1]
 
-    def random_interval(rng: random.Random):
-        def choose(query: moments.Query, grid: Sequence[float]):
+    def random_interval(rng: random.Random) -> Callable[[moments.Query, Sequence[float]], tuple[float, float]]:
+        def choose(query: moments.Query, grid: Sequence[float]) -> tuple[float, float]:
             i, j = sorted(rng.sample(range(len(grid)), 2))
             return grid[i], grid[j]
 

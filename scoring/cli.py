@@ -10,9 +10,14 @@ parameter error (nothing written).
 import os
 import sys
 
+from ._annotations import TYPE_CHECKING, Any
 from .errors import ScoringError
 from .files import read_egocentric_solution  # noqa: F401  (kept importable here)
 from .registry import SCORERS, get_scorer, score_submission
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable
 
 OPTION_PARAMETERS = {
     "frame_count": "--frame-count",
@@ -28,14 +33,14 @@ class UsageError(Exception):
     """A command-line problem reported on stderr with exit status 2."""
 
 
-def read_plain_solution(path) -> bytes | BaseException:
+def read_plain_solution(path: str) -> bytes | BaseException:
     """The tennis file layer (kept for callers of the old name)."""
     from .files import read_tennis_solution
 
     return read_tennis_solution(path)
 
 
-def read_solution(scorer_id: str, path) -> bytes | BaseException:
+def read_solution(scorer_id: str, path: str) -> bytes | BaseException:
     """The submission bytes as the scorer's published verifier reads them, caps included
     (the drop-in mode of scoring.files: a tennis file is read whole, as its judge does)."""
     from .files import read_solution as read
@@ -57,7 +62,7 @@ def _load_json(path: str, what: str) -> object:
         raise UsageError(f"cannot read {what} {path}: {error}") from None
 
 
-def _load_corpus(path: str) -> list:
+def _load_corpus(path: str) -> list[Any]:
     from . import moments
 
     try:
@@ -67,7 +72,7 @@ def _load_corpus(path: str) -> list:
     return moments.parse_corpus_jsonl(text)
 
 
-def task_parameters(args, scorer_id: str) -> dict:
+def task_parameters(args: Any, scorer_id: str) -> dict[str, Any]:
     """The task parameters given on the command line, checked against the scorer."""
     values = {
         "frame_count": args.frame_count,
@@ -96,7 +101,7 @@ def _write(path: str, data: bytes) -> None:
         handle.write(data)
 
 
-def command_score(args) -> int:
+def command_score(args: Any) -> int:
     scorer_id = get_scorer(args.scorer).scorer_id
     ground_truth = _load_json(args.ground_truth, "ground truth")
     params = task_parameters(args, scorer_id)
@@ -116,7 +121,7 @@ def command_score(args) -> int:
     return 0
 
 
-def command_anchors(args) -> int:
+def command_anchors(args: Any) -> int:
     import json
 
     from .anchors import anchors
@@ -135,7 +140,7 @@ def command_anchors(args) -> int:
     return 0
 
 
-def command_agreement(args) -> int:
+def command_agreement(args: Any) -> int:
     import json
 
     from .agreement import agreement
@@ -148,7 +153,7 @@ def command_agreement(args) -> int:
     return 0
 
 
-def command_list(args) -> int:
+def command_list(args: Any) -> int:
     for scorer in SCORERS.values():
         print(f"{scorer.scorer_id:<28} {scorer.kind:<13} {scorer.description}")
         for parameter in scorer.parameters:
@@ -157,7 +162,7 @@ def command_list(args) -> int:
     return 0
 
 
-def _add_task_options(parser) -> None:
+def _add_task_options(parser: "argparse.ArgumentParser") -> None:
     parser.add_argument("--frame-count", type=int, help="video frame count (egocentric)")
     parser.add_argument("--tolerance", type=int, help="boundary tolerance in frames (12)")
     parser.add_argument("--vocabulary", help="vocabulary.json with verbs and nouns")
@@ -166,7 +171,7 @@ def _add_task_options(parser) -> None:
     parser.add_argument("--reward-map-b", type=float, help="reward-map quality b")
 
 
-def build_parser():
+def build_parser() -> "argparse.ArgumentParser":
     import argparse
 
     parser = argparse.ArgumentParser(prog="python -m scoring", description=__doc__)
@@ -204,7 +209,7 @@ def build_parser():
 class _ScoreArgs:
     """The parsed options of ``score`` (the fast path's stand-in for a Namespace)."""
 
-    def __init__(self, values: dict) -> None:
+    def __init__(self, values: dict[str, Any]) -> None:
         self.__dict__.update(values)
 
 
@@ -232,7 +237,7 @@ def parse_score_fast(argv: list[str]) -> _ScoreArgs | None:
     so its messages and exit status stay the reference."""
     if not argv or argv[0] != "score" or len(argv) % 2 != 1:
         return None
-    values: dict = {name: None for name, _ in _SCORE_OPTIONS.values()}
+    values: dict[str, Any] = {name: None for name, _ in _SCORE_OPTIONS.values()}
     seen = set()
     for position in range(1, len(argv), 2):
         option, value = argv[position], argv[position + 1]
@@ -253,9 +258,10 @@ def parse_score_fast(argv: list[str]) -> _ScoreArgs | None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = parse_score_fast(argv) or build_parser().parse_args(argv)
+    args: Any = parse_score_fast(argv) or build_parser().parse_args(argv)
+    run: Callable[[Any], int] = args.run
     try:
-        return args.run(args)
+        return run(args)
     except (UsageError, ScoringError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -13,8 +13,10 @@ never disagree with the reward. What the scorer does not pair is explained:
   token alignment; an unpaired prediction says why its identity found no partner;
 * moment queries: each query's row, its IoU and why a row was not legal.
 
-A scorer registered from outside the library brings its own ``diagnose`` function
-(``Scorer.diagnose``); this module is reached through ``get_scorer(id).diagnose``.
+This module covers the built-in families and is reached through
+``get_scorer(id).diagnose`` (``Scorer.diagnose``), which adds the scorer's id, family and
+reason; a scorer registered from outside the library brings its own ``diagnose_fn``
+instead. It never looks a scorer up itself: the registry above it does.
 
 Frames: deltas are prediction minus reference. Items carry ``start_frame`` /
 ``end_frame`` when the event has them (break points take their reference's frames
@@ -29,10 +31,10 @@ from collections.abc import Sequence
 from fractions import Fraction
 
 from . import egocentric, tennis
-from .agreement import distribution
-from .align import align_break_points, union_actions
+from ._annotations import Any
+from .align import BreakPointPair, align_break_points, union_actions
+from .differences import distribution
 from .jsonio import decode_json_document
-from .registry import get_scorer
 
 ENTRY_MESSAGE = re.compile(r"^action (\d+) (.*)$")
 NEAR_TIERS = {
@@ -60,31 +62,26 @@ MOMENT_SUMMARY_KEYS = (
 
 
 def diagnostics(
-    scorer_id: str,
-    ground_truth: dict,
+    family: str,
+    version: str,
+    ground_truth: dict[str, Any],
     solution: bytes | BaseException,
-    params: dict,
-    details: dict,
+    params: dict[str, Any],
+    details: dict[str, Any],
     *,
     reference_frames: Sequence[tuple[int, int] | None] = (),
     frame_rate: tuple[int, int] = (24, 1),
-) -> dict:
-    """Timeline diagnostics of one scored submission (``details``: the scorer's details)."""
-    scorer = get_scorer(scorer_id)
-    base = {"scorer_id": scorer_id, "family": scorer.kind, "reason": details.get("reason", "")}
-    if scorer.diagnose_fn is not None:
-        body = scorer.diagnose_fn(
-            ground_truth, solution, params, details, reference_frames=reference_frames, frame_rate=frame_rate
-        )
-        return {**base, **body}
-    if scorer.kind == "actions":
-        return {**base, **_actions(scorer.version, ground_truth, solution, params, details)}
-    if scorer.kind == "break_points":
-        return {**base, **_break_points(scorer.version, ground_truth, solution, details, reference_frames)}
-    return {**base, **_moments(ground_truth, details, frame_rate)}
+) -> dict[str, Any]:
+    """Timeline diagnostics of one submission scored by a built-in scorer of ``family``
+    and ``version`` (``details``: the scorer's details)."""
+    if family == "actions":
+        return _actions(version, ground_truth, solution, params, details)
+    if family == "break_points":
+        return _break_points(version, ground_truth, solution, details, reference_frames)
+    return _moments(ground_truth, details, frame_rate)
 
 
-def _pick(details: dict, keys: Sequence[str]) -> dict:
+def _pick(details: dict[str, Any], keys: Sequence[str]) -> dict[str, Any]:
     return {key: details[key] for key in keys if key in details}
 
 
@@ -107,10 +104,12 @@ def _frames(event: object) -> tuple[int | None, int | None]:
     return frame("start_frame"), frame("end_frame")
 
 
-def _submitted_actions(solution: bytes | BaseException, task: egocentric.EgocentricTask) -> tuple[list, str | None]:
+def _submitted_actions(
+    solution: bytes | BaseException, task: egocentric.EgocentricTask
+) -> tuple[list[Any], str | None]:
     """The submitted entries, or the whole-file rejection reason (exactly the scorer's)."""
     parsed = egocentric.parse_submission(solution, task)
-    if parsed.reason.startswith("invalid solution: "):
+    if isinstance(solution, BaseException) or parsed.reason.startswith("invalid solution: "):
         return [], parsed.reason
     return decode_json_document(bytes(solution))["actions"], None
 
@@ -125,7 +124,7 @@ def _invalid_entries(messages: Sequence[str]) -> dict[int, str]:
     return invalid
 
 
-def _action_pairs(valid: list, task: egocentric.EgocentricTask, version: str) -> list[dict]:
+def _action_pairs(valid: list[Any], task: egocentric.EgocentricTask, version: str) -> list[dict[str, Any]]:
     """The pairs the scorer counts, by reference index, with their boundary deltas."""
     truths = list(task.ground_truth)
     if version == "v1":
@@ -140,13 +139,19 @@ def _action_pairs(valid: list, task: egocentric.EgocentricTask, version: str) ->
     return matched
 
 
-def _action_item(index: int, event: object, status: str, note: str) -> dict:
+def _action_item(index: int, event: object, status: str, note: str) -> dict[str, Any]:
     start, end = _frames(event)
     return {"index": index, "label": _action_label(event), "start_frame": start, "end_frame": end,
             "status": status, "note": note, "event": event}  # fmt: skip
 
 
-def _actions(version: str, ground_truth: dict, solution, params: dict, details: dict) -> dict:
+def _actions(
+    version: str,
+    ground_truth: dict[str, Any],
+    solution: bytes | BaseException,
+    params: dict[str, Any],
+    details: dict[str, Any],
+) -> dict[str, Any]:
     task = egocentric.build_task(ground_truth, **params)
     references = egocentric.ground_truth_actions(ground_truth)
     entries, rejection = _submitted_actions(solution, task)
@@ -197,8 +202,8 @@ def _actions(version: str, ground_truth: dict, solution, params: dict, details: 
 
 
 def _action_near_misses(
-    pred_left: list[int], ref_left: list[int], entries: list, references: list, tolerance: int, version: str
-) -> list[dict]:
+    pred_left: list[int], ref_left: list[int], entries: list[Any], references: list[Any], tolerance: int, version: str
+) -> list[dict[str, Any]]:
     """Leftovers paired by the union step's tiers (what each false positive almost was)."""
     if not pred_left or not ref_left:
         return []
@@ -222,7 +227,7 @@ def _action_near_misses(
     return near
 
 
-def _near_note(near: dict | None, counterpart: str) -> str:
+def _near_note(near: dict[str, Any] | None, counterpart: str) -> str:
     """Why an unmatched item did not match its nearest counterpart (``reference`` or
     ``prediction``)."""
     if near is None:
@@ -252,11 +257,11 @@ def _break_point_label(event: object) -> str:
     return ", ".join(parts)
 
 
-def _token_dict(token: tuple) -> dict:
+def _token_dict(token: tuple[Any, ...]) -> dict[str, Any]:
     return {"stroke": token[0], "direction": token[1]}
 
 
-def _shot_rows(pred_tokens: list, ref_tokens: list, steps: Sequence[Sequence[int]]) -> list[dict]:
+def _shot_rows(pred_tokens: list[Any], ref_tokens: list[Any], steps: Sequence[Sequence[int]]) -> list[dict[str, Any]]:
     """The full shot alignment: diagonal steps with their atoms, gaps on either side."""
     rows = []
     i = j = 0
@@ -276,7 +281,7 @@ def _shot_rows(pred_tokens: list, ref_tokens: list, steps: Sequence[Sequence[int
     return rows
 
 
-def _break_point_pair(pair, p: dict, r: dict) -> dict:
+def _break_point_pair(pair: BreakPointPair, p: dict[str, Any], r: dict[str, Any]) -> dict[str, Any]:
     """One pair the scorer counts: its credit, bottleneck, field differences and shots."""
     wrong = [f for f in tennis.SUMMARY_FIELDS if f not in pair.correct_summary_fields]
     return {
@@ -296,7 +301,7 @@ def _break_point_pair(pair, p: dict, r: dict) -> dict:
     }
 
 
-def _unpaired_note(event: object, ref_keys: list) -> str:
+def _unpaired_note(event: object, ref_keys: list[Any]) -> str:
     """Why a prediction found no partner."""
     key = tennis.identity_key(event)
     if key is None:
@@ -306,7 +311,9 @@ def _unpaired_note(event: object, ref_keys: list) -> str:
     return "identity already paired (a duplicate, or out of order)"
 
 
-def _break_point_prediction(index: int, event: object, pred_to_ref: dict, frames: list, ref_keys: list) -> dict:
+def _break_point_prediction(
+    index: int, event: object, pred_to_ref: dict[int, int], frames: list[Any], ref_keys: list[Any]
+) -> dict[str, Any]:
     start, end = _frames(event)
     placed_by = "prediction" if start is not None else None
     if index in pred_to_ref:
@@ -319,7 +326,13 @@ def _break_point_prediction(index: int, event: object, pred_to_ref: dict, frames
             "placed_by": placed_by, "status": status, "note": note, "event": event}  # fmt: skip
 
 
-def _break_points(version: str, ground_truth: dict, solution, details: dict, reference_frames) -> dict:
+def _break_points(
+    version: str,
+    ground_truth: dict[str, Any],
+    solution: bytes | BaseException,
+    details: dict[str, Any],
+    reference_frames: Sequence[tuple[int, int] | None],
+) -> dict[str, Any]:
     references = tennis.ground_truth_events(ground_truth)
     events, _, error = tennis.parse_submission(solution)
     pairs = align_break_points(events, references, version=version) if error is None else []
@@ -358,9 +371,11 @@ def _second_to_frame(seconds: float, frame_rate: tuple[int, int]) -> int:
     return math.floor(Fraction(seconds) * Fraction(frame_rate[0], frame_rate[1] or 1) + Fraction(1, 10**6))
 
 
-def _moments(ground_truth: dict, details: dict, frame_rate: tuple[int, int]) -> dict:
+def _moments(ground_truth: dict[str, Any], details: dict[str, Any], frame_rate: tuple[int, int]) -> dict[str, Any]:
     queries = {q["query_id"]: q for q in ground_truth.get("queries", []) if isinstance(q, dict)}
-    reference, predictions, matched = [], [], []
+    reference: list[dict[str, Any]] = []
+    predictions: list[dict[str, Any]] = []
+    matched: list[dict[str, Any]] = []
     for index, record in enumerate(details.get("per_query", [])):
         query = queries.get(record["query_id"], {})
         intervals = query.get("intervals") or [[0.0, 0.0]]

@@ -13,6 +13,7 @@ from bisect import bisect_left, bisect_right
 from collections import namedtuple
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from ._annotations import TYPE_CHECKING, Any
 from ._records import dataclass
 from .constants import (
     EGOCENTRIC_DEFAULT_TOLERANCE,
@@ -23,6 +24,7 @@ from .constants import (
 from .errors import GroundTruthError, ParameterError
 from .jsonio import decode_json_document, dumps_indented
 from .matching import longest_ordered_matching, maximum_matching
+from .measures import f1
 from .results import ScoreResult
 
 DEFAULT_TOLERANCE = EGOCENTRIC_DEFAULT_TOLERANCE
@@ -34,7 +36,17 @@ REQUIRED_KEYS = frozenset({"verb", "nouns", "start_frame", "end_frame"})
 VERSIONS = ("v1", "v2")
 
 
-Action = namedtuple("Action", "index verb nouns start end")
+if TYPE_CHECKING:  # the same record, with its field types (``typing`` stays off the score path)
+    from typing import NamedTuple
+
+    class Action(NamedTuple):
+        index: int  # type: ignore[assignment]  # a field named like tuple.index, as at run time
+        verb: str
+        nouns: frozenset[str]
+        start: int
+        end: int
+else:
+    Action = namedtuple("Action", "index verb nouns start end")
 Action.__doc__ = """A validated action (index, verb, nouns frozenset, start, end); ``index`` is
 its position in the list it came from."""
 
@@ -44,8 +56,8 @@ class EgocentricTask:
     """The task parameters of one ground-truth version."""
 
     ground_truth: tuple[Action, ...]
-    verbs: frozenset
-    nouns: frozenset
+    verbs: frozenset[Any]
+    nouns: frozenset[Any]
     frame_count: int
     tolerance: int
 
@@ -70,7 +82,7 @@ def _check_int(name: str, value: object, *, minimum: int) -> int:
     return value
 
 
-def ground_truth_actions(ground_truth: object) -> list[dict]:
+def ground_truth_actions(ground_truth: object) -> list[dict[str, Any]]:
     """The list of ground-truth action objects (``{"actions": [...]}`` or a list)."""
     actions = ground_truth.get("actions") if isinstance(ground_truth, Mapping) else ground_truth
     if not isinstance(actions, list):
@@ -93,7 +105,9 @@ def _ground_truth_action(index: int, item: object) -> Action:
     return Action(index, verb, frozenset(nouns), start, end)
 
 
-def _vocabulary(vocabulary: object, actions: Sequence[Action]) -> tuple[frozenset, frozenset]:
+def _vocabulary(vocabulary: object, actions: Sequence[Action]) -> tuple[frozenset[Any], frozenset[Any]]:
+    verbs: Any
+    nouns: Any
     if vocabulary is None:
         verbs = frozenset(action.verb for action in actions)
         nouns = frozenset(noun for action in actions for noun in action.nouns)
@@ -172,7 +186,7 @@ def _validate_entry(entry: object, task: EgocentricTask, previous_start: int, in
     return Action(index, verb, frozenset(nouns), start, end)
 
 
-def _parse_document(data: bytes) -> list:
+def _parse_document(data: bytes) -> list[Any]:
     if len(data) > MAX_SOLUTION_BYTES:
         raise ValueError(f"solution exceeds {MAX_SOLUTION_BYTES} bytes")
     document = decode_json_document(data, DEPTH_LIMIT)
@@ -186,7 +200,7 @@ def _parse_document(data: bytes) -> list:
     return actions
 
 
-def validate_actions(actions: list, task: EgocentricTask) -> tuple[list[Action], list[str]]:
+def validate_actions(actions: list[Any], task: EgocentricTask) -> tuple[list[Action], list[str]]:
     """Validate submitted entries; returns the valid actions and the failure messages.
 
     Raises ``TypeError`` when an unhashable verb or noun is looked up (whole-file abort).
@@ -323,7 +337,9 @@ def match_actions(
 # -------------------------------------------------------------------------- scoring
 
 
-def _counts(valid: Sequence[Action], predicted_count: int, task: EgocentricTask, version: str) -> tuple[float, dict]:
+def _counts(
+    valid: Sequence[Action], predicted_count: int, task: EgocentricTask, version: str
+) -> tuple[float, dict[str, Any]]:
     truths = list(task.ground_truth)
     if version == "v1":
         truths = chronological(truths)
@@ -337,7 +353,7 @@ def _counts(valid: Sequence[Action], predicted_count: int, task: EgocentricTask,
     true_positives = matched(full_match)
     precision = true_positives / predicted_count if predicted_count else 0.0
     recall = true_positives / len(truths) if truths else 0.0
-    reward = 2.0 * precision * recall / (precision + recall) if precision + recall else 0.0
+    reward = f1(precision, recall)
     return reward, {
         "ground_truth_actions": len(truths),
         "predicted_actions": predicted_count,
@@ -383,7 +399,7 @@ def score(
     )
 
 
-def encode_ledger(actions: Sequence[Mapping]) -> bytes:
+def encode_ledger(actions: Sequence[Mapping[str, Any]]) -> bytes:
     """Submission bytes for a list of action objects (used by anchors and agreement)."""
     import json
 

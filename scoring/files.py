@@ -53,7 +53,7 @@ def over_cap_reason(kind: str) -> str:
     return f"{_CAP_NOUNS[kind]} exceeds {SOLUTION_CAPS[kind]} bytes"
 
 
-def judge_path(path: str | os.PathLike) -> str | os.PathLike:
+def judge_path(path: str | os.PathLike[str]) -> str | os.PathLike[str]:
     """``str(pathlib.PurePosixPath(path))`` for a string, without importing ``pathlib``
     (the judges parse ``--solution`` with ``type=Path``): empty and ``.`` components
     dropped, repeated and trailing slashes collapsed, exactly two leading slashes kept,
@@ -82,14 +82,14 @@ def _read_bounded(descriptor: int, cap: int | None) -> bytes:
     return b"".join(chunks)
 
 
-def _open(path: str | os.PathLike, *, follow_links: bool) -> int:
+def _open(path: str | os.PathLike[str], *, follow_links: bool) -> int:
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     if not follow_links:
         flags |= getattr(os, "O_NOFOLLOW", 0)
     return os.open(path, flags)
 
 
-def read_egocentric_solution(path: str | os.PathLike) -> bytes | BaseException:
+def read_egocentric_solution(path: str | os.PathLike[str]) -> bytes | BaseException:
     """The published egocentric file layer: no symlinks, a regular file, size cap."""
     path = judge_path(path)
     try:
@@ -123,7 +123,7 @@ def _read_stream(descriptor: int, limit: int, wait: float) -> bytes | None:
     poller = select.poll()
     poller.register(descriptor, select.POLLIN)
     deadline = time.monotonic() + wait
-    chunks = []
+    chunks: list[bytes] = []
     size = 0
     while True:
         remaining = deadline - time.monotonic()
@@ -141,7 +141,7 @@ def _read_stream(descriptor: int, limit: int, wait: float) -> bytes | None:
             return None
 
 
-def read_tennis_solution(path: str | os.PathLike, *, cap: int | None = TENNIS_MAX_BYTES) -> bytes | BaseException:
+def read_tennis_solution(path: str | os.PathLike[str], *, cap: int | None = TENNIS_MAX_BYTES) -> bytes | BaseException:
     """The tennis file layer: the judge's ``read_text`` outcome, never blocking for long
     and never reading without bound. ``cap`` bounds a regular file (None: read it whole,
     as the judge does; the drop-in command line)."""
@@ -169,7 +169,7 @@ def read_tennis_solution(path: str | os.PathLike, *, cap: int | None = TENNIS_MA
     return data
 
 
-def read_moment_submission(path: str | os.PathLike) -> bytes | BaseException:
+def read_moment_submission(path: str | os.PathLike[str]) -> bytes | BaseException:
     """The moment-search file layer: a regular file (links followed), size cap."""
     path = judge_path(path)
     try:
@@ -196,7 +196,7 @@ READERS = {
 }
 
 
-def read_solution(kind: str, path: str | os.PathLike, *, drop_in: bool = False) -> bytes | BaseException:
+def read_solution(kind: str, path: str | os.PathLike[str], *, drop_in: bool = False) -> bytes | BaseException:
     """Bytes of the submission at ``path`` for a scorer of ``kind``, or the exception
     that the scorer turns into its reason. ``drop_in`` (``python -m scoring score``):
     read exactly as the published judge does, so a tennis file over the server's 16 MiB

@@ -25,6 +25,13 @@ import sys
 from _thread import allocate_lock
 from itertools import accumulate
 
+from ._annotations import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import re
+    from collections.abc import Callable
+    from types import FrameType
+
 DEFAULT_DEPTH_LIMIT = 992  # the egocentric judge's limit; scorers pass their own
 DIRECT_PARSE_DEPTH = 1000  # up to this depth a parse is first tried on the caller's stack
 _PARSE_STACK_BYTES = 32 * 1024 * 1024
@@ -33,7 +40,7 @@ _WHITESPACE = " \t\n\r"
 _limit_lock = allocate_lock()
 
 
-def _json_module():
+def _json_module() -> Any:
     import json
 
     return json
@@ -53,7 +60,7 @@ class _DecoderContext:
     parse_constant = {"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float("nan")}.__getitem__
 
 
-_scanner = None
+_scanner: Any = None
 
 
 def _skip_whitespace(text: str, index: int) -> int:
@@ -63,14 +70,15 @@ def _skip_whitespace(text: str, index: int) -> int:
     return len(text) - len(rest.lstrip(_WHITESPACE))
 
 
-def loads(text: str) -> object:
+def loads(text: str) -> Any:
     """Exactly ``json.loads(text)`` for a ``str`` (same C scanner, same settings,
     same errors), without importing ``json`` and ``re`` unless an error is raised."""
     global _scanner
     if _scanner is None:
         from _json import make_scanner
 
-        _scanner = make_scanner(_DecoderContext())
+        context: Any = _DecoderContext()  # what make_scanner reads of a JSONDecoder
+        _scanner = make_scanner(context)
     if text.startswith("\ufeff"):
         raise _json_module().JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
     try:
@@ -101,10 +109,10 @@ def text_mode(data: bytes) -> str:
 
 # ------------------------------------------------------------------ depth scanner
 
-_patterns: dict = {}  # compiled lazily: ``re`` costs a few ms at start-up
+_patterns: dict[str, "re.Pattern[str]"] = {}  # compiled lazily: ``re`` costs a few ms at start-up
 
 
-def _pattern(name: str):
+def _pattern(name: str) -> "re.Pattern[str]":
     if not _patterns:
         import re
 
@@ -193,7 +201,7 @@ def _run_on_fresh_thread(text: str, recursion_limit: int | None) -> object:
     import threading
 
     json = _json_module()  # the decoder builds its errors from json.decoder: import it here
-    outcome: dict = {}
+    outcome: dict[str, Any] = {}
 
     def target() -> None:
         previous = sys.getrecursionlimit()
@@ -247,7 +255,8 @@ def _thread_base_levels() -> int | None:
 
 def _caller_depth() -> int:
     """Python frames on the calling thread (a lower bound of its recursion depth)."""
-    frame, depth = sys._getframe(), 0
+    frame: FrameType | None = sys._getframe()
+    depth = 0
     while frame is not None:
         frame, depth = frame.f_back, depth + 1
     return depth
@@ -273,7 +282,7 @@ def _decide_with_probe(text: str, depth: int, depth_limit: int) -> object:
     raise RecursionError(f"maximum recursion depth exceeded while decoding a JSON {kind} from a unicode string")
 
 
-def loads_like_verifier(text: str, depth_limit: int = DEFAULT_DEPTH_LIMIT) -> object:
+def loads_like_verifier(text: str, depth_limit: int = DEFAULT_DEPTH_LIMIT) -> Any:
     """``json.loads(text)`` as a verifier whose decoder fits ``depth_limit`` levels.
 
     A text that cannot nest within :data:`NEAR_LIMIT` levels of the limit (checked with
@@ -302,7 +311,7 @@ def loads_like_verifier(text: str, depth_limit: int = DEFAULT_DEPTH_LIMIT) -> ob
     return _decide_with_probe(text, depth, depth_limit)
 
 
-def decode_json_document(data: bytes, depth_limit: int = DEFAULT_DEPTH_LIMIT) -> object:
+def decode_json_document(data: bytes, depth_limit: int = DEFAULT_DEPTH_LIMIT) -> Any:
     """Bytes of a UTF-8 text file -> one JSON document, as a verifier reads it.
 
     Raises what the verifier's ``json.load`` raises (``UnicodeDecodeError``,
@@ -331,10 +340,10 @@ def _float_text(value: float) -> str:
 
 
 _NON_FINITE = {"inf": "Infinity", "-inf": "-Infinity", "nan": "NaN"}
-_scalar_encoders: dict = {}
+_scalar_encoders: "dict[type, Callable[[Any], str]]" = {}
 
 
-def _scalars() -> dict:
+def _scalars() -> "dict[type, Callable[[Any], str]]":
     """Text of a scalar by its exact type (``bool`` before ``int`` by construction)."""
     if not _scalar_encoders:
         from _json import encode_basestring_ascii
@@ -363,7 +372,10 @@ def dumps_indent2(document: object) -> str:
     append = parts.append
 
     def scalar(value: object) -> str:
-        for kind, encode_kind in ((bool, scalars[bool]), (int, int.__repr__), (float, _float_text), (str, quote)):
+        kinds: tuple[tuple[type, Callable[[Any], str]], ...] = (
+            (bool, scalars[bool]), (int, int.__repr__), (float, _float_text), (str, quote)
+        )  # fmt: skip
+        for kind, encode_kind in kinds:
             if isinstance(value, kind):  # subclasses of the JSON scalar types
                 return encode_kind(value)
         raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")

@@ -11,6 +11,8 @@ from bisect import bisect_left
 from collections import deque
 from collections.abc import Sequence
 
+from ._annotations import Any
+
 
 def maximum_matching(candidates: Sequence[Sequence[int]], n_right: int) -> list[tuple[int, int]]:
     """A maximum-cardinality one-to-one matching (order does not matter).
@@ -63,7 +65,7 @@ def longest_ordered_matching(
     of ``k + 1`` pairs. Runs in O((edges + items) log items).
     """
     thresholds: list[int] = []
-    tails: list[tuple] = []
+    tails: list[tuple[int, int, Any]] = []  # (left, right, the chain's previous node or None)
     for left, rights in enumerate(candidates):
         for right in sorted(set(rights), reverse=True):
             k = bisect_left(thresholds, right)
@@ -75,9 +77,9 @@ def longest_ordered_matching(
                 thresholds[k] = right
                 tails[k] = node
     pairs: list[tuple[int, int]] = []
-    node = tails[-1] if tails else None
-    while node is not None:
-        pairs.append((node[0], node[1]))
-        node = node[2]
+    link = tails[-1] if tails else None
+    while link is not None:
+        pairs.append((link[0], link[1]))
+        link = link[2]
     pairs.reverse()
     return pairs

@@ -14,11 +14,16 @@ import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 
+from ._annotations import TYPE_CHECKING, Any
 from ._records import dataclass
 from .constants import MOMENTS_DEFAULT_A, MOMENTS_DEFAULT_B, MOMENTS_DEPTH_LIMIT, MOMENTS_MAX_BYTES
 from .errors import GroundTruthError, ParameterError
 from .jsonio import dumps_indented, loads, loads_like_verifier
 from .results import ScoreResult, with_details_encoded_on_read
+
+if TYPE_CHECKING:
+    from fractions import Fraction
+    from typing import TypeGuard
 
 DEFAULT_A = MOMENTS_DEFAULT_A
 DEFAULT_B = MOMENTS_DEFAULT_B
@@ -34,7 +39,7 @@ DEFAULT_SOURCE = "default"
 # ---------------------------------------------------------------------------- grids
 
 
-def is_finite_number(value: object) -> bool:
+def is_finite_number(value: object) -> "TypeGuard[float]":
     """A JSON number (not a boolean) that converts to a finite float."""
     if type(value) is float:  # the common case: inf - inf and nan - nan are nan
         return value - value == 0.0
@@ -46,7 +51,7 @@ def is_finite_number(value: object) -> bool:
         return False
 
 
-def grid_from_step(duration: float, step: float) -> list[float]:
+def grid_from_step(duration: object, step: object) -> list[float]:
     """0, s, 2s, ... up to the duration, plus the duration when it is not a multiple."""
     if not is_finite_number(duration) or duration <= 0:
         raise ParameterError(f"duration must be a positive number, got {duration!r}")
@@ -61,7 +66,7 @@ def grid_from_step(duration: float, step: float) -> list[float]:
     return points
 
 
-def grid_from_record(record: Mapping) -> list[float]:
+def grid_from_record(record: Mapping[str, Any]) -> list[float]:
     """The time grid of one corpus record (``grid`` a list or ``{"step": s}``)."""
     grid = record.get("grid")
     if isinstance(grid, Mapping):
@@ -86,7 +91,7 @@ def corpus_grids(corpus: object) -> dict[str, list[float]]:
     else:
         raise ParameterError("corpus must be a list of records.jsonl rows")
     grids: dict[str, list[float]] = {}
-    step_grids: dict[tuple, list[float]] = {}  # videos of one duration share a step grid
+    step_grids: dict[tuple[Any, ...], list[float]] = {}  # videos of one duration share a step grid
     for record in items:
         if not isinstance(record, Mapping) or not isinstance(record.get("video_id"), str):
             raise ParameterError("every corpus record needs a string video_id")
@@ -101,7 +106,7 @@ def corpus_grids(corpus: object) -> dict[str, list[float]]:
     return grids
 
 
-def parse_corpus_jsonl(text: str) -> list[dict]:
+def parse_corpus_jsonl(text: str) -> list[dict[str, Any]]:
     """Rows of a corpus ``records.jsonl`` (blank lines skipped)."""
     rows = []
     for number, line in enumerate(text.split("\n"), start=1):
@@ -147,7 +152,7 @@ def _iou_terms(start: float, end: float, a: float, b: float) -> tuple[int, int]:
     return (intersection, union) if union > 0 else (0, 1)
 
 
-def _fraction(numerator: int, denominator: int):
+def _fraction(numerator: int, denominator: int) -> "Fraction":
     from fractions import Fraction  # imported on first use: the scorer itself needs none
 
     return Fraction(numerator, denominator)
@@ -159,7 +164,7 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module 'scoring.moments' has no attribute {name!r}")
 
 
-def iou(start: float, end: float, a: float, b: float):
+def iou(start: float, end: float, a: float, b: float) -> "Fraction":
     """Exact temporal IoU of [start, end] and [a, b] (a ``Fraction``)."""
     return _fraction(*_iou_terms(start, end, a, b))
 
@@ -173,7 +178,7 @@ def _best_terms(start: float, end: float, intervals: Sequence[Sequence[float]]) 
     return best_n, best_d
 
 
-def best_iou(start: float, end: float, intervals: Sequence[Sequence[float]]):
+def best_iou(start: float, end: float, intervals: Sequence[Sequence[float]]) -> "Fraction":
     """x: the best exact IoU of [start, end] with any acceptable interval (a ``Fraction``)."""
     return _fraction(*_best_terms(start, end, intervals))
 
@@ -189,7 +194,7 @@ def _utility_terms(numerator: int, denominator: int) -> float:
     return 0.7 * (hits / 3) + 0.3 * (numerator / denominator)
 
 
-def utility(x) -> float:
+def utility(x: "Fraction | float") -> float:
     """u(x) = 0.7 * mean(x >= 0.5, x >= 0.7, x >= 0.9) + 0.3 * x (x a Fraction, float
     or int; the thresholds are compared exactly)."""
     return _utility_terms(*x.as_integer_ratio())
@@ -207,7 +212,7 @@ def _neighbours(grid: Sequence[float], value: float) -> list[float]:
     return points
 
 
-def _best_grid_terms(grid: Sequence[float], intervals: Sequence[Sequence[float]]) -> tuple:
+def _best_grid_terms(grid: Sequence[float], intervals: Sequence[Sequence[float]]) -> tuple[Any, ...]:
     """(numerator, denominator, witness) of :func:`best_grid_interval`."""
     best_n, best_d, witness = 0, 1, None
     for a, b in intervals:
@@ -220,7 +225,9 @@ def _best_grid_terms(grid: Sequence[float], intervals: Sequence[Sequence[float]]
     return best_n, best_d, witness
 
 
-def best_grid_interval(grid: Sequence[float], intervals: Sequence[Sequence[float]]) -> tuple:
+def best_grid_interval(
+    grid: Sequence[float], intervals: Sequence[Sequence[float]]
+) -> "tuple[Fraction, tuple[float, float] | None]":
     """Closed-form best IoU over legal grid intervals (a ``Fraction``), with a witness.
 
     For one acceptable interval [a, b], IoU is monotone in each endpoint on each side
@@ -231,11 +238,11 @@ def best_grid_interval(grid: Sequence[float], intervals: Sequence[Sequence[float
     return _fraction(best_n, best_d), witness
 
 
-def best_grid_iou(grid: Sequence[float], intervals: Sequence[Sequence[float]]):
+def best_grid_iou(grid: Sequence[float], intervals: Sequence[Sequence[float]]) -> "Fraction":
     return best_grid_interval(grid, intervals)[0]
 
 
-def brute_force_best_grid_iou(grid: Sequence[float], intervals: Sequence[Sequence[float]]):
+def brute_force_best_grid_iou(grid: Sequence[float], intervals: Sequence[Sequence[float]]) -> "Fraction":
     """The same maximum over every pair of grid points (for tests and the bench)."""
     best_n, best_d = 0, 1
     for i, start in enumerate(grid):
@@ -308,9 +315,9 @@ def _check_params(a: object, b: object) -> None:
 
 @dataclass(frozen=True)
 class Rows:
-    by_query: dict  # query_id -> list of row objects
+    by_query: dict[str, Any]  # query_id -> list of row objects
     invalid: int  # lines that are not an object with a known string query_id
-    messages: tuple = ()  # what was wrong with those lines, "line N ..." (first ten)
+    messages: tuple[Any, ...] = ()  # what was wrong with those lines, "line N ..." (first ten)
 
 
 def submission_text(data: bytes) -> str:
@@ -324,7 +331,7 @@ def submission_text(data: bytes) -> str:
     return text
 
 
-def _line_problem(row: object, known: set) -> str | None:
+def _line_problem(row: object, known: set[Any]) -> str | None:
     if not isinstance(row, dict):
         return f"is not a JSON object (a JSON {_json_type(row)})"
     query_id = row.get("query_id")
@@ -354,7 +361,7 @@ def _short(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def parse_rows(data: bytes, known: set) -> Rows:
+def parse_rows(data: bytes, known: set[Any]) -> Rows:
     """Group JSONL rows by query id. Raises ValueError when the file is unreadable.
 
     A line that is not JSON, not an object, or has no known string ``query_id`` is an
@@ -362,7 +369,7 @@ def parse_rows(data: bytes, known: set) -> Rows:
     if len(data) > MAX_SOLUTION_BYTES:
         raise ValueError(f"submission exceeds {MAX_SOLUTION_BYTES} bytes")
     text = submission_text(data)
-    by_query: dict[str, list] = {}
+    by_query: dict[str, list[Any]] = {}
     invalid = 0
     messages: list[str] = []
     for number, line in enumerate(text.split("\n"), start=1):
@@ -383,7 +390,7 @@ def parse_rows(data: bytes, known: set) -> Rows:
     return Rows(by_query, invalid, tuple(messages))
 
 
-def _row_interval(row: dict, grid: Sequence[float]) -> tuple[float, float] | str:
+def _row_interval(row: dict[str, Any], grid: Sequence[float]) -> tuple[float, float] | str:
     """The snapped (start, end) of a legal row, or why it is not legal."""
     start, end = row.get("start"), row.get("end")
     if not (is_finite_number(start) and is_finite_number(end)):
@@ -401,7 +408,7 @@ def _row_interval(row: dict, grid: Sequence[float]) -> tuple[float, float] | str
 # --------------------------------------------------------------------------- scoring
 
 
-def _query_record(query: Query, grid: Sequence[float] | None, rows: list | None) -> dict:
+def _query_record(query: Query, grid: Sequence[float] | None, rows: list[Any] | None) -> dict[str, Any]:
     """The per-query record (key order as published); ``hits`` only for a scored row."""
     star_n, star_d, _ = _best_grid_terms(grid or [], query.intervals)
     u_star = _utility_terms(star_n, star_d)
@@ -412,7 +419,7 @@ def _query_record(query: Query, grid: Sequence[float] | None, rows: list | None)
     elif len(rows) > 1:
         status = "invalid: duplicated query id"
     else:
-        interval = _row_interval(rows[0], grid)
+        interval = _row_interval(rows[0], grid or [])  # never None here: no grid, no normaliser
         if isinstance(interval, str):
             status = f"invalid: {interval}"
         else:
@@ -446,7 +453,7 @@ def _mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
-def summarise(records: Sequence[dict], *, a: float, b: float) -> dict:
+def summarise(records: Sequence[dict[str, Any]], *, a: float, b: float) -> dict[str, Any]:
     scored = [r for r in records if r["status"] != "excluded_zero_normaliser"]
     by_source: dict[str, list[float]] = {}
     for record in scored:
@@ -527,7 +534,7 @@ def score(
     )
 
 
-def encode_rows(rows: Sequence[Mapping]) -> bytes:
+def encode_rows(rows: Sequence[Mapping[str, Any]]) -> bytes:
     """JSONL bytes of submission rows."""
     import json
 

@@ -9,9 +9,10 @@ module; a scorer's module is imported the first time that scorer runs, so
 ``python -m scoring score`` loads only the scorer it runs.
 """
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 
+from ._annotations import Any
 from ._records import dataclass, field
 from .constants import (
     EGOCENTRIC_DEFAULT_TOLERANCE,
@@ -59,19 +60,19 @@ class Scorer:
     description: str
     parameters: tuple[Parameter, ...]
     published: bool
-    _score: Callable = field(default=None, repr=False, compare=False)  # type: ignore[assignment]
+    _score: Callable[..., ScoreResult] = field(default=None, repr=False, compare=False)  # type: ignore[assignment]
     solution_cap: int | None = None
     solution_cap_reason: str = ""
     key_metrics: tuple[str, ...] = ()
-    anchors_fn: Callable | None = field(default=None, repr=False, compare=False)
-    agreement_fn: Callable | None = field(default=None, repr=False, compare=False)
-    diagnose_fn: Callable | None = field(default=None, repr=False, compare=False)
+    anchors_fn: Callable[..., list[Any]] | None = field(default=None, repr=False, compare=False)
+    agreement_fn: Callable[..., dict[str, Any]] | None = field(default=None, repr=False, compare=False)
+    diagnose_fn: Callable[..., dict[str, Any]] | None = field(default=None, repr=False, compare=False)
 
     @property
     def family(self) -> str:
         return self.kind
 
-    def check_params(self, params: Mapping) -> dict:
+    def check_params(self, params: Mapping[str, Any]) -> dict[str, Any]:
         """The parameters with defaults filled in; unknown or missing ones raise."""
         known = {parameter.name: parameter for parameter in self.parameters}
         unknown = sorted(set(params) - set(known))
@@ -85,7 +86,7 @@ class Scorer:
             values[name] = value
         return values
 
-    def score(self, ground_truth: object, solution: bytes | BaseException, **params) -> ScoreResult:
+    def score(self, ground_truth: object, solution: bytes | BaseException, **params: Any) -> ScoreResult:
         return self._score(ground_truth, solution, **self.check_params(params))
 
     @property
@@ -105,27 +106,37 @@ class Scorer:
 
     def diagnose(
         self,
-        ground_truth: object,
+        ground_truth: dict[str, Any],
         solution: bytes | BaseException,
-        params: Mapping,
-        details: Mapping,
+        params: Mapping[str, Any],
+        details: Mapping[str, Any],
         *,
-        reference_frames=(),
+        reference_frames: Sequence[tuple[int, int] | None] = (),
         frame_rate: tuple[int, int] = (24, 1),
-    ) -> dict:
+    ) -> dict[str, Any]:
         """Timeline diagnostics of one scored submission (``details``: the scorer's
-        details), computed with the scorer's own rules (``scoring.diagnostics``)."""
-        from .diagnostics import diagnostics  # loaded on first use: the registry stays cheap to import
+        details), computed with the scorer's own rules: its ``diagnose_fn``, or for the
+        built-in families ``scoring.diagnostics``."""
+        params, details = dict(params), dict(details)
+        base = {"scorer_id": self.scorer_id, "family": self.kind, "reason": details.get("reason", "")}
+        if self.diagnose_fn is not None:
+            body = self.diagnose_fn(
+                ground_truth, solution, params, details, reference_frames=reference_frames, frame_rate=frame_rate
+            )
+        else:
+            from .diagnostics import diagnostics  # loaded on first use: the registry stays cheap to import
 
-        return diagnostics(
-            self.scorer_id,
-            ground_truth,
-            solution,
-            dict(params),
-            dict(details),
-            reference_frames=reference_frames,
-            frame_rate=frame_rate,
-        )
+            body = diagnostics(
+                self.kind,
+                self.version,
+                ground_truth,
+                solution,
+                params,
+                details,
+                reference_frames=reference_frames,
+                frame_rate=frame_rate,
+            )
+        return {**base, **body}
 
 
 _EGOCENTRIC_PARAMETERS = (
@@ -159,26 +170,26 @@ _MOMENT_PARAMETERS = (
 )
 
 
-_EGOCENTRIC_FACTS = {
+_EGOCENTRIC_FACTS: dict[str, Any] = {
     "key_metrics": (
         "precision", "recall", "true_positives", "false_positives", "false_negatives", "predicted_actions",
         "invalid_predicted_actions", "verb_and_boundary_matches", "boundary_only_matches",
     ),
 }  # fmt: skip
-_TENNIS_FACTS = {
+_TENNIS_FACTS: dict[str, Any] = {
     "key_metrics": (
         "n_predicted", "identity_matches_in_quality_alignment", "false_identity_events", "duplicate_identity_events",
         "exact_event_matches_ordered", "summary_accuracy", "shot_accuracy", "hierarchical_precision",
         "hierarchical_recall",
     ),
 }  # fmt: skip
-_MOMENT_FACTS = {
+_MOMENT_FACTS: dict[str, Any] = {
     "key_metrics": ("raw_quality", "r1_at_0.5", "r1_at_0.7", "r1_at_0.9", "mean_iou", "missing", "invalid"),
 }
 
 
-def _egocentric(version: str) -> Callable:
-    def run(ground_truth, solution, **params):
+def _egocentric(version: str) -> Callable[..., ScoreResult]:
+    def run(ground_truth: object, solution: bytes | BaseException, **params: Any) -> ScoreResult:
         from . import egocentric
 
         return egocentric.score(version, ground_truth, solution, **params)
@@ -186,8 +197,8 @@ def _egocentric(version: str) -> Callable:
     return run
 
 
-def _tennis(version: str) -> Callable:
-    def run(ground_truth, solution):
+def _tennis(version: str) -> Callable[..., ScoreResult]:
+    def run(ground_truth: object, solution: bytes | BaseException) -> ScoreResult:
         from . import tennis
 
         return tennis.score(version, ground_truth, solution)
@@ -195,7 +206,7 @@ def _tennis(version: str) -> Callable:
     return run
 
 
-def _moments(ground_truth, solution, **params):
+def _moments(ground_truth: object, solution: bytes | BaseException, **params: Any) -> ScoreResult:
     from . import moments
 
     return moments.score(ground_truth, solution, **params)
@@ -292,7 +303,7 @@ def get_scorer(scorer_id: str) -> Scorer:
 
 
 def score_submission(
-    scorer_id: str, ground_truth: object, solution_bytes: bytes | BaseException, **params
+    scorer_id: str, ground_truth: object, solution_bytes: bytes | BaseException, **params: Any
 ) -> ScoreResult:
     """Score raw submission bytes against a parsed ground truth.
 

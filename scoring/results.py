@@ -5,7 +5,13 @@
 inspect them with ``dataclasses``) and load on first use.
 """
 
+from collections.abc import Callable
+
+from ._annotations import TYPE_CHECKING, Any
 from ._records import dataclass, field
+
+if TYPE_CHECKING:
+    from typing import ClassVar
 
 
 @dataclass(frozen=True)
@@ -23,9 +29,11 @@ class ScoreResult:
     reward_json: bytes
     reward_txt: bytes | None
     details_json: bytes | None
-    details: dict = field(repr=False)
+    details: dict[str, Any] = field(repr=False)
     reason: str
     scorer_id: str = ""
+    if TYPE_CHECKING:
+        __record_fields__: ClassVar[tuple[str, ...]]  # the field names, set by the record decorator
 
     def __getattr__(self, name: str) -> object:
         # Only called for an attribute the instance does not hold: ``details_json`` of
@@ -37,11 +45,11 @@ class ScoreResult:
         self.__dict__["details_json"] = value
         return value
 
-    def __getstate__(self) -> dict:
+    def __getstate__(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__record_fields__}
 
 
-def with_details_encoded_on_read(encode_details, **fields) -> ScoreResult:
+def with_details_encoded_on_read(encode_details: Callable[[], bytes], **fields: Any) -> ScoreResult:
     """A :class:`ScoreResult` whose ``details_json`` is ``encode_details()``, called when
     it is first read (the command line writes that file only when asked for it)."""
     result = ScoreResult(details_json=None, **fields)

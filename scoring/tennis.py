@@ -11,16 +11,21 @@ pairing token 0 with token 0 earns nothing and each side's shot denominator is
 
 from _operator import eq
 from bisect import bisect_left
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import chain, compress
 from math import gcd, lcm
 
+from ._annotations import TYPE_CHECKING, Any
 from ._records import dataclass
 from ._records import field as dataclass_field
 from .constants import TENNIS_DEPTH_LIMIT, TENNIS_MAX_BYTES
 from .errors import GroundTruthError, ParameterError
 from .jsonio import decode_json_document, dumps_indented
+from .measures import f1
 from .results import ScoreResult
+
+if TYPE_CHECKING:
+    from fractions import Fraction
 
 MAX_PREDICTED_EVENTS = 256
 MAX_SHOTS_PER_EVENT = 512
@@ -76,13 +81,16 @@ FIELD_TYPES: dict[str, type] = {
 FORMULA = "2 * sum(min(per_event_summary_accuracy, per_event_ordered_shot_accuracy)) / (n_predicted + n_reference)"
 EXACT_EVENT_FORMULA = "2 * exact_ordered_event_matches / (n_predicted + n_reference)"
 
-Token = tuple  # (stroke or None, direction or None)
+Token = tuple[str | None, str | None]  # (stroke or None, direction or None)
+# a state of the event alignment: (credit in units of 1 / scale, pairs, summary fields,
+# shot atoms, summed shot denominator, the pairs (i, j))
+_State = tuple[int, int, int, int, int, tuple[tuple[int, int], ...]]
 
 
 # --------------------------------------------------------------------- event atoms
 
 
-def identity_key(event: object) -> tuple | None:
+def identity_key(event: object) -> tuple[Any, ...] | None:
     """The 7 identity values, or None when one is missing or mistyped."""
     if not isinstance(event, dict):
         return None
@@ -145,9 +153,9 @@ def shot_tokens(event: object) -> list[Token]:
 class EventView:
     """What the scorer reads from one event."""
 
-    key: tuple | None
-    summary: tuple
-    tokens: tuple
+    key: tuple[Any, ...] | None
+    summary: tuple[Any, ...]
+    tokens: tuple[Any, ...]
 
 
 _SUMMARY_FIELD_SET = frozenset(SUMMARY_FIELDS)
@@ -164,9 +172,8 @@ def view(event: object) -> EventView:
         return EventView(None, (_MISSING,) * len(SUMMARY_FIELDS), ())
     get = event.get
     # A missing field reads as None, whose type is none of the field types.
-    key = tuple(map(get, IDENTITY_FIELDS))
-    if tuple(map(type, key)) != _IDENTITY_KINDS:
-        key = None
+    identity = tuple(map(get, IDENTITY_FIELDS))
+    key = identity if tuple(map(type, identity)) == _IDENTITY_KINDS else None
     summary = tuple(map(get, SUMMARY_FIELDS))
     if tuple(map(type, summary)) != _SUMMARY_KINDS:  # some value missing or mistyped
         summary = tuple(
@@ -190,7 +197,7 @@ def _step_credit(p: Token, r: Token, serve_pair: bool) -> int:
     return credit
 
 
-def shot_atom_table(predicted: Sequence[Token], reference: Sequence[Token], version: str):
+def shot_atom_table(predicted: Sequence[Token], reference: Sequence[Token], version: str) -> list[list[int]]:
     """The full order-preserving DP table of shot atoms (rows: predicted tokens)."""
     v2 = version == "v2"
     table = [[0] * (len(reference) + 1)]
@@ -298,7 +305,7 @@ class PairQuality:
     reference_denominator: int
 
     @property
-    def credit(self):
+    def credit(self) -> "Fraction":
         """The credit as a ``fractions.Fraction``."""
         from fractions import Fraction
 
@@ -332,14 +339,14 @@ def pair_quality(prediction: EventView, reference: EventView, version: str) -> P
     return PairQuality(numerator // common, credit_denominator // common, fields, atoms, predicted, referenced)
 
 
-def exact_tokens(tokens: Sequence[Token], version: str) -> tuple:
+def exact_tokens(tokens: Sequence[Token], version: str) -> tuple[Any, ...]:
     """Tokens as compared for an exact event (v2 ignores token 0's stroke)."""
     if version == "v2" and tokens:
         return ((None, tokens[0][1]),) + tuple(tokens[1:])
     return tuple(tokens)
 
 
-def same_exact_tokens(predicted: tuple, reference: tuple, version: str) -> bool:
+def same_exact_tokens(predicted: tuple[Any, ...], reference: tuple[Any, ...], version: str) -> bool:
     """``exact_tokens(predicted, version) == exact_tokens(reference, version)`` for
     tuples of tokens, without building either."""
     if predicted == reference:
@@ -365,14 +372,14 @@ def exact_event(prediction: EventView, reference: EventView, version: str) -> bo
 # ---------------------------------------------------------------------- alignment
 
 
-def _better(candidate: tuple, incumbent: tuple) -> bool:
+def _better(candidate: _State, incumbent: _State) -> bool:
     """Larger credit, more pairs, more summary fields, more shot atoms, then smaller
     summed shot denominator, then the lexicographically smaller pair list."""
     if candidate is incumbent:  # the DP carries states forward unchanged: no Fraction compare
         return False
     for index in (0, 1, 2, 3):
         if candidate[index] != incumbent[index]:
-            return candidate[index] > incumbent[index]
+            return candidate[index] > incumbent[index]  # type: ignore[operator]  # index < 4: ints
     if candidate[4] != incumbent[4]:
         return candidate[4] < incumbent[4]
     return candidate[5] < incumbent[5]
@@ -380,12 +387,12 @@ def _better(candidate: tuple, incumbent: tuple) -> bool:
 
 def _align_scaled(
     predictions: Sequence[EventView], references: Sequence[EventView], version: str
-) -> tuple[tuple, int, dict[tuple[int, int], PairQuality]]:
+) -> tuple[_State, int, dict[tuple[int, int], PairQuality]]:
     """The weighted LCS with exact credits as integer multiples of 1 / ``scale``, where
     ``scale`` is the least common multiple of every pair credit's denominator, so that
     comparing and adding states never builds a ``Fraction``. Returns (best state,
     scale, qualities)."""
-    positions: dict[tuple, list[int]] = {}
+    positions: dict[tuple[Any, ...], list[int]] = {}
     for j, reference in enumerate(references):
         if reference.key is not None:
             positions.setdefault(reference.key, []).append(j)
@@ -404,10 +411,10 @@ def _align_scaled(
         )
         for (i, j), quality in qualities.items()
     }
-    rows: dict[int, dict[int, tuple]] = {}
-    for (i, j), step in steps.items():
-        rows.setdefault(i, {})[j] = step
-    empty = (0, 0, 0, 0, 0, ())
+    rows: dict[int, dict[int, tuple[int, int, int, int]]] = {}
+    for (i, j), pair_step in steps.items():
+        rows.setdefault(i, {})[j] = pair_step
+    empty: _State = (0, 0, 0, 0, 0, ())
     previous = [empty] * (len(references) + 1)
     for i in sorted(rows):
         # A row without a pairable reference equals the row above (each DP row is
@@ -440,7 +447,7 @@ def _align_scaled(
 
 def align_views(
     predictions: Sequence[EventView], references: Sequence[EventView], version: str
-) -> tuple[tuple, dict[tuple[int, int], PairQuality]]:
+) -> tuple[tuple[Any, ...], dict[tuple[int, int], PairQuality]]:
     """The scorer's weighted LCS. Returns the best state
     ``(credit, pairs, summary, atoms, denominator, ((i, j), ...))`` (credit a
     ``Fraction``) and the qualities of the paired events."""
@@ -450,7 +457,7 @@ def align_views(
     return (Fraction(best[0], scale),) + best[1:], qualities
 
 
-def ordered_pairs(pairs) -> int:
+def ordered_pairs(pairs: Iterable[tuple[int, int]]) -> int:
     """Length of the longest chain of (i, j) pairs increasing in both: the LCS length
     when ``pairs`` are the equal positions (Hunt-Szymanski, O(p log p))."""
     tails: list[int] = []
@@ -463,7 +470,7 @@ def ordered_pairs(pairs) -> int:
     return len(tails)
 
 
-def ordered_count(predictions: Sequence, references: Sequence, equal) -> int:
+def ordered_count(predictions: Sequence[Any], references: Sequence[Any], equal: Callable[[Any, Any], bool]) -> int:
     """Plain LCS length with a custom equality."""
     previous = [0] * (len(references) + 1)
     for prediction in predictions:
@@ -480,7 +487,7 @@ def ordered_count(predictions: Sequence, references: Sequence, equal) -> int:
 # ------------------------------------------------------------------------ scoring
 
 
-def check_caps(predictions: list) -> None:
+def check_caps(predictions: list[Any]) -> None:
     """Raise ValueError when the submission is over a cap (before any quadratic step)."""
     if len(predictions) > MAX_PREDICTED_EVENTS:
         raise ValueError(f"break_points exceeds {MAX_PREDICTED_EVENTS} events")
@@ -496,19 +503,15 @@ def check_caps(predictions: list) -> None:
         raise ValueError(f"all shots arrays exceed {MAX_TOTAL_PREDICTED_SHOTS} entries")
 
 
-def _f1(precision: float, recall: float) -> float:
-    return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-
-
 def _ratio(numerator: int, denominator: int) -> float:
     return numerator / denominator if denominator else 0.0
 
 
-def _identity_counts(prediction_keys: list, reference_keys: list) -> dict:
-    reference_counts: dict = {}
+def _identity_counts(prediction_keys: list[Any], reference_keys: list[Any]) -> dict[str, Any]:
+    reference_counts: dict[tuple[Any, ...] | None, int] = {}
     for key in reference_keys:
         reference_counts[key] = reference_counts.get(key, 0) + 1
-    prediction_counts: dict = {}
+    prediction_counts: dict[tuple[Any, ...], int] = {}
     for key in prediction_keys:
         if key is not None:
             prediction_counts[key] = prediction_counts.get(key, 0) + 1
@@ -523,7 +526,7 @@ def _identity_counts(prediction_keys: list, reference_keys: list) -> dict:
     return {"unordered": unordered, "duplicates": duplicates, "false": false}
 
 
-def _shot_schema_counts(predictions: list, views: Sequence[EventView]) -> tuple[int, int]:
+def _shot_schema_counts(predictions: list[Any], views: Sequence[EventView]) -> tuple[int, int]:
     schema_issues = invalid = 0
     for event, seen in zip(predictions, views, strict=True):
         if not isinstance(event, dict) or not isinstance(event.get("shots"), list):
@@ -551,7 +554,7 @@ def _rounded(numerator: int, denominator: int) -> float:
     return round(numerator / denominator, 4) if denominator else 0.0
 
 
-def _pair_detail(i: int, j: int, quality: PairQuality, p: EventView, r: EventView) -> dict:
+def _pair_detail(i: int, j: int, quality: PairQuality, p: EventView, r: EventView) -> dict[str, Any]:
     denominator = quality.shot_denominator
     return {
         "prediction_index": i,
@@ -579,17 +582,17 @@ class _PairTotals:
     denominators: int = 0
     fully_correct: int = 0
     credit: int = 0  # in units of 1 / scale
-    per_field: dict = dataclass_field(default_factory=lambda: dict.fromkeys(SUMMARY_FIELDS, 0))
-    details: list = dataclass_field(default_factory=list)
+    per_field: dict[str, Any] = dataclass_field(default_factory=lambda: dict.fromkeys(SUMMARY_FIELDS, 0))
+    details: list[Any] = dataclass_field(default_factory=list)
 
 
 def _pair_totals(
-    predictions: list,
+    predictions: list[Any],
     views: Sequence[EventView],
     references: Sequence[EventView],
     pairs: Sequence[tuple[int, int]],
-    qualities: dict,
-    exact: set,
+    qualities: dict[tuple[int, int], PairQuality],
+    exact: set[tuple[int, int]],
     scale: int,
 ) -> _PairTotals:
     totals = _PairTotals()
@@ -610,7 +613,7 @@ def _pair_totals(
     return totals
 
 
-def score_events(predictions: list, references: Sequence[EventView], version: str) -> dict:
+def score_events(predictions: list[Any], references: Sequence[EventView], version: str) -> dict[str, Any]:
     """All counts of the published details object (without reason / root flag).
 
     Long on purpose: the returned literal lists the published keys in their published
@@ -619,7 +622,7 @@ def score_events(predictions: list, references: Sequence[EventView], version: st
     return _score_events(predictions, references, version)
 
 
-def _score_events(predictions: list, references: Sequence[EventView], version: str) -> dict:
+def _score_events(predictions: list[Any], references: Sequence[EventView], version: str) -> dict[str, Any]:
     """:func:`score_events` for a submission whose caps were already checked."""
     views = [view(event) for event in predictions]
     best, scale, qualities = _align_scaled(views, references, version)
@@ -681,7 +684,7 @@ def _score_events(predictions: list, references: Sequence[EventView], version: s
         "invalid_shot_entries": invalid_shots,
         "identity_precision": round(identity_precision, 4),
         "identity_recall": round(identity_recall, 4),
-        "identity_f1": round(_f1(identity_precision, identity_recall), 4),
+        "identity_f1": round(f1(identity_precision, identity_recall), 4),
         "exact_event_precision": _rounded(exact_ordered, n_predicted),
         "exact_event_recall": _rounded(exact_ordered, n_reference),
         "exact_event_f1": _rounded(2 * exact_ordered, reward_denominator),
@@ -696,7 +699,7 @@ def _score_events(predictions: list, references: Sequence[EventView], version: s
         "shot_fields_reference_in_matched_events": reference_shots,
         "shot_precision": round(shot_precision, 4),
         "shot_recall": round(shot_recall, 4),
-        "shot_f1": round(_f1(shot_precision, shot_recall), 4),
+        "shot_f1": round(f1(shot_precision, shot_recall), 4),
         "shot_denominator": pair_denominators,
         "shot_accuracy": round(_ratio(atoms, pair_denominators), 4),
         "detail_fields_correct": detail_correct,
@@ -704,7 +707,7 @@ def _score_events(predictions: list, references: Sequence[EventView], version: s
         "detail_fields_reference": detail_reference,
         "detail_precision": round(detail_precision, 4),
         "detail_recall": round(detail_recall, 4),
-        "detail_f1": round(_f1(detail_precision, detail_recall), 4),
+        "detail_f1": round(f1(detail_precision, detail_recall), 4),
         "detail_denominator": detail_denominator,
         "detail_accuracy": round(_ratio(detail_correct, detail_denominator), 4),
         "fully_correct_events": exact_ordered,
@@ -723,7 +726,7 @@ def _score_events(predictions: list, references: Sequence[EventView], version: s
 # ------------------------------------------------------------------- ground truth
 
 
-def ground_truth_events(ground_truth: object) -> list:
+def ground_truth_events(ground_truth: object) -> list[Any]:
     """The reference events (``{"break_points": [...]}`` or a bare list)."""
     events = ground_truth.get("break_points") if isinstance(ground_truth, Mapping) else ground_truth
     if not isinstance(events, list):
@@ -735,7 +738,7 @@ def reference_views(ground_truth: object) -> list[EventView]:
     return [view(event) for event in ground_truth_events(ground_truth)]
 
 
-def parse_submission(solution: bytes | BaseException) -> tuple[list, bool, str | None]:
+def parse_submission(solution: bytes | BaseException) -> tuple[list[Any], bool, str | None]:
     """(events, root_schema_issue, error message or None); never raises."""
     root_schema_issue = False
     try:

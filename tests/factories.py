@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+from contextlib import contextmanager
 
 from django.contrib.auth.models import Group, User
+from django.db import DEFAULT_DB_ALIAS, connections
 from rest_framework.test import APIClient
 
 from annotator.actions.packets import do_create_packet
@@ -12,6 +14,31 @@ from annotator.base.builtin_kinds import install_builtin_rows
 from annotator.models import TaskKind, Video
 
 GTEA_FRAMES = 25692
+
+
+@contextmanager
+def after_commit():
+    """Run what the block leaves for after its commit, as a committed transaction would:
+    the on-commit callbacks (inside a test's transaction they never run by themselves) with
+    Celery tasks inline (``task_always_eager``), the real tasks, no broker. A freeze or a
+    publication made in it leaves its derived work done: the agreement report, the anchors."""
+    from deploy.celery import app
+
+    before = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    connection = connections[DEFAULT_DB_ALIAS]
+    start = len(connection.run_on_commit)
+    try:
+        yield
+        # Run them once and drop them (with those they add), so an enclosing
+        # ``captureOnCommitCallbacks(execute=True)`` does not run them again.
+        while len(connection.run_on_commit) > start:
+            callbacks = connection.run_on_commit[start:]
+            del connection.run_on_commit[start:]
+            for _, callback, _ in callbacks:
+                callback()
+    finally:
+        app.conf.task_always_eager = before
 
 
 def ensure_builtin_rows() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from annotator.actions.ledgers import check_event
+from annotator.actions.ledgers import validate_ledger_event
 from annotator.base.errors import InvalidInput, StaleVersion
 from annotator.base.seals import row_seal
 from annotator.models import Decision, Ledger, UnionItem
@@ -15,7 +15,7 @@ MIN_RATIONALE_CHARS = 3
 UNCHECKED = object()
 
 
-def check_decision(item: UnionItem, *, action: str, final_value, rationale: str):
+def validate_decision(item: UnionItem, *, action: str, final_value, rationale: str):
     """Validate a decision; return the final value it implies."""
     if action not in Decision.Action.values:
         raise InvalidInput(f"action must be one of {', '.join(Decision.Action.values)}", field="action")
@@ -33,7 +33,7 @@ def check_decision(item: UnionItem, *, action: str, final_value, rationale: str)
         ledger = Ledger.objects.select_related("packet__task_kind", "packet__video").get(
             packet=item.union.packet, side="A"
         )
-        return check_event(ledger, final_value)
+        return validate_ledger_event(ledger, final_value)
     return None  # drop, unknown: no event in the ground truth
 
 
@@ -61,7 +61,7 @@ def do_decide_item(
             raise StaleVersion(
                 f"{current.decided_by.username} decided this item meanwhile ({current.action.replace('_', ' ')})"
             )
-    value = check_decision(item, action=action, final_value=final_value, rationale=rationale)
+    value = validate_decision(item, action=action, final_value=final_value, rationale=rationale)
     decision, _ = Decision.objects.update_or_create(
         item=item,
         defaults={"action": action, "final_value": value, "rationale": rationale.strip(), "decided_by": actor},

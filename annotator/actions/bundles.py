@@ -71,7 +71,7 @@ def zip_limits() -> ZipLimits:
     )
 
 
-def check_bundle(data: bytes) -> None:
+def validate_bundle(data: bytes) -> None:
     """Refuse what cannot be a bundle before it is stored (the runner checks again):
     every entry is inflated and counted, nothing is written."""
     if len(data) > settings.FRAMELEDGER_BUNDLE_MAX_BYTES:
@@ -102,7 +102,7 @@ def do_submit_bundle(
     label = (label or "").strip()[:200]
     if not label:
         raise InvalidInput("a bundle needs a label", field="label")
-    check_bundle(data)
+    validate_bundle(data)
     queue = settings.FRAMELEDGER_BUNDLE_GPU_QUEUE if device == "cuda" else settings.FRAMELEDGER_BUNDLE_QUEUE
     run = BundleRun.objects.create(
         version=version,

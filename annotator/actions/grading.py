@@ -11,12 +11,14 @@ Every write is one ``do_*`` function; REST views, the Celery tasks and the
   the command line): the scorer's output bytes are stored exactly as the verifier
   CLI writes them. A bad file scores 0 with the scorer's reason; a scorer failure is
   recorded on that one score; neither stops the run.
-* ``do_compute_calibration`` runs the anchors of ``python -m scoring anchors``; it is
-  called whenever a version is published. ``do_mark_version_ready`` refuses a
+* ``do_compute_calibration`` runs the anchors of ``python -m scoring anchors``; the
+  task ``annotator.version_calibration`` calls it after every publication commits
+  (``annotator.actions.derived``). ``do_mark_version_ready`` refuses a
   version whose oracle is not 1.0 or whose empty anchor is not 0.0, and says why.
 * ``do_agreement_report`` stores the comparison of the two frozen ledgers (and each
-  with the latest adjudicated version); ``store_agreement_report`` calls it at the
-  second freeze and at each adjudicated publication, so reading it never writes.
+  with the latest adjudicated version); the task ``annotator.agreement_report`` calls it
+  after the second freeze and after each adjudicated publication commits, so reading it
+  never writes.
 
 The reads (leaderboard, diagnostics, the agreement report as read) are in
 ``annotator.reads.grading``.
@@ -359,9 +361,10 @@ def do_compute_calibration(version: GroundTruthVersion, *, scorer_id: str | None
     return calibration
 
 
-def compute_calibration_on_publish(version: GroundTruthVersion) -> VersionCalibration | None:
-    """Called by the publish operations for every new version. A failure here must
-    not undo the publication: it is logged and the version stays unready."""
+def recompute_calibration(version: GroundTruthVersion) -> VersionCalibration | None:
+    """The anchors of a version computed again (the task ``annotator.recompute_calibration``,
+    once CLIP features arrive). A failure is logged and leaves the earlier anchors as they
+    were; None then."""
     try:
         with transaction.atomic():
             return do_compute_calibration(version)
@@ -403,10 +406,12 @@ def do_mark_version_ready(version: GroundTruthVersion, *, actor) -> VersionReadi
 def do_agreement_report(packet: Packet, *, actor) -> AgreementReport:
     """Store the agreement report of a packet (``grading.reads.compute_agreement``) for
     its frozen ledgers, its latest adjudicated version and the current scorer code.
-    Kept per (ledger hashes, version, scorer code); repeated calls return it.
+    Kept per (ledger hashes, version, scorer code); repeated calls return it (the packet
+    row is locked first, so two calls at once store it once).
 
     Precondition: both ledgers are frozen (``Conflict`` otherwise).
     """
+    Packet.objects.select_for_update().filter(pk=packet.pk).first()  # two tasks at once store one report
     ledgers = reads.frozen_ledgers(packet)
     if ledgers is None:
         raise Conflict("the agreement report needs both ledgers frozen")
@@ -433,18 +438,3 @@ def do_agreement_report(packet: Packet, *, actor) -> AgreementReport:
         details={"version": version.pk if version else None, "scorer_id": scorer_id},
     )
     return created
-
-
-def store_agreement_report(packet: Packet) -> AgreementReport | None:
-    """Called when the second ledger freezes and when an adjudicated version is
-    published, so that reading the report never writes. A failure here must not undo
-    the freeze or the publication: it is logged, and the report is computed (not
-    stored) when read."""
-    if reads.frozen_ledgers(packet) is None:
-        return None
-    try:
-        with transaction.atomic():
-            return do_agreement_report(packet, actor=None)
-    except Exception:
-        logger.exception("agreement report of packet %s failed", packet.pk)
-        return None

@@ -15,7 +15,7 @@ import uuid
 from django.db import transaction
 from django.utils import timezone
 
-from annotator.actions.grading import store_agreement_report
+from annotator.actions.derived import queue_agreement_report
 from annotator.base.canonical import canonical_sha256
 from annotator.base.errors import Conflict, InvalidInput, StaleVersion
 from annotator.base.seals import row_seal
@@ -29,7 +29,7 @@ MAX_EVENTS_PER_LEDGER = 5000
 MIN_ATTESTATION_CHARS = 20
 
 
-def check_event(ledger: Ledger, data) -> dict:
+def validate_ledger_event(ledger: Ledger, data) -> dict:
     """Validate untrusted event data against the packet's task kind."""
     packet = ledger.packet
     try:
@@ -82,7 +82,7 @@ def _bump(ledger: Ledger) -> None:
 @in_callers_transaction
 def do_add_event(ledger: Ledger, data, *, actor, expected_version) -> LedgerEvent:
     _check_writable(ledger, expected_version)
-    cleaned = check_event(ledger, data)
+    cleaned = validate_ledger_event(ledger, data)
     _check_room(ledger)
     event = LedgerEvent.objects.create(ledger=ledger, data=cleaned)
     _bump(ledger)
@@ -101,7 +101,7 @@ def _get_event(ledger: Ledger, event_uid) -> LedgerEvent:
 def do_update_event(ledger: Ledger, event_uid, data, *, actor, expected_version) -> LedgerEvent:
     _check_writable(ledger, expected_version)
     event = _get_event(ledger, event_uid)
-    event.data = check_event(ledger, data)
+    event.data = validate_ledger_event(ledger, data)
     event.save(update_fields=["data", "updated_at"])
     _bump(ledger)
     record(actor, "update_event", event, packet=ledger.packet, details={"side": ledger.side, "version": ledger.version})
@@ -119,7 +119,11 @@ def do_delete_event(ledger: Ledger, event_uid, *, actor, expected_version) -> No
 
 @transaction.atomic
 def do_freeze_ledger(ledger: Ledger, *, actor, attestation: str, expected_version) -> Ledger:
-    """Freeze with a written attestation; store canonical JSON + SHA-256. Irreversible."""
+    """Freeze with a written attestation; store canonical JSON + SHA-256. Irreversible.
+
+    Writes the ledger and its audit entry only. When this is the second freeze, the
+    agreement report is queued (``annotator.actions.derived``) and computed after commit;
+    it can neither delay nor undo the freeze."""
     _check_writable(ledger, expected_version)
     attestation = (attestation or "").strip()
     if len(attestation) < MIN_ATTESTATION_CHARS:
@@ -141,6 +145,7 @@ def do_freeze_ledger(ledger: Ledger, *, actor, attestation: str, expected_versio
         hashes={"ledger": digest, "row": row_seal(ledger)},
         details={"side": ledger.side},
     )
-    store_agreement_report(ledger.packet)  # once both are frozen, so that reading it never writes
+    # The agreement report is derived work: computed by a task once this has committed.
+    queue_agreement_report(ledger.packet, actor=actor, after="freeze")
     anchor_on_commit(f"freeze ledger {ledger.pk}")
     return ledger

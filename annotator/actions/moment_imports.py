@@ -11,25 +11,38 @@ packets with a provisional ground-truth version: one packet per video.
 * Importing the same rows again changes nothing; changed rows become the packet's next
   provisional version. Publishing computes the calibration anchors as for any version.
 * The whole import is one transaction: any error leaves the database as it was.
+
+``check_import_moment_packets`` is what the entry points call (the page, ``POST
+/api/moment-imports/``, ``manage.py import_moments``): it reads the files with one size
+limit (``moment_sources.MAX_FILE_BYTES``) and one reader, then calls
+``do_import_moment_packets``. ``check_stage_moment_files`` keeps the files the page
+previewed (with the same limit) until its import POST names them.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
+import os
+import tempfile
+import time
 from collections.abc import Sequence
 
 from django.db import transaction
 
-from annotator.actions.packets import check_assignment, do_create_packet
+from annotator.actions.packets import do_create_packet, validate_assignment
 from annotator.actions.taskkinds import do_create_task_kind
 from annotator.actions.versions import do_import_provisional_version
+from annotator.base.canonical import sha256_hex
 from annotator.base.errors import InvalidInput
-from annotator.base.moment_sources import SourceVideo
+from annotator.base.moment_sources import SourceError, SourceVideo, read_jsonl, select, size_refusal
 from annotator.models import GroundTruthVersion, Packet, TaskKind, Video
 from annotator.models.audit_log import record
 from annotator.reads.access import may_import_labels
+from annotator.reads.label_imports import staged_folder, staged_path
 
+# A previewed file is kept this long for its import (dropped by the next preview after that).
+STAGED_SECONDS = 24 * 3600
 PUBLISHED_KIND = "moment-queries-published"
 NOMINAL_FPS = 30
 PUBLISHED_SCHEMA = {
@@ -104,7 +117,7 @@ def do_import_moment_packets(
     videos: Sequence[SourceVideo], *, actor, annotator_a, annotator_b, adjudicator, file_name: str, file_sha256: str
 ) -> dict:
     """Create or update one packet per video; returns what was done, per video."""
-    check_assignment(annotator_a, annotator_b, adjudicator)
+    validate_assignment(annotator_a, annotator_b, adjudicator)
     kind = published_kind(actor)
     report = {"created": 0, "updated": 0, "unchanged": 0, "clipped": 0, "dropped": 0, "packets": []}
     for source in videos:
@@ -145,3 +158,76 @@ def do_import_moment_packets(
         details={k: v for k, v in report.items() if k != "packets"} | {"file": file_name, "videos": len(videos)},
     )
     return report
+
+
+def _limit(value) -> int | None:
+    if value in (None, ""):
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise InvalidInput("limit_videos must be a whole number", field="limit_videos") from None
+
+
+def check_import_moment_packets(
+    *, actor, source: str, file_name: str, data: bytes, reannotated: Sequence[bytes] = (),
+    annotator_a, annotator_b, adjudicator, limit_videos=None, video_ids: Sequence[str] = (),
+) -> dict:  # fmt: skip
+    """Read an annotation file (and its re-annotation CSVs) from a user, then import it.
+
+    Every file is refused past ``MAX_FILE_BYTES`` (an entry point reads at most one byte
+    more than that); ``source`` must be a known source, the rows must read, ``limit_videos``
+    (a whole number, at least 1) or ``video_ids`` choose the videos. Raises ``InvalidInput``
+    (field ``file`` or ``limit_videos``), else returns ``do_import_moment_packets``'s report."""
+    _refuse_large([data, *reannotated])
+    limit = _limit(limit_videos)
+    try:
+        videos = read_jsonl(source or "", data, name=file_name, reannotated=list(reannotated))
+        chosen = select(videos, limit=limit, video_ids=[v for v in video_ids if v])
+    except SourceError as error:
+        raise InvalidInput(str(error), field="file") from None
+    return do_import_moment_packets(
+        chosen, actor=actor, annotator_a=annotator_a, annotator_b=annotator_b, adjudicator=adjudicator,
+        file_name=file_name, file_sha256=sha256_hex(data),
+    )  # fmt: skip
+
+
+def _refuse_large(files: Sequence[bytes]) -> None:
+    for size in (len(data) for data in files):
+        refusal = size_refusal(size)
+        if refusal is not None:
+            raise InvalidInput(refusal, field="file")
+
+
+def check_stage_moment_files(files: Sequence[bytes]) -> list[str]:
+    """Keep previewed files (the annotation file, then any re-annotation CSVs) for the
+    import page's second POST: each at most ``MAX_FILE_BYTES``; then
+    ``do_stage_moment_files``."""
+    _refuse_large(files)
+    return do_stage_moment_files(files)
+
+
+def do_stage_moment_files(files: Sequence[bytes], *, now: float | None = None) -> list[str]:
+    """Store each file under ``reads.label_imports.STAGED_DIR`` named by its SHA-256 (the
+    same bytes twice are one file) and return the names; files kept longer than
+    ``STAGED_SECONDS`` go first. Writes no row: a dry run stays a dry run."""
+    now = time.time() if now is None else now
+    names = [sha256_hex(data) for data in files]
+    folder = staged_folder()
+    folder.mkdir(parents=True, exist_ok=True)
+    for old in folder.iterdir():
+        try:
+            if old.name not in names and now - old.stat().st_mtime > STAGED_SECONDS:
+                old.unlink()
+        except FileNotFoundError:  # another preview dropped it
+            continue
+    for name, data in zip(names, files, strict=True):
+        path = staged_path(name)
+        if path.exists():
+            os.utime(path, (now, now))  # kept from this preview on
+            continue
+        handle, temporary = tempfile.mkstemp(dir=folder, prefix=".part-")
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.replace(temporary, path)
+    return names

@@ -30,7 +30,7 @@ def packet_content(*, title, video: Video, task_kind: TaskKind, instructions: st
     }
 
 
-def check_packet_parameters(task_kind: TaskKind, parameters) -> dict:
+def validate_packet_parameters(task_kind: TaskKind, parameters) -> dict:
     if not isinstance(parameters, dict):
         raise InvalidInput("parameters must be a JSON object", field="parameters")
     try:
@@ -39,7 +39,7 @@ def check_packet_parameters(task_kind: TaskKind, parameters) -> dict:
         raise InvalidInput(f"parameters.{exc.field}: {exc}", field=f"parameters.{exc.field}") from None
 
 
-def check_assignment(annotator_a, annotator_b, adjudicator) -> None:
+def validate_assignment(annotator_a, annotator_b, adjudicator) -> None:
     refusal = assignment_refusal(annotator_a, annotator_b, adjudicator)
     if refusal is not None:
         raise InvalidInput(refusal, field="assignment")
@@ -60,12 +60,12 @@ def do_create_packet(
 ) -> Packet:
     """Create a packet with two blank ledgers; hash its canonical content. ``parameters``
     are checked against the task kind's family (``InvalidInput`` naming the field)."""
-    check_assignment(annotator_a, annotator_b, adjudicator)
+    validate_assignment(annotator_a, annotator_b, adjudicator)
     if video.status != Video.Status.READY:
         raise InvalidInput(f"video {video.pk} is not ready (status {video.status})", field="video")
     if not title.strip():
         raise InvalidInput("title is required", field="title")
-    parameters = check_packet_parameters(task_kind, parameters or {})
+    parameters = validate_packet_parameters(task_kind, parameters or {})
     _, digest = canonical_sha256(
         packet_content(title=title, video=video, task_kind=task_kind, instructions=instructions, parameters=parameters)
     )

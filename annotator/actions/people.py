@@ -13,6 +13,10 @@ project's pools are chosen (``annotator.actions.projects``). Who sees what on a 
 the role on that packet alone.
 
 Every write here records one audit entry (no password or token ever goes into one).
+
+The pages call the ``check_*`` of each write: it refuses bad form input (and a person the
+actor may not manage) with ``InvalidInput`` / ``Conflict`` and then calls the ``do_*``,
+which keeps its own rules for callers without a form.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ ROLE_GROUPS = {"annotator": "annotators", "adjudicator": "adjudicators", "mainta
 # ASCII only: a Cyrillic "а" or a dotless "ı" makes a name that reads as another person's
 # ("annotator_а", "admın") in every list, audit entry and assignment.
 USERNAME = re.compile(r"^[A-Za-z0-9_.@+-]{1,150}$")
+MAX_EMAIL_CHARS = 254  # the column's length (``User.email``)
 # Characters that read alike in the fonts the pages use, folded together (after lower case).
 _LOOKALIKE = str.maketrans({"0": "o", "1": "l", "i": "l", "|": "l", "5": "s", "_": "-", ".": "-"})
 
@@ -64,7 +69,7 @@ def packet_roles_of(user) -> list[str]:
     return held
 
 
-def check_roles(roles) -> list[str]:
+def validate_roles(roles) -> list[str]:
     roles = [str(r) for r in roles]
     unknown = sorted(set(roles) - set(ROLE_GROUPS))
     if unknown:
@@ -80,7 +85,7 @@ def password_link_path(user) -> str:
     return f"/people/set-password/{uidb64}/{default_token_generator.make_token(user)}/"
 
 
-def check_may_manage(actor, person) -> None:
+def ensure_may_manage(actor, person) -> None:
     """A superuser's account is managed by superusers only (a maintainer is not one)."""
     if person.is_superuser and not (actor is not None and actor.is_superuser):
         raise Conflict("only a superuser can change a superuser's account", field="person")
@@ -111,7 +116,7 @@ def do_invite_person(*, actor, username: str, email: str = "", roles) -> tuple:
     for existing in User.objects.values_list("username", flat=True).iterator():
         if username_skeleton(existing) == skeleton:
             raise Conflict(f"the user name {username!r} reads like {existing!r}; choose another", field="username")
-    roles = check_roles(roles)
+    roles = validate_roles(roles)
     user = User(username=username, email=email.strip())
     user.set_unusable_password()
     user.save()
@@ -124,8 +129,8 @@ def do_invite_person(*, actor, username: str, email: str = "", roles) -> tuple:
 def do_set_roles(*, actor, person, roles) -> list[str]:
     """Replace ``person``'s roles. A maintainer cannot drop their own maintainer role
     (someone must be left to manage people)."""
-    roles = check_roles(roles)
-    check_may_manage(actor, person)
+    roles = validate_roles(roles)
+    ensure_may_manage(actor, person)
     if person.pk == actor.pk and "maintainer" not in roles:
         raise Conflict("you cannot remove your own maintainer role", field="roles")
     before = roles_of(person)
@@ -141,7 +146,7 @@ def do_set_active(*, actor, person, active: bool) -> None:
     """Deactivate (or reactivate) an account. A deactivated person cannot sign in,
     and ``annotator.reads.access`` gives them no role on any packet; their ledgers and
     assignments stay as they are (reassign an empty ledger: ``do_reassign_annotator``)."""
-    check_may_manage(actor, person)
+    ensure_may_manage(actor, person)
     if person.pk == actor.pk and not active:
         raise Conflict("you cannot deactivate your own account", field="active")
     if person.is_active == active:
@@ -157,14 +162,14 @@ def do_set_active(*, actor, person, active: bool) -> None:
 def do_issue_password_link(*, actor, person) -> str:
     """A one-time path with which ``person`` sets a new password (their old password
     keeps working until they do)."""
-    check_may_manage(actor, person)
+    ensure_may_manage(actor, person)
     if not person.is_active:
         raise Conflict("the account is deactivated; reactivate it first", field="active")
     record(actor, "issue_password_link", person, details={"username": person.username})
     return password_link_path(person)
 
 
-def check_new_password(person, password: str, confirmation: str) -> None:
+def validate_new_password(person, password: str, confirmation: str) -> None:
     if password != confirmation:
         raise InvalidInput("the two passwords differ", field="password")
     try:
@@ -178,11 +183,58 @@ def do_set_password(*, actor, person, password: str, confirmation: str) -> None:
     """Set ``person``'s password: by a maintainer directly, or by the person through a
     one-time link (then ``actor`` is the person; the caller checked the token)."""
     if actor is None or actor.pk != person.pk:
-        check_may_manage(actor, person)
-    check_new_password(person, password, confirmation)
+        ensure_may_manage(actor, person)
+    validate_new_password(person, password, confirmation)
     if not person.is_active:
         raise Conflict("the account is deactivated", field="active")
     person.set_password(password)
     person.save(update_fields=["password"])
     operation = "set_own_password" if actor is not None and actor.pk == person.pk else "set_password"
     record(actor, operation, person, details={"username": person.username})
+
+
+def _text(value, field: str) -> str:
+    if not isinstance(value, str):
+        raise InvalidInput(f"{field} must be text", field=field)
+    return value
+
+
+def check_invite_person(*, actor, username, email="", roles) -> tuple:
+    """The invitation form: a user name (``do_invite_person`` judges it), an e-mail
+    address of at most ``MAX_EMAIL_CHARS`` characters (the column's), known roles."""
+    email = _text(email, "email").strip()
+    if len(email) > MAX_EMAIL_CHARS:
+        raise InvalidInput(f"an e-mail address is at most {MAX_EMAIL_CHARS} characters", field="email")
+    roles = validate_roles(roles)
+    return do_invite_person(actor=actor, username=_text(username, "username"), email=email, roles=roles)
+
+
+def check_set_roles(*, actor, person, roles) -> list[str]:
+    """The roles form: known roles, for a person the actor may manage."""
+    roles = validate_roles(roles)
+    ensure_may_manage(actor, person)
+    return do_set_roles(actor=actor, person=person, roles=roles)
+
+
+def check_set_active(*, actor, person, active) -> None:
+    """The activate / deactivate buttons."""
+    if not isinstance(active, bool):
+        raise InvalidInput("active is true or false", field="active")
+    ensure_may_manage(actor, person)
+    do_set_active(actor=actor, person=person, active=active)
+
+
+def check_issue_password_link(*, actor, person) -> str:
+    """The one-time link button: for a person the actor may manage."""
+    ensure_may_manage(actor, person)
+    return do_issue_password_link(actor=actor, person=person)
+
+
+def check_set_password(*, actor, person, password, confirmation) -> None:
+    """A password typed twice (by a maintainer, or by the person through a one-time
+    link: then ``actor`` is the person), judged by Django's password validators."""
+    password, confirmation = _text(password, "password"), _text(confirmation, "password")
+    if actor is None or actor.pk != person.pk:
+        ensure_may_manage(actor, person)
+    validate_new_password(person, password, confirmation)
+    do_set_password(actor=actor, person=person, password=password, confirmation=confirmation)

@@ -20,8 +20,10 @@ from annotator.base.families import adapter_for
 from annotator.models import Ledger, LedgerEvent, Packet, Project, TaskKind, Video
 from annotator.models.audit_log import record
 
+MAX_TITLE_CHARS = 300  # the column's length (``Project.title``)
 
-def check_project_parameters_for(task_kind: TaskKind, parameters) -> dict:
+
+def validate_project_parameters_for(task_kind: TaskKind, parameters) -> dict:
     if not isinstance(parameters, dict):
         raise InvalidInput("parameters must be a JSON object", field="parameters")
     try:
@@ -51,7 +53,7 @@ def do_create_project(
         raise InvalidInput("title is required", field="title")
     if Project.objects.filter(title=title).exists():
         raise Conflict(f"a project called {title!r} exists already", field="title")
-    parameters = check_project_parameters_for(task_kind, parameters or {})
+    parameters = validate_project_parameters_for(task_kind, parameters or {})
     _check_pools(list(annotators), list(adjudicators))
     project = Project.objects.create(
         title=title, task_kind=task_kind, parameters=parameters, instructions=instructions, created_by=actor
@@ -164,3 +166,41 @@ def do_reassign_annotator(*, actor, packet: Packet, side: str, person) -> Ledger
         details={"side": side, "from": before.username, "to": person.username},
     )
     return ledger
+
+
+def check_create_project(
+    *, actor, title, task_kind: TaskKind, annotators, adjudicators, parameters=None, instructions=""
+) -> Project:
+    """The new-project form: a title of 1 to ``MAX_TITLE_CHARS`` characters, the kind's
+    project parameters, two annotators and an adjudicator; then ``do_create_project``."""
+    if not isinstance(title, str) or not title.strip():
+        raise InvalidInput("title is required", field="title")
+    if len(title.strip()) > MAX_TITLE_CHARS:
+        raise InvalidInput(f"a title is at most {MAX_TITLE_CHARS} characters", field="title")
+    if not isinstance(instructions, str):
+        raise InvalidInput("instructions must be text", field="instructions")
+    parameters = validate_project_parameters_for(task_kind, parameters or {})
+    _check_pools(list(annotators), list(adjudicators))
+    return do_create_project(
+        actor=actor, title=title, task_kind=task_kind, annotators=annotators, adjudicators=adjudicators,
+        parameters=parameters, instructions=instructions,
+    )  # fmt: skip
+
+
+def check_create_project_packets(*, actor, project: Project, videos: list[Video]) -> list[Packet]:
+    """The chosen videos: at least one, none twice; then ``do_create_project_packets``
+    (which refuses a video that is not ready, under the project's lock)."""
+    if not videos:
+        raise InvalidInput("choose at least one video", field="videos")
+    if len({v.pk for v in videos}) != len(videos):
+        raise InvalidInput("a video is listed twice", field="videos")
+    return do_create_project_packets(actor=actor, project=project, videos=videos)
+
+
+def check_reassign_annotator(*, actor, packet: Packet, side, person) -> Ledger:
+    """The reassignment form: side A or B and an active person; then ``do_reassign_annotator``."""
+    if not isinstance(side, str) or side.upper() not in {"A", "B"}:
+        raise InvalidInput("side is A or B", field="side")
+    if person is None or not person.is_active:
+        raise InvalidInput("choose an active person", field="person")
+    return do_reassign_annotator(actor=actor, packet=packet, side=side, person=person)

@@ -93,7 +93,7 @@ def _relative(path: Path) -> str:
     return str(path.relative_to(Path(settings.MEDIA_ROOT)))
 
 
-def check_feature_upload(data: bytes, name: str) -> np.ndarray:
+def validate_feature_upload(data: bytes, name: str) -> np.ndarray:
     """The uploaded ``L x D`` frame features, or ``InvalidInput`` saying what is wrong."""
     from retrieval.features import FeatureError, load_feature_array
 
@@ -107,7 +107,7 @@ def check_feature_upload(data: bytes, name: str) -> np.ndarray:
             raise InvalidInput(str(error).replace(path.name, name), field="features") from None
 
 
-def check_text_upload(data: bytes, dim: int) -> int:
+def validate_text_upload(data: bytes, dim: int) -> int:
     """Text features: an ``.npz`` with ``texts`` (strings) and ``embeddings`` (N x D)."""
     import io
     import zipfile
@@ -140,8 +140,8 @@ def do_upload_search_features(
         raise InvalidInput("clip_length must be seconds per feature frame, 0 < clip_length <= 60", field="clip_length")
     if len(features) > MAX_FEATURE_BYTES:
         raise InvalidInput(f"features are limited to {MAX_FEATURE_BYTES} bytes", field="features")
-    array = check_feature_upload(features, name)
-    count = check_text_upload(text_features, array.shape[1]) if text_features else 0
+    array = validate_feature_upload(features, name)
+    count = validate_text_upload(text_features, array.shape[1]) if text_features else 0
     folder = Path(settings.MEDIA_ROOT) / INDEX_DIR / str(video.pk)
     token = uuid.uuid4().hex[:12]
     suffix = ".npy" if name.lower().endswith(".npy") else ".npz"
@@ -265,7 +265,7 @@ def _from_frames(video: Video, encoder) -> tuple[np.ndarray, float]:
 
 
 def _save_text(folder: Path, token: str, source: Path, dim: int) -> str:
-    check_text_upload(source.read_bytes(), dim)
+    validate_text_upload(source.read_bytes(), dim)
     target = folder / f"text-{token}.npz"
     target.write_bytes(source.read_bytes())
     return _relative(target)

@@ -17,7 +17,8 @@ SLUG = re.compile(r"[a-z0-9][a-z0-9_-]{0,49}")
 MAX_NAME_CHARS = 200
 
 
-def check_task_kind(*, slug: str, name: str, scorer_id: str, schema) -> None:
+def validate_task_kind(*, slug: str, name: str, scorer_id: str, schema) -> None:
+    """What a new kind must be (writes nothing): the editor's dry run calls it alone."""
     if not SLUG.fullmatch(slug):
         raise InvalidInput(
             "a slug is 1 to 50 lower-case letters, digits, '-' or '_', starting with a letter or digit", field="slug"
@@ -40,9 +41,19 @@ def check_task_kind(*, slug: str, name: str, scorer_id: str, schema) -> None:
 def do_create_task_kind(
     *, actor, slug: str, name: str, scorer_id: str, schema: dict, description: str = ""
 ) -> TaskKind:
-    """Create a task kind a maintainer defined (no code needed)."""
-    check_task_kind(slug=slug, name=name, scorer_id=scorer_id, schema=schema)
+    """Create a task kind (no code needed). It validates its input again: callers inside
+    the project (the moment importer's own kind) pass no user input and no check."""
+    validate_task_kind(slug=slug, name=name, scorer_id=scorer_id, schema=schema)
     kind = TaskKind.objects.create(slug=slug, name=name, scorer_id=scorer_id, schema=schema, description=description)
     _, digest = canonical_sha256(schema)
     record(actor, "create_task_kind", kind, hashes={"schema": digest})
     return kind
+
+
+def check_create_task_kind(*, actor, slug: str, name: str, scorer_id: str, schema, description: str = "") -> TaskKind:
+    """A kind a user defined (the task-kind editor, ``POST /api/task-kinds/``): refused
+    with the field ``validate_task_kind`` names, then ``do_create_task_kind``."""
+    validate_task_kind(slug=slug, name=name, scorer_id=scorer_id, schema=schema)
+    return do_create_task_kind(
+        actor=actor, slug=slug, name=name, scorer_id=scorer_id, schema=schema, description=description
+    )

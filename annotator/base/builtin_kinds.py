@@ -6,6 +6,7 @@ the closed lists of SCORING.md section 2 for the break-point ledger.
 """
 
 from scoring import tennis
+from scoring import tennis_vocabulary as vocabulary
 
 GTEA_VERBS = [
     "close", "compress", "crack", "cut", "flip", "mix", "move around", "open", "pour", "put",
@@ -34,16 +35,12 @@ ACTION_LEDGER = {
     "sort_keys": ["start_frame", "verb", "nouns", "end_frame"],
 }
 
-PLAYERS = ["Daniil Medvedev", "Alex De Minaur"]
-POINTS = ["0", "15", "30", "40", "AD"]
-STROKES = [
-    "serve", "forehand_groundstroke", "backhand_groundstroke", "forehand_slice", "backhand_slice",
-    "forehand_volley", "backhand_volley", "overhead", "backhand_overhead", "forehand_drop_shot",
-    "backhand_drop_shot", "forehand_lob", "backhand_lob", "forehand_half_volley", "backhand_half_volley",
-    "forehand_swinging_volley", "backhand_swinging_volley", "trick_shot", "unknown",
-]  # fmt: skip
-SERVE_DIRECTIONS = ["wide", "body", "down_the_t", "unknown"]
-RALLY_DIRECTIONS = ["receiver_forehand", "middle", "receiver_backhand", "unknown"]
+# The closed lists of SCORING.md section 2 (one source: ``scoring.tennis_vocabulary``).
+PLAYERS = list(vocabulary.PLAYERS)
+POINTS = list(vocabulary.POINTS)
+STROKES = list(vocabulary.STROKES)
+SERVE_DIRECTIONS = list(vocabulary.SERVE_DIRECTIONS)
+RALLY_DIRECTIONS = list(vocabulary.RALLY_DIRECTIONS)
 
 BREAK_POINT_LEDGER = {
     "family": "break_points",
@@ -57,22 +54,14 @@ BREAK_POINT_LEDGER = {
         {"name": "server", "type": "enum", "choices": PLAYERS},
         {"name": "opportunity", "type": "int", "min": 1},
         {"name": "first_serve_in", "type": "bool"},
-        {"name": "outcome", "type": "enum", "choices": ["converted", "saved"]},
+        {"name": "outcome", "type": "enum", "choices": list(vocabulary.OUTCOMES)},
         {"name": "serve_direction", "type": "enum", "choices": SERVE_DIRECTIONS},
         {"name": "rally_shots", "type": "int", "min": 0},
         {"name": "terminal_player", "type": "enum", "choices": PLAYERS},
         {"name": "terminal_stroke", "type": "enum", "choices": STROKES},
-        {"name": "terminal_court_position", "type": "enum", "choices": ["baseline", "net", "serve", "unknown"]},
-        {
-            "name": "terminal_result",
-            "type": "enum",
-            "choices": ["winner", "forced_error", "unforced_error", "error_unknown", "ace", "unreturnable"],
-        },
-        {
-            "name": "terminal_error",
-            "type": "enum",
-            "choices": ["net", "wide", "deep", "wide_and_deep", "shank", "unknown", "none"],
-        },
+        {"name": "terminal_court_position", "type": "enum", "choices": list(vocabulary.COURT_POSITIONS)},
+        {"name": "terminal_result", "type": "enum", "choices": list(vocabulary.RESULTS)},
+        {"name": "terminal_error", "type": "enum", "choices": list(vocabulary.ERRORS)},
         {
             "name": "shots",
             "type": "token_list",
@@ -81,7 +70,7 @@ BREAK_POINT_LEDGER = {
                 {"name": "stroke", "type": "enum", "choices": STROKES},
                 {"name": "direction", "type": "enum", "choices": RALLY_DIRECTIONS},
             ],
-            "first_token_choices": {"stroke": ["serve"], "direction": SERVE_DIRECTIONS},
+            "first_token_choices": {"stroke": [vocabulary.SERVE], "direction": SERVE_DIRECTIONS},
         },
         # Where the point is in the video: for the player and timeline, not scored.
         {"name": "start_frame", "type": "int", "frame": True, "required": False, "export": False},

@@ -21,21 +21,27 @@ import io
 import re
 from dataclasses import dataclass
 
+from scoring import tennis_vocabulary as vocabulary
+
 COLUMNS = ("Pt", "Set1", "Set2", "Gm1", "Gm2", "Pts", "Svr", "1st", "2nd", "PtWinner")
 FRAME_COLUMNS = ("start_frame", "end_frame")
-POINTS = ("0", "15", "30", "40", "AD")
-SERVE_DIRECTIONS = {"4": "wide", "5": "body", "6": "down_the_t", "0": "unknown"}
-# For right-handed receivers, as the MatchChart instructions define 1, 2 and 3.
-RALLY_DIRECTIONS = {"1": "receiver_forehand", "2": "middle", "3": "receiver_backhand", "0": "unknown"}
-STROKES = {
-    "f": "forehand_groundstroke", "b": "backhand_groundstroke", "r": "forehand_slice", "s": "backhand_slice",
-    "v": "forehand_volley", "z": "backhand_volley", "o": "overhead", "p": "backhand_overhead",
-    "u": "forehand_drop_shot", "y": "backhand_drop_shot", "l": "forehand_lob", "m": "backhand_lob",
-    "h": "forehand_half_volley", "i": "backhand_half_volley", "j": "forehand_swinging_volley",
-    "k": "backhand_swinging_volley", "t": "trick_shot", "q": "unknown",
-}  # fmt: skip
+POINTS = vocabulary.POINTS
+# The MatchChart codes of the vocabulary's names (``scoring.tennis_vocabulary``), paired in
+# its order. Serves: 4 wide, 5 body, 6 down_the_t, 0 unknown. Rally directions, for
+# right-handed receivers as the MatchChart instructions define 1, 2 and 3: 1
+# receiver_forehand, 2 middle, 3 receiver_backhand, 0 unknown.
+SERVE_DIRECTIONS = dict(zip("4560", vocabulary.SERVE_DIRECTIONS, strict=True))
+RALLY_DIRECTIONS = dict(zip("1230", vocabulary.RALLY_DIRECTIONS, strict=True))
+# Every stroke but the serve: f forehand_groundstroke, b backhand_groundstroke, r/s forehand/
+# backhand slice, v/z volleys, o overhead, p backhand_overhead, u/y drop shots, l/m lobs, h/i
+# half volleys, j/k swinging volleys, t trick_shot, q unknown.
+STROKES = dict(zip("fbrsvzopuylmhijktq", vocabulary.STROKES[1:], strict=True))
 NET_STROKES = set("vzophijk")  # volleys, smashes, half and swinging volleys: at the net unless "="
-ERRORS = {"n": "net", "w": "wide", "d": "deep", "x": "wide_and_deep", "!": "shank", "e": "unknown", "g": "unknown"}
+# n net, w wide, d deep, x wide_and_deep, ! shank, e and g unknown (every error but "none").
+MISSES = tuple(e for e in vocabulary.ERRORS if e != vocabulary.NO_ERROR)
+ERRORS = {**dict(zip("nwdx!e", MISSES, strict=True)), "g": "unknown"}
+# How an error is charted: # forced, @ unforced, neither: not known.
+ERROR_KINDS = dict(zip(("#", "@", None), vocabulary.ERROR_RESULTS, strict=True))
 UNCHARTED = {"S": "the server", "R": "the returner", "P": "a penalty", "Q": "a penalty"}
 
 SERVE = re.compile(r"c*([0456])\+?")
@@ -64,8 +70,7 @@ class Point:
     @property
     def rally_shots(self) -> int:
         """Shots in play: every token, except the missed stroke of a point ending in an error."""
-        errors = {"forced_error", "unforced_error", "error_unknown"}
-        return len(self.shots) - 1 if self.terminal_result in errors else len(self.shots)
+        return len(self.shots) - 1 if self.terminal_result in vocabulary.ERROR_RESULTS else len(self.shots)
 
 
 def decode_point(first: str, second: str) -> Point:
@@ -120,7 +125,7 @@ def _rally(code: str, *, first_serve_in: bool, cell: str) -> Point:
     server_hit_last = last % 2 == 0
     if ending["winner"]:
         return Point(first_serve_in, direction, shots, last, "winner", "none", position, server_won=server_hit_last)
-    result = {"@": "unforced_error", "#": "forced_error", None: "error_unknown"}[ending["kind"]]
+    result = ERROR_KINDS[ending["kind"]]
     error = ERRORS[ending["error"]] if ending["error"] else "unknown"
     return Point(first_serve_in, direction, shots, last, result, error, position, server_won=not server_hit_last)
 
@@ -172,7 +177,8 @@ def break_point_event(cells: dict, players: list[str], *, first_slot: int = 1) -
     server_points, returner_points = (s.strip() for s in score)
     if server_points not in POINTS or returner_points not in POINTS:
         return None  # a tiebreak point
-    returner_wins_game = returner_points == "AD" or (returner_points == "40" and server_points in {"0", "15", "30"})
+    below_40 = POINTS[: POINTS.index("40")]
+    returner_wins_game = returner_points == "AD" or (returner_points == "40" and server_points in below_40)
     if not returner_wins_game:
         return None
     point = decode_point(cells["1st"], cells["2nd"])

@@ -28,6 +28,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 SOURCES = {"qvhighlights": {"prefix": "qv", "grid_step": 2.0}, "charades-sta": {"prefix": "ch", "grid_step": 1.0}}
+# The largest annotation file (the .jsonl, and each re-annotation CSV) any import takes:
+# the page, ``POST /api/moment-imports/`` and ``manage.py import_moments`` alike. A whole
+# release fits with room to spare (QVHighlights train: 3.96 MB, 7,218 rows; the Charades-STA
+# Lighthouse test release: 0.49 MB).
+MAX_FILE_BYTES = 64 * 1024**2
+
+
+def size_refusal(size: int) -> str | None:
+    """Why a file of ``size`` bytes is refused, or None."""
+    if size > MAX_FILE_BYTES:
+        return f"annotation files are limited to {MAX_FILE_BYTES // 1024**2} MiB ({MAX_FILE_BYTES} bytes)"
+    return None
 
 
 class SourceError(ValueError):

@@ -26,6 +26,8 @@ RUN_BUNDLE = "annotator.run_bundle"
 BUNDLE_SWEEP = "annotator.bundle_sweep"
 BUILD_SEARCH_INDEX = "annotator.build_search_index"
 RECOMPUTE_CALIBRATION = "annotator.recompute_calibration"
+AGREEMENT_REPORT = "annotator.agreement_report"
+VERSION_CALIBRATION = "annotator.version_calibration"
 
 
 def send(task_name: str, args: Sequence, **options) -> None:

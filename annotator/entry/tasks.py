@@ -22,6 +22,11 @@ layer do not import each other.
   the bundle runs whose worker died (no heartbeat for ``FRAMELEDGER_BUNDLE_LEASE_SECONDS``).
 * ``annotator.build_search_index``: build a video's moment-search index; on the queue
   ``FRAMELEDGER_RETRIEVAL_QUEUE`` when set, else the default one.
+* ``annotator.agreement_report`` and ``annotator.version_calibration``: the work a freeze or
+  a publication leaves for after its commit (``annotator.actions.derived``): the agreement
+  report of the two frozen ledgers, the calibration anchors of a new version. Each has a
+  ``Job`` row that ends ``done`` or ``failed`` with the reason; both are idempotent, so a
+  redelivered message stores nothing twice.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from __future__ import annotations
 from celery import shared_task
 
 from annotator.base.queue import (
+    AGREEMENT_REPORT,
     BUILD_SEARCH_INDEX,
     BUNDLE_SWEEP,
     INGEST_CHUNK,
@@ -40,9 +46,11 @@ from annotator.base.queue import (
     RECOMPUTE_CALIBRATION,
     RUN_BUNDLE,
     SCORE_BATCH,
+    VERSION_CALIBRATION,
 )
 
 __all__ = [
+    "agreement_report",
     "build_search_index",
     "bundle_sweep",
     "ingest_chunk",
@@ -54,6 +62,7 @@ __all__ = [
     "recompute_calibration",
     "run_bundle",
     "score_batch",
+    "version_calibration",
 ]
 
 
@@ -186,10 +195,31 @@ def recompute_calibration(version_ids: list[int]) -> int:
     """Compute the calibration anchors of these versions again (queued after CLIP features
     arrive for their video: the zero-shot anchor needs them). A failure is logged and
     leaves that version's earlier anchors as they were; returns how many were computed."""
-    from annotator.actions.grading import compute_calibration_on_publish
+    from annotator.actions.grading import recompute_calibration as recompute
     from annotator.models import GroundTruthVersion
 
     done = 0
     for version in GroundTruthVersion.objects.filter(pk__in=version_ids).order_by("pk"):
-        done += compute_calibration_on_publish(version) is not None
+        done += recompute(version) is not None
     return done
+
+
+@shared_task(name=AGREEMENT_REPORT, acks_late=True, reject_on_worker_lost=True)
+def agreement_report(job_id: int) -> str | None:
+    """Store the agreement report a freeze or an adjudicated publication queued; returns
+    the job's final status."""
+    from annotator.actions.derived import do_agreement_job
+    from annotator.models import Job
+
+    do_agreement_job(job_id)
+    return Job.objects.filter(pk=job_id).values_list("status", flat=True).first()
+
+
+@shared_task(name=VERSION_CALIBRATION, acks_late=True, reject_on_worker_lost=True)
+def version_calibration(job_id: int) -> str | None:
+    """Compute the calibration anchors a publication queued; returns the job's final status."""
+    from annotator.actions.derived import do_calibration_job
+    from annotator.models import Job
+
+    do_calibration_job(job_id)
+    return Job.objects.filter(pk=job_id).values_list("status", flat=True).first()

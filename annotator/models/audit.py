@@ -77,8 +77,10 @@ def entry_sha256(*, seq, prev_sha256, at, actor_id, operation, object_type, obje
 
 
 class Job(models.Model):
-    """A long-running task (ingest, scoring batch). Progress lives here so any web
-    process can relay it to the browser, whatever channel layer is configured."""
+    """A long-running task (ingest, scoring batch, the work a freeze or a publication
+    leaves for after its commit). Progress lives here so any web process can relay it to
+    the browser, whatever channel layer is configured. ``packet`` and ``version`` name
+    what derived work (``annotator.actions.derived``) is about."""
 
     class Status(models.TextChoices):
         QUEUED = "queued"
@@ -92,6 +94,10 @@ class Job(models.Model):
     message = models.TextField(blank=True)
     result = models.JSONField(default=dict, blank=True)
     video = models.ForeignKey("annotator.Video", null=True, blank=True, on_delete=models.CASCADE, related_name="jobs")
+    packet = models.ForeignKey("annotator.Packet", null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    version = models.ForeignKey(
+        "annotator.GroundTruthVersion", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

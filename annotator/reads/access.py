@@ -97,7 +97,7 @@ def is_maintainer(user: AbstractBaseUser) -> bool:
 
 def assignment_refusal(annotator_a, annotator_b, adjudicator) -> str | None:
     """Why a packet cannot be assigned to these three people, or None: the one rule
-    packet creation applies (``actions.packets.check_assignment``) and dry runs
+    packet creation applies (``actions.packets.validate_assignment``) and dry runs
     predict with (``label_imports.preview_moment_rows``)."""
     people = [annotator_a, annotator_b, adjudicator]
     if any(person is None for person in people):
@@ -419,19 +419,21 @@ def access_score(user: AbstractBaseUser, score_id: int | str) -> SubmissionScore
 
 
 def access_job(user: AbstractBaseUser, job_id: int | str) -> Job:
-    """A scoring job is grading material of its packet; any other job (ingest) is about
-    a video: maintainers' material."""
+    """A scoring job, and the derived work of a freeze or a publication (the agreement
+    report, calibration anchors: the job names its packet), are grading material of their
+    packet; any other job (ingest) is about a video: maintainers' material."""
     if not user.is_authenticated or not user.is_active:
         raise NotFound("job")
     try:
-        job = Job.objects.select_related("scoring_run__version__packet").filter(pk=int(job_id)).first()
+        job = Job.objects.select_related("scoring_run__version__packet", "packet").filter(pk=int(job_id)).first()
     except (ValueError, TypeError):
         job = None
     if job is None:
         raise NotFound("job")
     run = getattr(job, "scoring_run", None)
-    if run is not None:
-        if role_on_packet(user, run.version.packet) != "maintainer":
+    packet = run.version.packet if run is not None else job.packet
+    if packet is not None:
+        if role_on_packet(user, packet) != "maintainer":
             raise NotFound("job")
     elif not is_maintainer(user):
         raise NotFound("job")

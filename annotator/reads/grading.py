@@ -8,14 +8,19 @@ Nothing here writes a row, an audit entry or a task; the write operations live i
   (scorer id, the version's and the ledger's SHA-256, the task parameters, the packet
   parameters and the scorer code's SHA-256), so a leaderboard GET scores them once, not
   on every request;
-* the agreement report is stored when it can first be computed (the second freeze, and
-  each adjudicated publication); a GET returns the stored one and only computes, without
-  storing, when none matches (see ``docs/grading.md``).
+* the agreement report is stored by a task after the second freeze and after each
+  adjudicated publication (``annotator.actions.derived``); a GET returns the stored one,
+  says so while that task is queued or running (``agreement_read``), and only computes,
+  without storing, when none matches and none is on its way (see ``docs/grading.md``).
+
+``agreement_job`` and ``calibration_job`` are the derived work's ``Job`` rows while they
+have not ended well (queued, running, failed), for the reads that show their results.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 from django.core.cache import cache
 from django.db.models import Count
@@ -28,6 +33,7 @@ from annotator.models import (
     AgreementReport,
     BundleRun,
     GroundTruthVersion,
+    Job,
     Ledger,
     Packet,
     ScoringRun,
@@ -294,19 +300,73 @@ def stored_agreement(packet: Packet, ledgers: dict[str, Ledger]) -> AgreementRep
     ).first()
 
 
-def agreement_report(packet: Packet) -> AgreementReport:
-    """The agreement report of a packet: the stored one, else one computed now and not
-    saved (``pk`` and ``created_at`` None). ``Conflict`` until both ledgers are frozen."""
+# The kinds of the derived jobs (``annotator.actions.derived`` creates them).
+AGREEMENT_JOB_KIND = "agreement"
+CALIBRATION_JOB_KIND = "calibration"
+
+
+def _unfinished(jobs) -> Job | None:
+    """The latest of these jobs, unless it is done."""
+    job = jobs.order_by("-created_at", "-id").first()
+    return job if job is not None and job.status != Job.Status.DONE else None
+
+
+def agreement_job(packet: Packet) -> Job | None:
+    """The packet's latest agreement-report job while it is queued, running or failed."""
+    return _unfinished(Job.objects.filter(kind=AGREEMENT_JOB_KIND, packet=packet))
+
+
+def calibration_job(version: GroundTruthVersion) -> Job | None:
+    """The version's latest calibration job while it is queued, running or failed."""
+    return _unfinished(Job.objects.filter(kind=CALIBRATION_JOB_KIND, version=version))
+
+
+@dataclass(frozen=True)
+class AgreementRead:
+    """What a GET of the agreement report answers: the ``report`` (None while the task
+    that stores it is queued or running) and that task's ``job`` when it has not ended
+    well (pending, or failed: the report is then computed now, not stored)."""
+
+    report: AgreementReport | None
+    job: Job | None
+
+
+def agreement_read(packet: Packet) -> AgreementRead:
+    """``agreement_report``, or no report while its task is still on its way."""
+    ledgers = _verified_ledgers(packet)
+    existing = _stored_verified(packet, ledgers)
+    if existing is not None:
+        return AgreementRead(existing, None)
+    job = agreement_job(packet)
+    if job is not None and job.status in (Job.Status.QUEUED, Job.Status.RUNNING):
+        return AgreementRead(None, job)
+    return AgreementRead(_computed_agreement(packet, ledgers), job)
+
+
+def _verified_ledgers(packet: Packet) -> dict[str, Ledger]:
     ledgers = frozen_ledgers(packet)
     if ledgers is None:
         raise Conflict("the agreement report needs both ledgers frozen")
     for ledger in ledgers.values():  # a stored report is served only while its ledgers verify
         frozen_document(ledger)
+    return ledgers
+
+
+def _stored_verified(packet: Packet, ledgers: dict[str, Ledger]) -> AgreementReport | None:
     existing = stored_agreement(packet, ledgers)
-    if existing is not None:
-        if existing.version is not None:
-            frozen_events(existing.version)
-        return existing
+    if existing is not None and existing.version is not None:
+        frozen_events(existing.version)
+    return existing
+
+
+def agreement_report(packet: Packet) -> AgreementReport:
+    """The agreement report of a packet: the stored one, else one computed now and not
+    saved (``pk`` and ``created_at`` None). ``Conflict`` until both ledgers are frozen."""
+    ledgers = _verified_ledgers(packet)
+    return _stored_verified(packet, ledgers) or _computed_agreement(packet, ledgers)
+
+
+def _computed_agreement(packet: Packet, ledgers: dict[str, Ledger]) -> AgreementReport:
     version = latest_adjudicated(packet)
     return AgreementReport(
         packet=packet,

@@ -1,7 +1,11 @@
 """Dry runs of label imports from the browser: what a file would import into a
 packet's provisional tier, and which lines would be refused and why. Never writes;
-the import itself is ``actions.versions.do_import_provisional_version``, which checks
-every event again.
+the import itself is ``actions.versions.check_import_provisional_version``, which reads
+the file again as the dry run does.
+
+The moment import page keeps the files it previewed on the server (``STAGED_DIR``, named
+by their SHA-256: ``actions.moment_imports.check_stage_moment_files``), so that its import
+POST names them instead of carrying up to 64 MiB back; ``staged_moment_file`` reads one.
 """
 
 from __future__ import annotations
@@ -9,20 +13,27 @@ from __future__ import annotations
 import csv
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.conf import settings
 
 from annotator.base.canonical import sha256_hex
 from annotator.base.charting import ChartingError, break_point_event, frames, number_opportunities, read_rows
 from annotator.base.gtea import LabelFormatError, parse_gtea_line, sort_actions
-from annotator.base.moment_sources import SourceError, SourceVideo, read_jsonl
+from annotator.base.moment_sources import SourceError, SourceVideo, read_jsonl, size_refusal
 from annotator.models import GroundTruthVersion, Packet
 from annotator.models.taskkind_schema import EventInvalid, packet_schema, validate_event
 from annotator.reads import access
 
-MAX_LABEL_BYTES = 2 * 1024 * 1024
-# Moment rows pass through the page twice (the preview carries them back), so the
-# browser import takes smaller files than the API (64 MiB); a whole release split per
-# video or sent to ``POST /api/moment-imports/`` has no such limit.
-MAX_MOMENT_BYTES = 8 * 1024 * 1024
+# The largest label file any label import takes (the page and ``manage.py
+# import_gtea_labels``, through ``actions.versions.check_import_provisional_version``).
+# The page carries the previewed bytes back in its import form (base64, 4/3 as long), and
+# a form body is at most ``DATA_UPLOAD_MAX_MEMORY_SIZE`` (2 MiB): 1 MiB leaves room for
+# that. A GTEA Gaze+ label file is a few KB, a match's charted points about 100 KB.
+MAX_LABEL_BYTES = 1024 * 1024
+STAGED_DIR = "imports/moments"  # under MEDIA_ROOT
+SHA256_HEX = re.compile(r"[0-9a-f]{64}")
+TOO_LARGE = f"label files are limited to {MAX_LABEL_BYTES // 1024**2} MiB ({MAX_LABEL_BYTES} bytes)"
 
 
 @dataclass
@@ -46,7 +57,7 @@ def preview_gtea_labels(packet: Packet, name: str, data: bytes) -> Preview:
     and video (frame range), collecting every refusal rather than stopping at the first."""
     preview = Preview(name=name, sha256=sha256_hex(data))
     if len(data) > MAX_LABEL_BYTES:
-        preview.invalid.append((0, "", f"the file is larger than {MAX_LABEL_BYTES // 1024 // 1024} MiB"))
+        preview.invalid.append((0, "", TOO_LARGE))
         return preview
     try:
         text = data.decode("utf-8")
@@ -98,7 +109,7 @@ class ChartingPreview(Preview):
 
 def _decoded(data: bytes, preview: Preview) -> str | None:
     if len(data) > MAX_LABEL_BYTES:
-        preview.invalid.append((0, "", f"the file is larger than {MAX_LABEL_BYTES // 1024 // 1024} MiB"))
+        preview.invalid.append((0, "", TOO_LARGE))
         return None
     try:
         return data.decode("utf-8-sig")
@@ -209,9 +220,11 @@ def preview_moment_rows(
         refusal = access.assignment_refusal(*people)
         if refusal is not None:
             preview.refusals.append(refusal[0].upper() + refusal[1:])
-    if len(data) > MAX_MOMENT_BYTES:
-        preview.invalid.append((0, "", f"the file is larger than {MAX_MOMENT_BYTES // 1024 // 1024} MiB"))
-        return preview
+    for size in (len(data), *(len(extra) for extra in reannotated)):
+        refusal = size_refusal(size)  # the import's own limit (``check_import_moment_packets``)
+        if refusal is not None:
+            preview.invalid.append((0, "", refusal))
+            return preview
     try:
         preview.videos = read_jsonl(source, data, name=name, reannotated=reannotated)
         return preview
@@ -245,3 +258,36 @@ def preview_moment_rows(
             preview.invalid.append((number, lines[number - 1].strip()[:200], str(error)[match.end() :]))
     preview.invalid.sort(key=lambda row: row[0])
     return preview
+
+
+def preview_label_file(packet: Packet, label_format: str, name: str, data: bytes, *, player_one: str = "first"):
+    """The dry run of ``label_format`` (the packet family's ``label_format``):
+    ``preview_gtea_labels`` or ``preview_charting_rows``; ``LookupError`` for another."""
+    if label_format == "gtea":
+        return preview_gtea_labels(packet, name, data)
+    if label_format == "mcp-charting":
+        return preview_charting_rows(packet, name, data, player_one=player_one)
+    raise LookupError(label_format)
+
+
+def staged_folder() -> Path:
+    """The folder of the previewed moment files."""
+    return Path(settings.MEDIA_ROOT) / STAGED_DIR
+
+
+def staged_path(sha256: str) -> Path | None:
+    """Where a previewed moment file with this SHA-256 is kept; None for a malformed name."""
+    if not isinstance(sha256, str) or not SHA256_HEX.fullmatch(sha256):
+        return None
+    return staged_folder() / sha256
+
+
+def staged_moment_file(sha256: str) -> bytes | None:
+    """The bytes of a previewed moment file, or None when there is none by that name (never
+    previewed, or expired); the bytes are checked against the name."""
+    path = staged_path(sha256)
+    try:
+        data = path.read_bytes() if path is not None else None
+    except FileNotFoundError:
+        return None
+    return data if data is not None and sha256_hex(data) == sha256 else None

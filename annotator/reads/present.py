@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from django.urls import reverse
 
+from annotator.base.families import browser_schema
 from annotator.models import (
     GroundTruthVersion,
     Job,
@@ -41,7 +42,8 @@ def task_kind_view(kind: TaskKind) -> dict:
         "name": kind.name,
         "description": kind.description,
         "scorer_id": kind.scorer_id,
-        "schema": kind.schema,
+        # The stored schema, with what the browser shows differently for its family (``ui``).
+        "schema": browser_schema(kind.schema),
         "builtin": kind.builtin,
     }
 
@@ -89,7 +91,7 @@ def packet_view(access: PacketAccess) -> dict:
         "sha256": packet.sha256,
         "created_at": packet.created_at.isoformat(),
         # The schema with the packet's parameters applied (e.g. the two tennis players).
-        "task_kind": {**task_kind_view(packet.task_kind), "schema": packet_schema(packet)},
+        "task_kind": {**task_kind_view(packet.task_kind), "schema": browser_schema(packet_schema(packet))},
         "video": video_summary(packet),
         "your_role": access.role,
         # The latest adjudicated version (every role on the packet may see that tier).

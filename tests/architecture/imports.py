@@ -1,5 +1,6 @@
-"""The import graph of ``annotator/``, read from the source with ``ast`` (imports inside
-functions count too: a deferred import is still a dependency)."""
+"""The import graph of ``annotator/`` (or another package of the repository: ``scoring``),
+read from the source with ``ast`` (imports inside functions count too: a deferred import
+is still a dependency)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,10 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = "annotator"
 
 
-def modules() -> dict[str, Path]:
+def modules(package: str = PACKAGE) -> dict[str, Path]:
     """Dotted module name -> file, for every module of the package but migrations."""
     found = {}
-    for path in sorted((ROOT / PACKAGE).rglob("*.py")):
+    for path in sorted((ROOT / package).rglob("*.py")):
         relative = path.relative_to(ROOT).with_suffix("")
         if "migrations" in relative.parts:
             continue
@@ -40,17 +41,17 @@ def _imported_names(name: str, path: Path) -> set[str]:
     return names
 
 
-def graph() -> dict[str, set[str]]:
+def graph(package: str = PACKAGE) -> dict[str, set[str]]:
     """module -> the package's modules it imports (``from annotator import access`` is
     ``annotator.reads.access``; importing a package itself is left out)."""
-    known = modules()
+    known = modules(package)
     edges: dict[str, set[str]] = {}
     for name, path in known.items():
         targets = set()
         for imported in _imported_names(name, path):
             while imported and imported not in known:
                 imported = imported.rpartition(".")[0]
-            if imported and imported not in {name, PACKAGE}:
+            if imported and imported not in {name, package}:
                 targets.add(imported)
         edges[name] = targets
     return edges

@@ -4,12 +4,14 @@ created, annotated, frozen, unioned, adjudicated, published, exported, calibrate
 graded, ranked, diagnosed and compared, with no other code changed.
 
 And the rule that makes this possible: no module outside ``annotator/base/families/`` branches
-on a family name."""
+on a family name, and no script or template of the browser names one (what the browser shows
+differently comes inside the schema the API sends, ``schema.ui``, from the adapter)."""
 
 from __future__ import annotations
 
 import ast
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -28,7 +30,7 @@ from annotator.reads import grading as reads
 from annotator.reads.export import export_files
 from scoring import Anchor, Scorer, ScoreResult, UnionItem
 from scoring.registry import BUILTIN_FAMILIES, register_scorer, unregister_scorer
-from tests.factories import make_packet
+from tests.factories import after_commit, make_packet
 
 ROOT = Path(__file__).resolve().parents[2]
 FAMILY = "markers"
@@ -141,7 +143,8 @@ def test_a_fourth_family_goes_through_the_whole_protocol_with_a_scorer_and_an_ad
     assert sorted(union.items.values_list("status", flat=True)) == ["a_only", "agreed", "agreed", "b_only"]
     for item in union.items.exclude(status="agreed"):
         do_decide_item(item, actor=adjudicator, action="take_a" if item.a_value else "drop", rationale="seen")
-    version = do_publish_adjudicated_version(packet, actor=adjudicator)
+    with after_commit():  # the anchors and the report follow the publication's commit
+        version = do_publish_adjudicated_version(packet, actor=adjudicator)
 
     files = export_files(version)  # the adapter's files, the common manifest
     assert json.loads(files["gt.json"]) == {"markers": [{"frame": 10}, {"frame": 20}, {"frame": 30}]}
@@ -151,7 +154,7 @@ def test_a_fourth_family_goes_through_the_whole_protocol_with_a_scorer_and_an_ad
         "oracle.json",
         "adjudication_log.json",
     }
-    calibration = VersionCalibration.objects.get(version=version)  # the toy anchors, on publish
+    calibration = VersionCalibration.objects.get(version=version)  # the toy anchors, after publishing
     assert calibration.status == "ok" and [a["reward"] for a in calibration.anchors] == [1.0, 0.0]
 
     cap = byte_cap(SCORER_ID)  # the registry's cap
@@ -218,6 +221,8 @@ def test_no_module_outside_the_family_adapters_branches_on_a_family():
 
 def _knows_family(path: Path, family: str) -> bool:
     """The module names the family (a string constant) or imports its adapter module."""
+    if path.suffix != ".py":
+        return bool(_browser_mentions(path, family))
     tree = ast.parse(path.read_text(encoding="utf-8"))
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and node.value == family:
@@ -227,16 +232,63 @@ def _knows_family(path: Path, family: str) -> bool:
     return False
 
 
+def _browser_files() -> list[Path]:
+    """The browser's code: every script and every template (their inline scripts and
+    ``data-`` attributes run in the browser too)."""
+    return sorted((ROOT / "frontend/static/frontend/js").rglob("*.js")) + sorted(
+        (ROOT / "frontend/templates").rglob("*.html")
+    )
+
+
+def _browser_mentions(path: Path, family: str) -> list[int]:
+    """Lines of a script or template that name the family: a quoted string that is the
+    name (``"break_points"``, ``data-for='moments'``), an object key (``moments: [...]``)
+    or a property (``x.break_points``)."""
+    name = re.escape(family)
+    pattern = re.compile(rf"""(["'`]){name}\1|(?<![\w$.]){name}\s*:(?!:)|\.{name}\b""")
+    text = path.read_text(encoding="utf-8")
+    return [text.count("\n", 0, m.start()) + 1 for m in pattern.finditer(text)]
+
+
+def test_no_browser_file_names_a_family():
+    """The browser learns what a family shows differently from the schema the API sends
+    (``schema.ui``, from the family's adapter), never from the family's name."""
+    files = _browser_files()
+    assert len([f for f in files if f.suffix == ".js"]) > 20
+    found = {
+        f"{path.relative_to(ROOT)}:{line}": family
+        for path in files
+        for family in BUILTIN_FAMILIES
+        for line in _browser_mentions(path, family)
+    }
+    assert found == {}
+
+
+def test_the_browser_scan_finds_a_family_name_and_not_words_that_contain_one(tmp_path):
+    script = tmp_path / "page.js"
+    script.write_text(
+        'if (schema.family === "moments") go();\nconst S = {\n  break_points: [],\n};\nx.actions.push(1);\n'
+        'const box = `<p data-for=\'moments\' class="decision-actions" id="moments-file">`;\n',
+        encoding="utf-8",
+    )
+    assert _browser_mentions(script, "moments") == [1, 6]
+    assert _browser_mentions(script, "break_points") == [3]
+    assert _browser_mentions(script, "actions") == [5]
+    assert _knows_family(script, "moments") and not _knows_family(script, "markers")
+
+
 @pytest.mark.parametrize("family", BUILTIN_FAMILIES)
 def test_a_family_is_known_to_its_adapter_its_registration_and_its_seed_kind_only(family):
     """What a new family touches in the application: its adapter module, one registration
-    line, and (when it ships a seed task kind) builtin_kinds.py plus a data migration."""
-    knowing = {
-        str(path.relative_to(ROOT))
+    line, and (when it ships a seed task kind) builtin_kinds.py plus a data migration.
+    The browser's scripts and templates count: none of them may know the family."""
+    application = [
+        path
         for folder in ("annotator", "frontend")
         for path in sorted((ROOT / folder).rglob("*.py"))
-        if "migrations" not in path.parts and _knows_family(path, family)
-    }
+        if "migrations" not in path.parts
+    ]
+    knowing = {str(path.relative_to(ROOT)) for path in application + _browser_files() if _knows_family(path, family)}
     expected = {
         f"annotator/base/families/{family}.py",
         "annotator/base/families/__init__.py",

@@ -36,7 +36,13 @@ def test_the_preview_follows_the_form_and_the_kind_is_created(page_as):
     page.select_option("#kind-family", "moments")
     visible = [o for o in page.locator("#kind-scorer option").all() if not o.evaluate("o => o.hidden")]
     assert [o.get_attribute("data-family") for o in visible] == ["moments"] * len(visible) and visible
+    # The preview lays the form out as the family's adapter says (its ui's sections, sent
+    # with the page): the break-point family puts the frames under "In the video".
+    page.select_option("#kind-family", "break_points")
+    page.wait_for_function("() => document.querySelectorAll('#kind-preview legend').length > 0")
+    assert preview.locator("legend").all_inner_texts() == ["In the video", "Other"]
     page.select_option("#kind-family", "actions")
+    page.wait_for_function("() => document.querySelectorAll('#kind-preview legend').length === 0")
     page.click("#add-field")
     assert page.input_value("#field-count") == "7"
     page.fill("#kind-slug", "kitchen-hands")

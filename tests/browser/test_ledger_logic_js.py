@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from annotator.base.families.break_points import BreakPointsAdapter
+
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,10 +46,10 @@ def page(chromium):
     context.close()
 
 
-def run(page, scenario: str):
+def run(page, scenario: str, argument=None):
     return page.evaluate(
-        "async (name) => (await import('/scenarios/ledger_logic.js'))[name]()",
-        scenario,
+        "async ([name, argument]) => (await import('/scenarios/ledger_logic.js'))[name](argument)",
+        [scenario, argument],
     )
 
 
@@ -152,7 +154,7 @@ def test_autosave_retries_failures_stops_on_conflict_and_hands_back_refusals(pag
 
 
 def test_schema_helpers(page):
-    result = run(page, "schema_helpers")
+    result = run(page, "schema_helpers", BreakPointsAdapter().ui())
     incomplete, complete, matches, root, plain, token0, token1, snap, snap_end, warnings = result
     assert incomplete == {"errors": {"nouns": "required", "shots": "token 1 is incomplete"}}
     assert complete == {"data": {"verb": "take", "nouns": ["egg"], "start_frame": 12}}
@@ -161,6 +163,27 @@ def test_schema_helpers(page):
     assert token0 == {"stroke": "serve"} and token1 == {"stroke": ""}
     assert (snap, snap_end) == (4, 9.5)
     assert len(warnings) == 2
+
+
+def test_summaries_sections_and_warnings_follow_the_ui_the_family_sends(page):
+    """The break-point adapter's ``ui`` (what the API sends inside the schema) gives the
+    one-line summary, the form's sections and its warnings; a schema without them gets
+    the plain summary and one section."""
+    full, partial, empty, plain, sections, one, warnings, none = run(
+        page, "summaries_sections_and_warnings", BreakPointsAdapter().ui()
+    )
+    assert full == "set 2 · 4–4 · 40–AD · Medvedev serves · BP 1 · saved · ace by Medvedev · 1 shot"
+    assert partial == "set 1 · ?–? · ?–? · ? serves · BP ? · unforced error by ? · 2 shots"
+    assert empty == "set ? · ?–? · ?–? · ? serves · BP ?"
+    assert plain == "take · egg, milk"
+    assert [title for title, _ in sections] == ["Score", "Last shot", "Shots", "In the video", "Other"]
+    assert sections[-1] == ["Other", ["note"]] and one == [[None, ["verb", "nouns", "start_frame", "end_frame"]]]
+    assert warnings == [
+        "a point ending in ace usually has 3 shot token(s) for 3 rally shot(s); this one has 2",
+        "an ace has exactly one shot token",
+        'terminal_error is "none" for ace',
+    ]
+    assert none == []
 
 
 def test_timeline_geometry_and_lane_packing(page):

@@ -100,7 +100,16 @@ def test_project_with_round_robin_packets_and_a_label_import_preview(page_as):
     page = page_as(maintainer, "/projects/")
     page.set_viewport_size(VIEWPORT)
     page.fill("#project-title", "Kitchens")
-    page.select_option("#project-kind", "action-ledger")
+    # The parameter fields follow what the chosen kind asks for (its schema's ui.asks).
+    shown = {}
+    for kind in ("break-point-ledger", "moment-queries", "action-ledger"):
+        page.select_option("#project-kind", kind)
+        shown[kind] = [box for box in ("#project-players", "#project-grid") if page.is_visible(box)]
+    assert shown == {
+        "break-point-ledger": ["#project-players"],
+        "moment-queries": ["#project-grid"],
+        "action-ledger": [],
+    }
     page.select_option("#project-annotators", label=["ann", "bea", "cid"])
     page.select_option("#project-adjudicators", label=["judge"])
     page.click("#create-project")

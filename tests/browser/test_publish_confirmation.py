@@ -197,7 +197,10 @@ def test_a_tennis_packet_made_in_the_browser_names_its_two_players(
     page.select_option("#existing-video", str(video.pk))
     page.wait_for_selector("#step-packet[aria-disabled=false]")
     assert page.is_hidden("#players-field"), "the action ledger takes no players"
+    page.select_option("#task-kind-select", "moment-queries")  # asks for the grid only
+    assert page.is_visible("#grid-field") and page.is_hidden("#players-field")
     page.select_option("#task-kind-select", "break-point-ledger")
+    assert page.is_visible("#players-field") and page.is_hidden("#grid-field")
     page.fill("#player-1", "Carlos Alcaraz")
     page.fill("#player-2", "Jannik Sinner")
     for field, person in (("#annotator-a", annotator_a), ("#annotator-b", annotator_b), ("#adjudicator", adjudicator)):

@@ -173,3 +173,17 @@ def test_a_maintainer_cannot_take_over_a_superusers_account(maintainer):
     root.refresh_from_db()
     assert root.is_active and root.check_password("root-password-1")
     assert b"set-password" not in client.post(f"/people/{root.pk}/", {"op": "link"}).content
+
+
+@pytest.mark.django_db
+def test_an_invitation_refuses_an_address_longer_than_its_column(maintainer):
+    """``check_invite_person``: 254 characters (``User.email``); on PostgreSQL a longer one
+    was the database's error, a 500."""
+    client = client_for(maintainer)
+    local = "a" * 64 + "@"
+    too_long = local + "b" * (255 - len(local))
+    refused = client.post("/people/", {"username": "erin", "email": too_long, "roles": ["annotator"]})
+    assert refused.status_code == 400 and b"an e-mail address is at most 254 characters" in refused.content
+    assert not User.objects.filter(username="erin").exists()
+    fits = client.post("/people/", {"username": "erin", "email": too_long[:254], "roles": ["annotator"]})
+    assert fits.status_code == 200 and User.objects.get(username="erin").email == too_long[:254]

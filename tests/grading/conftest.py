@@ -20,7 +20,7 @@ from annotator.actions.union import do_build_union
 from annotator.actions.versions import do_import_provisional_version, do_publish_adjudicated_version
 from annotator.base.grading.uploads import byte_cap, make_file
 from annotator.models import GroundTruthVersion, Ledger, SubmissionScore
-from tests.factories import make_packet, make_ready_video
+from tests.factories import after_commit, make_packet, make_ready_video
 
 TENNIS = Path("data/agentic-vbench/medvedev-de-minaur-2023-us-open-break-point-ledger/calibration")
 TENNIS_ORACLE = TENNIS / "baselines/anchors/oracle/solution.json"
@@ -93,13 +93,14 @@ def tennis_packet(maintainer, annotator_a, annotator_b, adjudicator):
 def tennis_version(tennis_packet, maintainer) -> GroundTruthVersion:
     data = TENNIS_ORACLE.read_bytes()
     events = json.loads(data)["break_points"]
-    return do_import_provisional_version(
-        tennis_packet,
-        events,
-        actor=maintainer,
-        source="oracle solution.json",
-        source_sha256=hashlib.sha256(data).hexdigest(),
-    )
+    with after_commit():  # its anchors are computed after the publication commits
+        return do_import_provisional_version(
+            tennis_packet,
+            events,
+            actor=maintainer,
+            source="oracle solution.json",
+            source_sha256=hashlib.sha256(data).hexdigest(),
+        )
 
 
 @pytest.fixture
@@ -110,9 +111,10 @@ def gtea_packet(maintainer, annotator_a, annotator_b, adjudicator):
 
 @pytest.fixture
 def gtea_version(gtea_packet) -> GroundTruthVersion:
-    call_command(
-        "import_gtea_labels", str(GTEA_LABELS), packet=gtea_packet.pk, actor="maintainer", stdout=io.StringIO()
-    )
+    with after_commit():
+        call_command(
+            "import_gtea_labels", str(GTEA_LABELS), packet=gtea_packet.pk, actor="maintainer", stdout=io.StringIO()
+        )
     return GroundTruthVersion.objects.get(packet=gtea_packet, tier="provisional")
 
 
@@ -126,7 +128,8 @@ def fill_and_freeze(packet, side, user, events):
     for version, (verb, nouns, start, end) in enumerate(events):
         data = {"verb": verb, "nouns": nouns, "start_frame": start, "end_frame": end}
         do_add_event(ledger, data, actor=user, expected_version=version)
-    do_freeze_ledger(ledger, actor=user, attestation=ATTESTATION, expected_version=len(events))
+    with after_commit():  # the second freeze leaves the agreement report for after its commit
+        do_freeze_ledger(ledger, actor=user, attestation=ATTESTATION, expected_version=len(events))
 
 
 @pytest.fixture
@@ -138,4 +141,5 @@ def adjudicated(packet, annotator_a, annotator_b, adjudicator):
     for item in union.items.exclude(status="agreed"):
         action = "take_a" if item.a_value else "drop"
         do_decide_item(item, actor=adjudicator, action=action, rationale="checked against the video")
-    return do_publish_adjudicated_version(packet, actor=adjudicator)
+    with after_commit():  # the anchors and the report against the version come after commit
+        return do_publish_adjudicated_version(packet, actor=adjudicator)

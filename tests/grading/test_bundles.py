@@ -23,7 +23,7 @@ from annotator.base.grading import sandbox
 from annotator.models import BundleRun, Submission, VersionCalibration
 from retrieval.synthetic import SyntheticConfig, generate_corpus
 from scoring import score_submission
-from tests.factories import client_for, make_packet, make_ready_video
+from tests.factories import after_commit, client_for, make_packet, make_ready_video
 from tests.grading.sandbox_helpers import needs_sandbox
 
 DURATION = 120.0  # 2,880 frames at 24 fps; the moment-query kind's grid step is 2 s
@@ -55,9 +55,10 @@ def synthetic_version(maintainer, annotator_a, annotator_b, adjudicator, media_r
         queries.append(
             {"query_id": q["query_id"], "query": q["description"], "intervals": [[start, max(end, start + 2)]]}
         )
-    version = do_import_provisional_version(
-        packet, queries, actor=maintainer, source="synthetic", source_sha256="5" * 64
-    )
+    with after_commit():  # the anchors (the reference rows) are computed once the import commits
+        version = do_import_provisional_version(
+            packet, queries, actor=maintainer, source="synthetic", source_sha256="5" * 64
+        )
     return version, features
 
 

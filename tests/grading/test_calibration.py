@@ -1,4 +1,4 @@
-"""Calibration anchors are computed when a version is published; a version whose oracle
+"""Calibration anchors are computed once a version's publication commits; a version whose oracle
 is not 1.0 (or whose empty submission is not 0.0) cannot be marked ready."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import pytest
 
 from annotator.actions.versions import do_import_provisional_version
 from annotator.models import AuditEntry, VersionCalibration, VersionReadiness
-from tests.factories import client_for
+from tests.factories import after_commit, client_for
 
 
 def anchor_table(version) -> dict[str, float]:
@@ -46,7 +46,10 @@ def test_an_oracle_that_does_not_score_one_blocks_ready_and_says_why(gtea_packet
     # 2001 actions: valid ground truth, but over the scorer's 2000-entry cap, so the
     # ground truth submitted as a solution is rejected whole and scores 0.
     events = [{"verb": "take", "nouns": ["cup"], "start_frame": 10 * k, "end_frame": 10 * k + 5} for k in range(2001)]
-    version = do_import_provisional_version(gtea_packet, events, actor=maintainer, source="x", source_sha256="2" * 64)
+    with after_commit():
+        version = do_import_provisional_version(
+            gtea_packet, events, actor=maintainer, source="x", source_sha256="2" * 64
+        )
     calibration = VersionCalibration.objects.get(version=version)
     assert calibration.status == "blocked"
     assert calibration.problems == [

@@ -17,7 +17,7 @@ from annotator.models import GroundTruthVersion, Packet, VersionCalibration
 from annotator.reads.export import export_files
 from annotator.reads.grading_inputs import task_parameters
 from scoring import score_submission
-from tests.factories import client_for
+from tests.factories import after_commit, client_for
 
 DATA = Path(settings.BASE_DIR) / "data"
 QV_VAL = DATA / "qvhighlights" / "highlight_val_release.jsonl"
@@ -52,7 +52,8 @@ def test_qvhighlights_val_videos_become_packets_whose_export_is_the_ground_truth
 ):
     out = io.StringIO()
     args = [str(QV_VAL), "--source=qvhighlights", "--limit-videos=3", f"--actor={maintainer.username}"]
-    call_command("import_moments", *args, *people(annotator_a, annotator_b, adjudicator), stdout=out)
+    with after_commit():  # the versions' anchors are computed once the import commits
+        call_command("import_moments", *args, *people(annotator_a, annotator_b, adjudicator), stdout=out)
     assert "3 created, 0 updated, 0 unchanged" in out.getvalue()
     rows = file_rows(QV_VAL)
     first_videos = list(dict.fromkeys(r["vid"] for r in rows))[:3]
@@ -87,7 +88,8 @@ def test_charades_sta_with_reannotations_off_the_grid_still_has_a_perfect_oracle
     maintainer, annotator_a, annotator_b, adjudicator
 ):
     args = [str(CHARADES_TEST), "--source=charades-sta", "--videos=YAFX0", "--reannotated", *map(str, REANNOTATED)]
-    call_command("import_moments", *args, *people(annotator_a, annotator_b, adjudicator), stdout=io.StringIO())
+    with after_commit():
+        call_command("import_moments", *args, *people(annotator_a, annotator_b, adjudicator), stdout=io.StringIO())
     packet = Packet.objects.get(parameters__video_id="YAFX0")
     assert packet.parameters["grid"] == {"step": 1.0} and packet.video.duration == 37.42
     version = GroundTruthVersion.objects.get(packet=packet)

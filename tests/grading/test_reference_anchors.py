@@ -15,7 +15,7 @@ from annotator.reads.export import export_files
 from annotator.reads.grading_inputs import task_parameters
 from annotator.reads.moment_corpus import moment_corpus
 from scoring import score_submission
-from tests.factories import client_for
+from tests.factories import after_commit, client_for
 from tests.grading.test_bundles import synthetic_version
 from tests.grading.test_moment_imports import QV_VAL, people
 from tests.media.conftest import eager_celery  # noqa: F401  (Celery tasks inline)
@@ -31,7 +31,7 @@ def anchors_of(version) -> dict:
 def test_a_version_with_features_is_calibrated_with_the_zero_shot_ranker(
     maintainer, annotator_a, annotator_b, adjudicator, settings
 ):
-    # Publishing (the provisional import) computes the anchors, the retrieval row included.
+    # Publishing (the provisional import) queues the anchors, the retrieval row included.
     version, _ = synthetic_version(maintainer, annotator_a, annotator_b, adjudicator, Path(settings.MEDIA_ROOT))
     anchors = anchors_of(version)
     assert list(anchors)[:2] == ["oracle", "empty"] and anchors["oracle"]["reward"] == 1.0
@@ -66,10 +66,11 @@ def test_a_version_with_features_is_calibrated_with_the_zero_shot_ranker(
 def test_without_features_the_retrieval_row_says_why(maintainer, annotator_a, annotator_b, adjudicator):
     from django.core.management import call_command
 
-    call_command(
-        "import_moments", str(QV_VAL), "--source=qvhighlights", "--limit-videos=1",
-        *people(annotator_a, annotator_b, adjudicator), stdout=__import__("io").StringIO(),
-    )  # fmt: skip
+    with after_commit():
+        call_command(
+            "import_moments", str(QV_VAL), "--source=qvhighlights", "--limit-videos=1",
+            *people(annotator_a, annotator_b, adjudicator), stdout=__import__("io").StringIO(),
+        )  # fmt: skip
     version = VersionCalibration.objects.get().version
     anchors = anchors_of(version)
     assert anchors["retrieval_zero_shot"]["reward"] is None
@@ -94,10 +95,11 @@ def test_features_uploaded_later_compute_the_zero_shot_anchor(
     from django.core.files.uploadedfile import SimpleUploadedFile
     from django.core.management import call_command
 
-    call_command(
-        "import_moments", str(QV_VAL), "--source=qvhighlights", "--limit-videos=1",
-        *people(annotator_a, annotator_b, adjudicator), stdout=io.StringIO(),
-    )  # fmt: skip
+    with after_commit():
+        call_command(
+            "import_moments", str(QV_VAL), "--source=qvhighlights", "--limit-videos=1",
+            *people(annotator_a, annotator_b, adjudicator), stdout=io.StringIO(),
+        )  # fmt: skip
     version = VersionCalibration.objects.get().version
     assert anchors_of(version)["retrieval_zero_shot"]["reward"] is None
     video = version.packet.video

@@ -50,6 +50,30 @@ def test_only_the_returners_game_points_are_break_points(pts, is_break_point):
     assert (event is not None) == is_break_point
 
 
+def test_each_matchchart_stroke_code_names_its_stroke_of_the_vocabulary():
+    """The code table is paired with the vocabulary's order (``scoring.tennis_vocabulary``):
+    each letter of the MatchChart instructions reads as the stroke it names."""
+    codes = {
+        "f": "forehand_groundstroke", "b": "backhand_groundstroke", "r": "forehand_slice", "s": "backhand_slice",
+        "v": "forehand_volley", "z": "backhand_volley", "o": "overhead", "p": "backhand_overhead",
+        "u": "forehand_drop_shot", "y": "backhand_drop_shot", "l": "forehand_lob", "m": "backhand_lob",
+        "h": "forehand_half_volley", "i": "backhand_half_volley", "j": "forehand_swinging_volley",
+        "k": "backhand_swinging_volley", "t": "trick_shot", "q": "unknown",
+    }  # fmt: skip
+    for letter, stroke in codes.items():
+        point = decode_point(f"4{letter}1*", "")
+        assert point.shots[1]["stroke"] == stroke, letter
+    serves = {"4": "wide", "5": "body", "6": "down_the_t", "0": "unknown"}
+    rallies = {"1": "receiver_forehand", "2": "middle", "3": "receiver_backhand", "0": "unknown"}
+    for code, direction in serves.items():
+        assert decode_point(f"{code}*", "").serve_direction == direction
+    for code, direction in rallies.items():
+        assert decode_point(f"4f{code}*", "").shots[1]["direction"] == direction
+    errors = {"n": "net", "w": "wide", "d": "deep", "x": "wide_and_deep", "!": "shank", "e": "unknown"}
+    for code, error in errors.items():
+        assert decode_point(f"4f1{code}@", "").terminal_error == error
+
+
 def test_the_instruction_examples_decode():
     double = decode_point("4n", "5d")  # a double fault: the server's unforced error
     assert (double.first_serve_in, double.serve_direction, double.terminal_result, double.terminal_error) == (

@@ -8,7 +8,7 @@ import pytest
 from annotator.actions.ledgers import do_add_event, do_delete_event, do_freeze_ledger
 from annotator.actions.projects import do_create_project, do_create_project_packets, do_reassign_annotator
 from annotator.base.errors import Conflict, InvalidInput
-from annotator.models import AuditEntry, Ledger, Packet, TaskKind, Video
+from annotator.models import AuditEntry, Ledger, Packet, Project, TaskKind, Video
 from tests.factories import client_for, ensure_builtin_rows, make_ready_video, make_user
 
 EVENT = {"verb": "take", "nouns": ["cup"], "start_frame": 1, "end_frame": 20}
@@ -220,3 +220,17 @@ def test_the_project_form_takes_the_players_and_the_grid_step_as_fields(maintain
     assert wrong.status_code == 400
     bad = client.post("/projects/", {**moments, "title": "Bad", "grid_step": "two", **pools})
     assert bad.status_code == 400 and b"grid step is a number" in bad.content
+
+
+@pytest.mark.django_db
+def test_the_new_project_page_refuses_a_title_longer_than_its_column(maintainer, crew):
+    """``check_create_project``: 300 characters (``Project.title``); a real request."""
+    ensure_builtin_rows()
+    form = {"task_kind": "action-ledger", "parameters": "{}", "annotators": [crew["ann"].pk, crew["bea"].pk],
+            "adjudicators": [crew["judge"].pk]}  # fmt: skip
+    client = client_for(maintainer)
+    refused = client.post("/projects/", {**form, "title": "t" * 301})
+    assert refused.status_code == 400 and b"a title is at most 300 characters" in refused.content
+    assert not Project.objects.exists()
+    made = client.post("/projects/", {**form, "title": "t" * 300})
+    assert made.status_code == 302 and Project.objects.get().title == "t" * 300

@@ -11,7 +11,11 @@ family goes through the family's adapter, never through ``if family == …`` els
 * ``ledger_as_submission``: a frozen ledger scored like an agent's submission;
 * ``check_parameters`` / ``packet_schema``: a packet's ``parameters`` (checked when the
   packet is made) and the task kind's schema with them applied (what that packet's
-  events are validated against and its form shows).
+  events are validated against and its form shows);
+* ``ui``: what the browser shows differently for the family (the parameters the pages
+  ask for, form sections, an event's one-line summary, the form's warnings), sent inside
+  every schema the API presents (``browser_schema``): the browser's code never names a
+  family.
 
 Facts of the scoring side (the file-size cap, the leaderboard's key metrics, which
 scorers grade a family) come from the scorer registry (``scoring.registry``).
@@ -54,6 +58,29 @@ class FamilyAdapter:
     # The label file the packet page imports into the provisional tier
     # (``annotator.reads.label_imports.PREVIEWS``), or None.
     label_format: str | None = None
+    # The packet parameters a person gives on the new-packet and project pages
+    # ("players", "grid"): those pages show these fields for the family's kinds.
+    asks: tuple[str, ...] = ()
+
+    def ui(self) -> dict:
+        """What the browser does differently for this family, as ``schema["ui"]`` of the
+        schemas the API and the pages present (``browser_schema``; never stored, never
+        hashed). ``asks`` is always there; the rest only when the family has it:
+
+        * ``asks``: :attr:`asks`, the packet parameters the pages ask for;
+        * ``sections``: the form in sections, ``[[title, [field, …]], …]`` (fields not
+          listed go last); without it, one section;
+        * ``summary``: an event in one line (tables, timeline tooltips), parts joined
+          with " · ": ``{"text": "{server|surname} serves", "if": field}``; ``{field}``
+          is its value ("?" when missing), ``|surname`` the last word of a name,
+          ``|words`` underscores as spaces, ``|count:noun`` a list's length and noun;
+          a part with ``if`` is left out while that field is empty. Without it: the
+          values of the fields, the boundaries left out;
+        * ``checks``: consistency warnings the form shows while an event is edited
+          (advice, never a refusal): ``[{"rule": name, …the rule's fields}]``, the
+          rules of ``frontend/static/frontend/js/event_schema.js`` (``CHECKS``).
+        """
+        return {"asks": list(self.asks)}
 
     def check_parameters(self, parameters: dict) -> dict:
         """The packet parameters this family accepts, cleaned (``ParametersInvalid``
@@ -124,6 +151,11 @@ def adapter_for(family: str) -> FamilyAdapter:
 def adapter_for_scorer(scorer_id: str) -> FamilyAdapter:
     """The adapter of the family the scorer grades (``UnknownScorer`` is a ValueError)."""
     return adapter_for(get_scorer(scorer_id).kind)
+
+
+def browser_schema(schema: dict) -> dict:
+    """``schema`` as the browser gets it: with its family's :meth:`FamilyAdapter.ui`."""
+    return {**schema, "ui": adapter_for(schema["family"]).ui()}
 
 
 def dumps(obj, *, newline: bool = True) -> bytes:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import copy
 
 from annotator.base.families.base import FamilyAdapter, ParametersInvalid, dumps
-from scoring import union_break_points
+from scoring import tennis, union_break_points
+from scoring import tennis_vocabulary as vocabulary
 
 # The fields whose values are player names, and the per-player score fields. The score
 # fields keep the published verifier's key names (``medvedev_games`` …) for any match:
@@ -15,10 +16,48 @@ PLAYER_FIELDS = ("server", "terminal_player")
 PLAYER_SLOTS = ("medvedev_", "de_minaur_")
 MAX_NAME = 100
 
+# What the browser shows differently for break points (``FamilyAdapter.ui``).
+SECTIONS = [
+    ["Score", list(tennis.IDENTITY_FIELDS)],
+    ["Serve and outcome", ["first_serve_in", "outcome", "serve_direction", "rally_shots"]],
+    ["Last shot", [f for f in tennis.SUMMARY_FIELDS if f.startswith("terminal_")]],
+    ["Shots", ["shots"]],
+    ["In the video", ["start_frame", "end_frame"]],
+]
+# "set 2 · 4–4 · 40–AD · Medvedev serves · BP 1 · saved · ace by Medvedev · 1 shot"
+SUMMARY = [
+    {"text": "set {set}"},
+    {"text": "{medvedev_games}–{de_minaur_games}"},
+    {"text": "{medvedev_points}–{de_minaur_points}"},
+    {"text": "{server|surname} serves"},
+    {"text": "BP {opportunity}"},
+    {"text": "{outcome}", "if": "outcome"},
+    {"text": "{terminal_result|words} by {terminal_player|surname}", "if": "terminal_result"},
+    {"text": "{shots|count:shot}", "if": "shots"},
+]
+# SCORING.md section 2's consistency rules (warnings, not scorer rules): a point ending in
+# a clean result has as many shot tokens as rally shots, one ending in an error one more
+# (the missed stroke); an ace or unreturnable serve has one token; terminal_error is
+# "none" exactly when the point does not end in an error.
+POINT_ENDING = {
+    "rule": "point_ending",
+    "tokens": "shots",
+    "count": "rally_shots",
+    "result": "terminal_result",
+    "error": "terminal_error",
+    "clean": list(vocabulary.CLEAN_RESULTS),
+    "single": list(vocabulary.SERVE_RESULTS),
+    "no_error": vocabulary.NO_ERROR,
+}
+
 
 class BreakPointsAdapter(FamilyAdapter):
     family = "break_points"
     label_format = "mcp-charting"
+    asks = ("players",)
+
+    def ui(self) -> dict:
+        return {**super().ui(), "sections": SECTIONS, "summary": SUMMARY, "checks": [POINT_ENDING]}
 
     def check_parameters(self, parameters: dict) -> dict:
         """``{"players": ["First Player", "Second Player"]}`` or nothing (the kind's own

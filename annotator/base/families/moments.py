@@ -28,6 +28,7 @@ class MomentsAdapter(FamilyAdapter):
     reference_calibration = True
     executable_bundles = True
     moment_search = True
+    asks = ("grid",)
 
     def check_project_parameters(self, params: dict) -> dict:
         """``grid``: ``{"step": seconds}``, the moment grid (positive, at most 60 s);

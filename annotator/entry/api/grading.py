@@ -30,7 +30,15 @@ from annotator.models import ScoringRun, Submission, SubmissionScore, VersionRea
 from annotator.reads import access
 from annotator.reads import grading as reads
 from annotator.reads.grading_inputs import check_scorer_id
-from annotator.reads.present import SCORE_FILES, calibration_view, readiness_view, run_view, score_view, submission_view
+from annotator.reads.present import (
+    SCORE_FILES,
+    calibration_view,
+    job_view,
+    readiness_view,
+    run_view,
+    score_view,
+    submission_view,
+)
 from annotator.reads.sealed_rows import verify_runs, verify_scores, verify_submissions
 
 # ----------------------------------------------------------------------- submissions
@@ -246,6 +254,9 @@ class LeaderboardView(APIView):
         scorer_id = check_scorer_id(version, request.query_params.get("scorer") or None)
         table = reads.leaderboard(version, scorer_id, sort=request.query_params.get("sort"))
         if export is None:
+            job = reads.calibration_job(version) if scorer_id == version.packet.task_kind.scorer_id else None
+            if job is not None:  # the reference rows come from anchors still on their way (or failed)
+                table["calibration_job"] = job_view(job)
             return Response(table)
         name = f"leaderboard-{version.packet.task_kind.slug}-{version.tier}-v{version.number}-{scorer_id}.{export}"
         if export == "csv":
@@ -265,14 +276,16 @@ class CalibrationView(APIView):
     def get(self, request, version_id):
         version = access.access_grading_version(request.user, version_id)
         readiness = VersionReadiness.objects.filter(version=version).select_related("marked_by").first()
-        return Response(
-            {
-                "version": version.pk,
-                "task_scorer_id": version.packet.task_kind.scorer_id,
-                "calibrations": [calibration_view(c) for c in version.calibrations.all()],
-                "ready": readiness_view(readiness),
-            }
-        )
+        body = {
+            "version": version.pk,
+            "task_scorer_id": version.packet.task_kind.scorer_id,
+            "calibrations": [calibration_view(c) for c in version.calibrations.all()],
+            "ready": readiness_view(readiness),
+        }
+        job = reads.calibration_job(version)
+        if job is not None:  # the anchors the publication queued: still on their way, or failed
+            body["job"] = job_view(job)
+        return Response(body)
 
     def post(self, request, version_id):
         """(Re)compute the anchors, for the task scorer or ``scorer_id``."""
@@ -296,14 +309,21 @@ class ReadyView(APIView):
 class AgreementView(APIView):
     def get(self, request, packet_id):
         packet_access = access.access_agreement(request.user, packet_id)
-        # A read: the report stored at the second freeze (or the latest adjudicated
-        # publication), else one computed now and not stored (id and created_at null).
-        report = reads.agreement_report(packet_access.packet)
-        return Response(
-            {
-                "id": report.pk,
-                "packet": report.packet_id,
-                "created_at": report.created_at.isoformat() if report.created_at else None,
-                **report.report,
-            }
-        )
+        # A read: the report stored after the second freeze (or the latest adjudicated
+        # publication); 202 with the job's state while the task that stores it is queued
+        # or running; else one computed now and not stored (id and created_at null), with
+        # the job when it failed.
+        read = reads.agreement_read(packet_access.packet)
+        report = read.report
+        if report is None:
+            body = {"id": None, "packet": packet_access.packet.pk, "created_at": None, "status": read.job.status}
+            return Response({**body, "job": job_view(read.job)}, status=status.HTTP_202_ACCEPTED)
+        body = {
+            "id": report.pk,
+            "packet": report.packet_id,
+            "created_at": report.created_at.isoformat() if report.created_at else None,
+            **report.report,
+        }
+        if read.job is not None:
+            body["job"] = job_view(read.job)
+        return Response(body)

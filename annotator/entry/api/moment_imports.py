@@ -5,7 +5,9 @@ Multipart: ``source`` (``qvhighlights`` | ``charades-sta``), ``file`` (the relea
 ``.jsonl``), ``reannotated`` (Charades-STA re-annotation CSVs, any number),
 ``annotator_a``, ``annotator_b``, ``adjudicator`` (usernames), and either ``videos``
 (comma-separated ids) or ``limit_videos``. 201 with the report; 400 naming the line of
-the first bad row, and then nothing is stored.
+the first bad row, and then nothing is stored. Each file is at most
+``moment_sources.MAX_FILE_BYTES`` (64 MiB), as on the import page
+(``actions.moment_imports.check_import_moment_packets`` checks both).
 """
 
 from __future__ import annotations
@@ -15,23 +17,11 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotator.actions.moment_imports import do_import_moment_packets
+from annotator.actions.moment_imports import check_import_moment_packets
 from annotator.actions.packets import user_by_username
-from annotator.base.canonical import sha256_hex
 from annotator.base.errors import InvalidInput
-from annotator.base.moment_sources import SourceError, read_jsonl, select
+from annotator.base.moment_sources import MAX_FILE_BYTES
 from annotator.reads import access
-
-MAX_FILE_BYTES = 64 * 1024**2
-
-
-def _limit(value) -> int | None:
-    if value in (None, ""):
-        return None
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        raise InvalidInput("limit_videos must be a whole number", field="limit_videos") from None
 
 
 class MomentImportView(APIView):
@@ -40,25 +30,14 @@ class MomentImportView(APIView):
         upload = request.FILES.get("file")
         if upload is None:
             raise InvalidInput("upload the annotation .jsonl in the field 'file'", field="file")
-        uploads = [upload, *request.FILES.getlist("reannotated")]
-        if any(u.size > MAX_FILE_BYTES for u in uploads):
-            raise InvalidInput(f"annotation files are limited to {MAX_FILE_BYTES} bytes", field="file")
         people = [user_by_username(request.data.get(k) or "") for k in ("annotator_a", "annotator_b", "adjudicator")]
-        data = upload.read()
-        try:
-            videos = read_jsonl(
-                request.data.get("source") or "",
-                data,
-                name=upload.name,
-                reannotated=[u.read() for u in uploads[1:]],
-            )
-            ids = [v for v in (request.data.get("videos") or "").split(",") if v]
-            chosen = select(videos, limit=_limit(request.data.get("limit_videos")), video_ids=ids)
-        except SourceError as error:
-            raise InvalidInput(str(error), field="file") from None
-        report = do_import_moment_packets(
-            chosen, actor=request.user, annotator_a=people[0], annotator_b=people[1], adjudicator=people[2],
-            file_name=upload.name, file_sha256=sha256_hex(data),
+        # One byte past the limit is enough for the check to refuse a file.
+        report = check_import_moment_packets(
+            actor=request.user, source=request.data.get("source") or "", file_name=upload.name,
+            data=upload.read(MAX_FILE_BYTES + 1),
+            reannotated=[u.read(MAX_FILE_BYTES + 1) for u in request.FILES.getlist("reannotated")],
+            annotator_a=people[0], annotator_b=people[1], adjudicator=people[2],
+            limit_videos=request.data.get("limit_videos"), video_ids=(request.data.get("videos") or "").split(","),
         )  # fmt: skip
         return Response(report, status=status.HTTP_201_CREATED)
 

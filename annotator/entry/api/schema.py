@@ -77,7 +77,10 @@ SUCCESS_STATUS = {
 TUS_VIEWS = {"UploadListView", "UploadDetailView"}
 
 # (view, method) -> another success status the route also answers.
-ALSO_SUCCESS = {("PublishView", "POST"): 200}  # nothing changed since the latest version: that version
+ALSO_SUCCESS = {
+    ("PublishView", "POST"): 200,  # nothing changed since the latest version: that version
+    ("AgreementView", "GET"): 202,  # the report is still being computed after the freeze: its job
+}
 
 # Views that read a frozen ledger's or version's canonical JSON (verified on every read).
 FROZEN_READERS = {

@@ -1,4 +1,5 @@
-"""REST endpoints. Each view: authenticate, ``access_*``, call one ``do_*``, present.
+"""REST endpoints. Each view: authenticate, ``access_*``, call one ``check_*`` (user input:
+files, form and body fields) or ``do_*`` (a write that takes none), present.
 
 Errors are raised as ``annotator.base.errors`` / ``annotator.reads.access`` exceptions and turned
 into one error body by ``annotator.entry.api.errors.exception_handler``.
@@ -18,7 +19,7 @@ from rest_framework.views import APIView
 from annotator.actions.adjudication import do_decide_item
 from annotator.actions.ledgers import do_add_event, do_delete_event, do_freeze_ledger, do_update_event
 from annotator.actions.packets import do_create_packet, user_by_username
-from annotator.actions.taskkinds import do_create_task_kind
+from annotator.actions.taskkinds import check_create_task_kind
 from annotator.actions.union import do_build_union
 from annotator.actions.versions import do_publish_adjudicated_version
 from annotator.base.errors import InvalidInput, StaleVersion
@@ -87,7 +88,7 @@ class TaskKindListView(APIView):
 
     def post(self, request):
         access.require_maintainer(request.user)
-        kind = do_create_task_kind(
+        kind = check_create_task_kind(
             actor=request.user,
             slug=body_field(request, "slug"),
             name=body_field(request, "name"),

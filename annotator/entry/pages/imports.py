@@ -6,7 +6,11 @@ checked again from scratch and matched against the previewed SHA-256.
   (``FamilyAdapter.label_format``): GTEA Gaze+ labels (actions), Match Charting Project
   point rows (break points, ``annotator.base.charting``). Maintainers of the packet.
 - QVHighlights / Charades-STA rows as moment packets with provisional versions:
-  maintainers (as ``POST /api/moment-imports/``).
+  maintainers (as ``POST /api/moment-imports/``, with its limit: 64 MiB a file). The
+  files of a dry run that could import are kept on the server, and the import POST names
+  them by SHA-256 (``staged``) rather than carrying them back: a form field is at most
+  ``DATA_UPLOAD_MAX_MEMORY_SIZE`` (2 MiB). A label file (at most 1 MiB) travels back in
+  the import form (``data_b64``).
 
 Everyone else gets 404.
 """
@@ -21,22 +25,21 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
 
-from annotator.actions.moment_imports import do_import_moment_packets
+from annotator.actions.moment_imports import check_import_moment_packets, check_stage_moment_files
 from annotator.actions.people import roles_of
-from annotator.actions.versions import do_import_provisional_version
+from annotator.actions.versions import check_import_provisional_version
 from annotator.base.errors import WorkflowError
 from annotator.base.families import adapter_for
-from annotator.base.moment_sources import SOURCES, SourceError, select
+from annotator.base.moment_sources import MAX_FILE_BYTES, SOURCES, SourceError, select
 from annotator.entry.pages.site import _or_404
 from annotator.models import Packet, VideoSearchIndex
 from annotator.reads import access
 from annotator.reads.label_imports import (
     MAX_LABEL_BYTES,
-    MAX_MOMENT_BYTES,
     charting_players,
-    preview_charting_rows,
-    preview_gtea_labels,
+    preview_label_file,
     preview_moment_rows,
+    staged_moment_file,
 )
 from annotator.reads.search import FEATURE_LAYOUTS, has_media
 
@@ -55,14 +58,8 @@ def _uploaded(request) -> tuple[str, bytes] | None:
     return (request.POST.get("name", "labels.txt")[:200], data) if data else None
 
 
-# label format -> (template, dry run(packet, name, data, options), source prefix)
-LABEL_FORMATS = {
-    "gtea": ("frontend/imports/gtea.html", lambda packet, name, data, options: preview_gtea_labels(packet, name, data)),
-    "mcp-charting": (
-        "frontend/imports/charting.html",
-        lambda packet, name, data, options: preview_charting_rows(packet, name, data, player_one=options["player_one"]),
-    ),
-}
+# label format -> its page's template
+LABEL_FORMATS = {"gtea": "frontend/imports/gtea.html", "mcp-charting": "frontend/imports/charting.html"}
 
 
 def _label_options(request) -> dict:
@@ -79,7 +76,7 @@ def import_labels(request, packet_id: int):
     if label_format not in LABEL_FORMATS:
         context["error"] = "Packets of this task kind take no label file."
         return render(request, "frontend/imports/gtea.html", context, status=400 if request.method == "POST" else 200)
-    template, dry_run = LABEL_FORMATS[label_format]
+    template = LABEL_FORMATS[label_format]
     if request.method == "GET":
         return render(request, template, context)
     uploaded = _uploaded(request)
@@ -87,7 +84,7 @@ def import_labels(request, packet_id: int):
         context["error"] = "Choose a label file."
         return render(request, template, context, status=400)
     name, data = uploaded
-    preview = dry_run(packet, name, data, options)
+    preview = preview_label_file(packet, label_format, name, data, player_one=options["player_one"])
     context.update(preview=preview, data_b64=base64.b64encode(data).decode("ascii"))
     if request.POST.get("op") != "import":
         return render(request, template, context)
@@ -98,8 +95,8 @@ def import_labels(request, packet_id: int):
         context["error"] = "Nothing was imported: fix the refused lines first."
         return render(request, template, context, status=400)
     try:
-        version = do_import_provisional_version(
-            packet, preview.events, actor=request.user, source=f"{label_format}:{name}", source_sha256=preview.sha256
+        version = check_import_provisional_version(
+            packet, actor=request.user, file_name=name, data=data, player_one=options["player_one"]
         )
     except WorkflowError as error:
         context["error"] = error.message
@@ -108,22 +105,30 @@ def import_labels(request, packet_id: int):
     return render(request, template, context)
 
 
-def _b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
+class NotStaged(Exception):
+    """The import names previewed files the server no longer keeps."""
 
 
 def _moment_files(request) -> tuple[str, bytes, list[bytes]] | None:
-    """The annotation file and re-annotation CSVs: uploaded (preview) or carried back (import)."""
+    """The annotation file and re-annotation CSVs: uploaded (preview), named by the
+    SHA-256 under which the preview kept them (``staged``, the page's import form), or
+    carried in the form (``data_b64``, ``extra_b64``: what fits a form field)."""
     upload = request.FILES.get("rows")
     if upload is not None:
-        limit = MAX_MOMENT_BYTES + 1
+        limit = MAX_FILE_BYTES + 1  # one byte past the limit: enough to refuse the file
         return upload.name, upload.read(limit), [f.read(limit) for f in request.FILES.getlist("reannotated")]
+    name = request.POST.get("name", "rows.jsonl")[:200]
+    if request.POST.get("staged"):
+        files = [staged_moment_file(x) for x in [request.POST["staged"], *request.POST.getlist("staged_extra")]]
+        if any(data is None for data in files):
+            raise NotStaged
+        return name, files[0], files[1:]
     try:
         data = base64.b64decode(request.POST.get("data_b64", ""), validate=True)
         extra = [base64.b64decode(x, validate=True) for x in request.POST.getlist("extra_b64")]
     except (binascii.Error, ValueError):
         return None
-    return (request.POST.get("name", "rows.jsonl")[:200], data, extra) if data else None
+    return (name, data, extra) if data else None
 
 
 ASSIGNMENT = ("annotator_a", "annotator_b", "adjudicator")
@@ -149,7 +154,7 @@ def default_assignment(people) -> dict[str, str]:
 @require_http_methods(["GET", "POST"])
 def import_moments(request):
     """QVHighlights / Charades-STA rows: one moment packet per video with a provisional
-    version (``do_import_moment_packets``, as ``POST /api/moment-imports/``). The form
+    version (``check_import_moment_packets``, as ``POST /api/moment-imports/``). The form
     starts with three different people; the dry run refuses what the import would."""
     _or_404(access.require_maintainer, request)
     people = get_user_model().objects.filter(is_active=True).order_by("username")
@@ -158,7 +163,11 @@ def import_moments(request):
     if request.method == "GET":
         form.update(default_assignment(people))
         return render(request, "frontend/imports/moments.html", context)
-    files = _moment_files(request)
+    try:
+        files = _moment_files(request)
+    except NotStaged:
+        context["error"] = "The previewed file is no longer kept on the server; preview it again."
+        return render(request, "frontend/imports/moments.html", context, status=409)
     if files is None:
         context["error"] = "Choose an annotation file (.jsonl)."
         return render(request, "frontend/imports/moments.html", context, status=400)
@@ -171,9 +180,13 @@ def import_moments(request):
             chosen = select(preview.videos, limit=int(form["limit"]))
         except (ValueError, SourceError):
             preview.invalid.append((0, "", "the number of videos must be a whole number, at least 1"))
-    context.update(preview=preview, chosen=chosen, data_b64=_b64(data), extra_b64=[_b64(x) for x in extra])
+    context.update(preview=preview, chosen=chosen)
     if request.POST.get("op") != "import":
+        if preview.can_import:  # kept for the import POST, which names them
+            staged = check_stage_moment_files([data, *extra])
+            context.update(staged=staged[0], staged_extra=staged[1:])
         return render(request, "frontend/imports/moments.html", context)
+    context.update(staged=request.POST.get("staged", ""), staged_extra=request.POST.getlist("staged_extra"))
     if request.POST.get("sha256") != preview.sha256:
         context["error"] = "The file differs from the one previewed; preview it again."
         return render(request, "frontend/imports/moments.html", context, status=409)
@@ -183,9 +196,10 @@ def import_moments(request):
         )
         return render(request, "frontend/imports/moments.html", context, status=400)
     try:
-        context["report"] = do_import_moment_packets(
-            chosen, actor=request.user, annotator_a=chosen_people[0], annotator_b=chosen_people[1],
-            adjudicator=chosen_people[2], file_name=name, file_sha256=preview.sha256,
+        context["report"] = check_import_moment_packets(
+            actor=request.user, source=form["source"], file_name=name, data=data, reannotated=extra,
+            annotator_a=chosen_people[0], annotator_b=chosen_people[1], adjudicator=chosen_people[2],
+            limit_videos=form["limit"],
         )  # fmt: skip
     except WorkflowError as error:
         context["error"] = error.message

@@ -1,10 +1,10 @@
 """The people pages: a maintainer invites accounts, changes roles, deactivates
 accounts and issues one-time password links; an invitee sets their password.
 
-Server-rendered forms: each POST calls one ``annotator.actions.people`` function and
-nothing else of substance. Everyone but a maintainer gets 404 on every people page,
-except the one-time link page, which answers anyone holding a valid link (and says
-"invalid or used" to everyone else).
+Server-rendered forms: each POST calls one ``annotator.actions.people`` ``check_*``
+function (which calls its ``do_*``) and nothing else of substance. Everyone but a
+maintainer gets 404 on every people page, except the one-time link page, which answers
+anyone holding a valid link (and says "invalid or used" to everyone else).
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def people_list(request):
     form = {k: request.POST.get(k, "") for k in ("username", "email")}
     roles = request.POST.getlist("roles")
     try:
-        user, path = people.do_invite_person(
+        user, path = people.check_invite_person(
             actor=request.user, username=form["username"], email=form["email"], roles=roles
         )
     except WorkflowError as error:
@@ -69,16 +69,16 @@ def person(request, person_id: int):
         op = request.POST.get("op")
         try:
             if op == "roles":
-                people.do_set_roles(actor=request.user, person=person, roles=request.POST.getlist("roles"))
+                people.check_set_roles(actor=request.user, person=person, roles=request.POST.getlist("roles"))
                 context["notice"] = "Roles saved."
             elif op in {"deactivate", "activate"}:
-                people.do_set_active(actor=request.user, person=person, active=op == "activate")
+                people.check_set_active(actor=request.user, person=person, active=op == "activate")
                 context["notice"] = "Account activated." if op == "activate" else "Account deactivated."
             elif op == "link":
-                path = people.do_issue_password_link(actor=request.user, person=person)
+                path = people.check_issue_password_link(actor=request.user, person=person)
                 context["link"] = request.build_absolute_uri(path)
             elif op == "password":
-                people.do_set_password(
+                people.check_set_password(
                     actor=request.user,
                     person=person,
                     password=request.POST.get("password", ""),
@@ -115,7 +115,7 @@ def set_password_from_link(request, uidb64: str, token: str):
     context = {"person": user}
     if request.method == "POST":
         try:
-            people.do_set_password(
+            people.check_set_password(
                 actor=user,
                 person=user,
                 password=request.POST.get("password", ""),

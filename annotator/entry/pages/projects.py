@@ -20,6 +20,7 @@ from django.views.decorators.http import require_http_methods
 from annotator.actions import people as people_actions
 from annotator.actions import projects as project_actions
 from annotator.base.errors import InvalidInput, WorkflowError
+from annotator.base.families import browser_schema
 from annotator.base.urlconverters import parse_id
 from annotator.entry.pages.site import _or_404
 from annotator.models import Ledger, Project, TaskKind, Video
@@ -52,7 +53,8 @@ def project_list(request):
     _or_404(access.require_maintainer, request)
     context = {
         "projects": Project.objects.select_related("task_kind").order_by("title"),
-        "task_kinds": TaskKind.objects.order_by("name"),
+        # Each kind with the packet parameters it asks for (the page shows their fields).
+        "task_kinds": [(kind, browser_schema(kind.schema)["ui"]["asks"]) for kind in TaskKind.objects.order_by("name")],
         "people": [(u, people_actions.roles_of(u)) for u in _active_people().prefetch_related("groups")],
         "form": {"parameters": "{}"},
     }
@@ -71,7 +73,7 @@ def project_list(request):
                 raise InvalidInput(f"parameters are not JSON: {error.msg}", field="parameters") from None
             parameters = {**parameters, **_form_parameters(form)}
             people = _active_people()
-            project = project_actions.do_create_project(
+            project = project_actions.check_create_project(
                 actor=request.user,
                 title=form["title"],
                 task_kind=kind,
@@ -107,7 +109,7 @@ def project_detail(request, project_id: int):
         chosen = _ids(request.POST.getlist("videos"))
         videos = {v.pk: v for v in Video.objects.filter(pk__in=chosen)}
         try:
-            made = project_actions.do_create_project_packets(
+            made = project_actions.check_create_project_packets(
                 actor=request.user, project=project, videos=[videos[i] for i in chosen if i in videos]
             )
             context["made"] = made
@@ -126,9 +128,7 @@ def packet_assignment(request, packet_id: int):
     if request.method == "POST":
         person = _active_people().filter(pk=parse_id(request.POST.get("person"))).first()
         try:
-            if person is None:
-                raise InvalidInput("choose an active person", field="person")
-            project_actions.do_reassign_annotator(
+            project_actions.check_reassign_annotator(
                 actor=request.user, packet=packet, side=request.POST.get("side", ""), person=person
             )
             context["notice"] = f"Annotator {request.POST.get('side', '').upper()} is now {person.username}."

@@ -2,8 +2,8 @@
 annotation form (``kind_editor.js``), and the kinds that exist.
 
 A POST turns the form into a schema (``schema_from_form``, which only reads the form
-and never judges it) and calls ``do_create_task_kind``, the function behind
-``POST /api/task-kinds/``: its ``check_task_kind`` is the one validator, and the field
+and never judges it) and calls ``check_create_task_kind``, the function behind
+``POST /api/task-kinds/``: its ``validate_task_kind`` is the one validator, and the field
 it names (``schema.fields[2].choices``, ``schema.tolerance``, ``scorer_id``) is marked
 on the form. Everyone but a maintainer gets 404.
 """
@@ -18,9 +18,9 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
-from annotator.actions.taskkinds import check_task_kind, do_create_task_kind
+from annotator.actions.taskkinds import check_create_task_kind, validate_task_kind
 from annotator.base.errors import WorkflowError
-from annotator.base.families import family_names
+from annotator.base.families import adapter_for, family_names
 from annotator.entry.pages.site import _or_404
 from annotator.models import TaskKind
 from annotator.reads import access
@@ -183,10 +183,10 @@ def _error_target(field: str | None) -> tuple[str, int | None]:
 
 
 def _check(form: dict, rows: list[dict]) -> WorkflowError | None:
-    """The refusal a save of this form would get (the validator of ``do_create_task_kind``,
+    """The refusal a save of this form would get (the validator of ``check_create_task_kind``,
     which writes nothing), or None."""
     try:
-        check_task_kind(
+        validate_task_kind(
             slug=form["slug"].strip(), name=form["name"].strip(), scorer_id=form["scorer_id"],
             schema=schema_from_form(form, rows),
         )  # fmt: skip
@@ -226,7 +226,7 @@ def task_kinds(request):
     form = {k: request.POST.get(k, "") for k in KEYS}
     rows = form_rows(request.POST)
     try:
-        kind = do_create_task_kind(
+        kind = check_create_task_kind(
             actor=request.user, slug=form["slug"].strip(), name=form["name"].strip(), scorer_id=form["scorer_id"],
             schema=schema_from_form(form, rows), description=form["description"].strip(),
         )  # fmt: skip
@@ -247,6 +247,8 @@ def _context(form: dict, rows: list[dict], *, blank_rows: int = BLANK_ROWS, **ex
     return {
         "kinds": [(kind, form_from_schema(kind) is not None) for kind in TaskKind.objects.order_by("name")],
         "families": family_names(),
+        # What each family's form shows differently (sections), for the live preview.
+        "family_ui": {family: adapter_for(family).ui() for family in family_names()},
         "scorers": _scorers(),
         "types": FORM_TYPES,
         "form": form,

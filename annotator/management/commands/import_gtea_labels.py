@@ -7,11 +7,12 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from annotator.actions.versions import do_import_provisional_version
+from annotator.actions.versions import check_import_provisional_version
 from annotator.base.canonical import sha256_hex
 from annotator.base.errors import WorkflowError
-from annotator.base.gtea import LabelFormatError, parse_gtea_labels
 from annotator.models import Packet
+from annotator.reads.documents import version_events
+from annotator.reads.label_imports import MAX_LABEL_BYTES
 
 
 class Command(BaseCommand):
@@ -34,23 +35,19 @@ class Command(BaseCommand):
             if user is None:
                 raise CommandError(f"no user {actor!r}")
         try:
-            data = labels.read_bytes()
+            with labels.open("rb") as file:
+                data = file.read(MAX_LABEL_BYTES + 1)  # one byte past the limit: the check refuses it
         except OSError as exc:
             raise CommandError(f"cannot read {labels}: {exc}") from None
         self.stdout.write(f"[1/3] read {labels.name}: {len(data)} bytes, SHA-256 {sha256_hex(data)}")
         try:
-            actions = parse_gtea_labels(data.decode("utf-8"))
-        except (UnicodeDecodeError, LabelFormatError) as exc:
-            raise CommandError(f"{labels.name}: {exc}") from None
+            version = check_import_provisional_version(packet_row, actor=user, file_name=labels.name, data=data)
+        except WorkflowError as exc:
+            raise CommandError(f"{labels.name}: {exc.message}") from None
+        actions = version_events(version)
         verbs = {a["verb"] for a in actions}
         nouns = {n for a in actions for n in a["nouns"]}
-        self.stdout.write(f"[2/3] parsed {len(actions)} actions, {len(verbs)} verbs, {len(nouns)} nouns")
-        try:
-            version = do_import_provisional_version(
-                packet_row, actions, actor=user, source=f"gtea:{labels.name}", source_sha256=sha256_hex(data)
-            )
-        except WorkflowError as exc:
-            raise CommandError(exc.message) from None
+        self.stdout.write(f"[2/3] checked {len(actions)} actions, {len(verbs)} verbs, {len(nouns)} nouns")
         self.stdout.write(
             self.style.SUCCESS(f"[3/3] provisional version {version.number} (id {version.pk}) SHA-256 {version.sha256}")
         )

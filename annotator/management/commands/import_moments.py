@@ -8,10 +8,15 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from annotator.actions.moment_imports import do_import_moment_packets
-from annotator.base.canonical import sha256_hex
+from annotator.actions.moment_imports import check_import_moment_packets
 from annotator.base.errors import WorkflowError
-from annotator.base.moment_sources import SOURCES, SourceError, read_jsonl, select
+from annotator.base.moment_sources import MAX_FILE_BYTES, SOURCES
+
+
+def _read(path: Path) -> bytes:
+    """The file's bytes, at most one past the limit (the check refuses such a file)."""
+    with path.open("rb") as file:
+        return file.read(MAX_FILE_BYTES + 1)
 
 
 class Command(BaseCommand):
@@ -39,23 +44,19 @@ class Command(BaseCommand):
     def handle(self, *args, annotations: Path, source: str, reannotated, limit_videos, videos, **options):
         people = [self._user(options[k]) for k in ("annotator_a", "annotator_b", "adjudicator")]
         try:
-            data = annotations.read_bytes()
-            extra = [path.read_bytes() for path in reannotated]
+            data = _read(annotations)
+            extra = [_read(path) for path in reannotated]
         except OSError as exc:
             raise CommandError(f"cannot read: {exc}") from None
         try:
-            parsed = read_jsonl(source, data, name=annotations.name, reannotated=extra)
-            chosen = select(parsed, limit=limit_videos, video_ids=[v for v in videos.split(",") if v])
-        except SourceError as exc:
-            raise CommandError(str(exc)) from None
-        self.stdout.write(f"read {annotations.name}: {len(parsed)} videos; importing {len(chosen)}")
-        try:
-            report = do_import_moment_packets(
-                chosen, actor=self._user(options["actor"]), annotator_a=people[0], annotator_b=people[1],
-                adjudicator=people[2], file_name=annotations.name, file_sha256=sha256_hex(data),
+            report = check_import_moment_packets(
+                actor=self._user(options["actor"]), source=source, file_name=annotations.name, data=data,
+                reannotated=extra, annotator_a=people[0], annotator_b=people[1], adjudicator=people[2],
+                limit_videos=limit_videos, video_ids=videos.split(","),
             )  # fmt: skip
         except WorkflowError as exc:
             raise CommandError(exc.message) from None
+        self.stdout.write(f"read {annotations.name}: {len(data)} bytes; imported {len(report['packets'])} videos")
         for row in report["packets"]:
             self.stdout.write(
                 f"packet {row['packet']:>5}  {row['video_id']:<28} {row['queries']:>3} queries  "

@@ -138,7 +138,7 @@ export async function autosave_retries_failures_stops_on_conflict_and_hands_back
   return [sent, storedWhilePending, afterRetries, store.getState().status, store.getState().pending.length, JSON.parse(storage.get("q")).pending.length];
 }
 
-export async function schema_helpers() {
+export async function schema_helpers(ui) {
   const schema = { fields: [
     { name: "verb", type: "enum", choices: ["take", "put", "turn on", "turn off"] },
     { name: "nouns", type: "enum_set", choices: ["egg", "egg_shells", "milk"] },
@@ -153,7 +153,26 @@ export async function schema_helpers() {
     S.fieldRoot("shots[2].stroke"), S.fieldRoot("end_frame"),
     S.emptyToken(schema.fields[4], 0), S.emptyToken(schema.fields[4], 1),
     S.snapToGrid(3.1, 2), S.snapToGrid(9.9, 2, 9.5),
-    S.breakPointWarnings({ shots: [{}, {}], rally_shots: 2, terminal_result: "unforced_error", terminal_error: "none" })];
+    S.formWarnings({ ...schema, ui }, { shots: [{}, {}], rally_shots: 2, terminal_result: "unforced_error", terminal_error: "none" })];
+}
+
+// ``ui``: the break-point adapter's, as the API sends it inside the schema.
+export async function summaries_sections_and_warnings(ui) {
+  const names = ["set", "medvedev_games", "shots", "terminal_result", "note", "start_frame", "end_frame"];
+  const tennis = { fields: names.map((name) => ({ name, type: name === "shots" ? "token_list" : "int" })), boundary_fields: ["start_frame", "end_frame"], ui };
+  const actions = { fields: [{ name: "verb", type: "enum" }, { name: "nouns", type: "enum_set" }, { name: "start_frame", type: "int" }, { name: "end_frame", type: "int" }], boundary_fields: ["start_frame", "end_frame"], ui: { asks: [] } };
+  const full = { set: 2, medvedev_games: 4, de_minaur_games: 4, medvedev_points: "40", de_minaur_points: "AD", server: "Daniil Medvedev", opportunity: 1, outcome: "saved", terminal_result: "ace", terminal_player: "Daniil Medvedev", shots: [{ stroke: "serve", direction: "wide" }] };
+  const ace = { shots: [{}, {}], rally_shots: 3, terminal_result: "ace", terminal_error: "net" };
+  return [
+    S.summarize(tennis, full),
+    S.summarize(tennis, { set: 1, terminal_result: "unforced_error", shots: [{}, {}] }),
+    S.summarize(tennis, {}),
+    S.summarize(actions, { verb: "take", nouns: ["egg", "milk"], start_frame: 1, end_frame: 9 }),
+    S.formSections(tennis),
+    S.formSections(actions),
+    S.formWarnings(tennis, ace),
+    S.formWarnings(actions, ace),
+  ];
 }
 
 export async function timeline_geometry_and_lane_packing() {

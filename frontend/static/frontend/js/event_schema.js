@@ -207,10 +207,15 @@ export function choiceError(choices, text) {
   return near.length ? `“${text}” is not one of the choices; did you mean ${near.join(", ")}?` : `“${text}” is not one of the choices`;
 }
 
-// One line for tables and timeline tooltips.
+// One line for tables and timeline tooltips: the parts of the kind's summary
+// (schema.ui.summary, from its family's adapter), else the values of its fields.
 export function summarize(schema, data) {
   if (!data) return "";
-  if (schema.family === "break_points") return summarizeBreakPoint(data);
+  const summary = schema.ui && schema.ui.summary;
+  if (summary) {
+    const shown = summary.filter((part) => !part.if || isSet(data[part.if])).map((part) => fillIn(part.text, data));
+    return shown.filter((text) => text !== null).join(" · ");
+  }
   const bounds = boundaryFields(schema);
   const parts = [];
   for (const field of schema.fields) {
@@ -225,37 +230,32 @@ export function summarize(schema, data) {
   return parts.join(" · ");
 }
 
-// A break point in one readable line: "set 2 · 4–4 · 40–AD · Medvedev serves · BP 1 ·
-// saved · ace by Medvedev · 1 shot".
-function summarizeBreakPoint(data) {
-  const surname = (name) => (name ? String(name).split(" ").slice(-1)[0] : "?");
-  const score = (a, b) => `${a ?? "?"}–${b ?? "?"}`;
-  const parts = [
-    `set ${data.set ?? "?"}`,
-    score(data.medvedev_games, data.de_minaur_games),
-    score(data.medvedev_points, data.de_minaur_points),
-    `${surname(data.server)} serves`,
-    `BP ${data.opportunity ?? "?"}`,
-  ];
-  if (data.outcome) parts.push(data.outcome);
-  if (data.terminal_result) parts.push(`${String(data.terminal_result).replace(/_/g, " ")} by ${surname(data.terminal_player)}`);
-  if (Array.isArray(data.shots)) parts.push(`${data.shots.length} shot${data.shots.length === 1 ? "" : "s"}`);
-  return parts.join(" · ");
-}
+const isSet = (value) => value !== undefined && value !== null && value !== "" && value !== false;
 
-// Sections of a long form, by family: [title, field names]; fields not listed go last.
-export const FORM_SECTIONS = {
-  break_points: [
-    ["Score", ["set", "medvedev_games", "de_minaur_games", "medvedev_points", "de_minaur_points", "server", "opportunity"]],
-    ["Serve and outcome", ["first_serve_in", "outcome", "serve_direction", "rally_shots"]],
-    ["Last shot", ["terminal_player", "terminal_stroke", "terminal_court_position", "terminal_result", "terminal_error"]],
-    ["Shots", ["shots"]],
-    ["In the video", ["start_frame", "end_frame"]],
-  ],
+// A summary part's text with the event's values: "{server|surname} serves" -> "Medvedev
+// serves". {name}: the value ("?" when missing); |surname: a name's last word; |words:
+// underscores as spaces; |count:noun: a list's length with the noun ("1 shot", "3 shots";
+// the part is left out when the value is not a list).
+const FILTERS = {
+  surname: (value) => (value ? String(value).split(" ").slice(-1)[0] : "?"),
+  words: (value) => (value === undefined || value === null ? "?" : String(value).replace(/_/g, " ")),
+  count: (value, noun) => (Array.isArray(value) ? `${value.length} ${noun}${value.length === 1 ? "" : "s"}` : null),
 };
 
+function fillIn(text, data) {
+  let whole = true;
+  const filled = String(text).replace(/\{(\w+)(?:\|(\w+)(?::(\w+))?)?\}/g, (_, name, filter, noun) => {
+    const value = filter ? (FILTERS[filter] || (() => "?"))(data[name], noun) : String(data[name] ?? "?");
+    if (value === null) whole = false;
+    return value ?? "";
+  });
+  return whole ? filled : null;
+}
+
+// Sections of a long form (schema.ui.sections, from the family's adapter): [title, field
+// names]; fields not listed go last.
 export function formSections(schema) {
-  const sections = FORM_SECTIONS[schema.family];
+  const sections = schema.ui && schema.ui.sections;
   if (!sections) return [[null, schema.fields.map((f) => f.name)]];
   const listed = new Set(sections.flatMap(([, names]) => names));
   const rest = schema.fields.map((f) => f.name).filter((name) => !listed.has(name));
@@ -299,26 +299,36 @@ export function snapInterval(start, end, step, duration) {
   return { interval: [a, b], note };
 }
 
-// Consistency warnings for break points (SCORING.md section 2; advice, not rules).
-export function breakPointWarnings(data) {
-  const warnings = [];
-  const shots = Array.isArray(data.shots) ? data.shots : null;
-  const rally = data.rally_shots;
-  const result = data.terminal_result;
-  if (shots && Number.isInteger(rally) && result) {
-    const clean = ["winner", "ace", "unreturnable"].includes(result);
-    const expected = clean ? rally : rally + 1;
-    if (shots.length !== expected) {
-      warnings.push(`a point ending in ${result} usually has ${expected} shot token(s) for ${rally} rally shot(s); this one has ${shots.length}`);
-    }
-    if ((result === "ace" || result === "unreturnable") && shots.length !== 1) {
-      warnings.push(`an ${result} has exactly one shot token`);
-    }
-  }
-  if (result && data.terminal_error) {
-    const clean = ["winner", "ace", "unreturnable"].includes(result);
-    if (clean && data.terminal_error !== "none") warnings.push(`terminal_error is "none" for ${result}`);
-    if (!clean && data.terminal_error === "none") warnings.push(`an error point needs a terminal_error other than "none"`);
-  }
-  return warnings;
+// The consistency warnings the kind's family asks for while an event is edited
+// (schema.ui.checks, from its adapter; advice, not rules): each check names a rule of
+// CHECKS and gives the rule's fields and values.
+export function formWarnings(schema, data) {
+  const checks = (schema.ui && schema.ui.checks) || [];
+  return checks.flatMap((check) => (CHECKS[check.rule] ? CHECKS[check.rule](check, data) : []));
 }
+
+export const CHECKS = {
+  // How a point ended says how many tokens it has (SCORING.md section 2): a result in
+  // `clean` as many as the `count` field, any other one more (the missed stroke); one in
+  // `single` exactly one; the `error` field is `no_error` exactly for the clean ones.
+  point_ending(check, data) {
+    const warnings = [];
+    const shots = Array.isArray(data[check.tokens]) ? data[check.tokens] : null;
+    const rally = data[check.count];
+    const result = data[check.result];
+    const clean = check.clean.includes(result);
+    if (shots && Number.isInteger(rally) && result) {
+      const expected = clean ? rally : rally + 1;
+      if (shots.length !== expected) {
+        warnings.push(`a point ending in ${result} usually has ${expected} shot token(s) for ${rally} rally shot(s); this one has ${shots.length}`);
+      }
+      if (check.single.includes(result) && shots.length !== 1) warnings.push(`an ${result} has exactly one shot token`);
+    }
+    const error = data[check.error];
+    if (result && error) {
+      if (clean && error !== check.no_error) warnings.push(`${check.error} is "${check.no_error}" for ${result}`);
+      if (!clean && error === check.no_error) warnings.push(`an error point needs a ${check.error} other than "${check.no_error}"`);
+    }
+    return warnings;
+  },
+};

@@ -17,6 +17,8 @@ const form = $("#kind-form");
 const preview = $("#kind-preview");
 const notes = $("#kind-preview-notes");
 const scorer = $("#kind-scorer");
+// What each family's form shows differently (its adapter's ui: sections), by family.
+const familyUi = JSON.parse($("#family-ui").textContent);
 
 function rowValues(row) {
   const get = (suffix) => row.querySelector(`[name$="-${suffix}"]`);
@@ -63,7 +65,7 @@ function renderPreview() {
     preview.append(el("p", { class: "muted", text: "Name a field to see it here." }));
     return;
   }
-  new EventForm(preview, schema, { idPrefix: "preview" });
+  new EventForm(preview, { ...schema, ui: familyUi[schema.family] }, { idPrefix: "preview" });
 }
 
 // ---- refusals ------------------------------------------------------------------------

@@ -240,11 +240,12 @@ export function newPacketPage() {
     // kitchen action ledger).
     $("#task-kind-select").replaceChildren(option("", "— choose the kind this video's events are —"), ...kinds.map((k) => option(k.slug, k.name)));
     $("#kind-hint").textContent = "No kind is chosen for you: pick the one whose events this video shows.";
-    // Kinds whose family takes the two players (the break-point ledger) ask for them.
-    const family = (slug) => (kinds.find((k) => k.slug === slug) || { schema: {} }).schema.family;
+    // A kind shows the fields of the packet parameters it asks for (schema.ui.asks): the
+    // two players of the break-point ledger, the moment grid's step.
+    const asks = (slug) => ((kinds.find((k) => k.slug === slug) || { schema: {} }).schema.ui || { asks: [] }).asks;
     const showPlayers = () => {
-      $("#players-field").hidden = family($("#task-kind-select").value) !== "break_points";
-      $("#grid-field").hidden = family($("#task-kind-select").value) !== "moments"; // the moment grid's step
+      $("#players-field").hidden = !asks($("#task-kind-select").value).includes("players");
+      $("#grid-field").hidden = !asks($("#task-kind-select").value).includes("grid");
     };
     $("#task-kind-select").addEventListener("change", showPlayers);
     showPlayers();

@@ -12,7 +12,7 @@ import { Autosave } from "./autosave.js";
 import { EventForm } from "./event_form.js";
 import { DraftKeeper, FrameKeeper, isEmptyDraft } from "./drafts.js";
 import { KeyGate } from "./key_gate.js";
-import { boundaryFields, breakPointWarnings, draftToEvent, emptyDraft, eventToDraft, previousValue, snapInterval, snapToGrid, summarize, usageCounts } from "./event_schema.js";
+import { boundaryFields, draftToEvent, emptyDraft, eventToDraft, formWarnings, previousValue, snapInterval, snapToGrid, summarize, usageCounts } from "./event_schema.js";
 import { SAVE, createStore, eventByKey, events, hasUnsaved, initialState, orderedEvents, reducer } from "./ledger_state.js";
 import { connectPacket, renderLiveState, renderPresence } from "./live.js";
 import { boundaryTarget, keyframeTarget, secondStep } from "./navigation.js";
@@ -696,7 +696,7 @@ function mountFormWiring(ws) {
       else store.dispatch({ type: "update", key: ws.draftKey, data: result.data });
     }
     ws.keepDraft();
-    const warnings = schema.family === "break_points" ? breakPointWarnings(form.draft) : [];
+    const warnings = formWarnings(schema, form.draft); // the checks the kind asks for (schema.ui)
     $("#form-warnings").textContent = warnings.join(" · ");
   });
   // Enter in a field saves after the marks typed before it (see workspace_keys.js).

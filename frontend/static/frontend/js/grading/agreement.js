@@ -4,6 +4,7 @@
 
 import { api } from "../api.js";
 import { textEl } from "../ui.js";
+import { derivedJobText, isPending, RECHECK_MS } from "./derived_job.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 
@@ -113,6 +114,13 @@ export async function mountAgreement(root, { packetId }) {
     root.replaceChildren(textEl("p", error.status === 404 ? "No report: both ledgers must be frozen first." : error.message, { class: "error" }));
     return null;
   }
+  if (report.id === null && isPending(report.job)) {
+    // Stored by a task after the freeze (or publication) committed: say so, look again.
+    root.replaceChildren(textEl("p", derivedJobText(report.job, "The agreement report"), { class: "muted", "data-field": "job" }));
+    root.dataset.state = "pending";
+    await new Promise((resolve) => setTimeout(resolve, RECHECK_MS));
+    return mountAgreement(root, { packetId });
+  }
   const a = report.ledgers.A;
   const b = report.ledgers.B;
   const parts = [
@@ -129,6 +137,10 @@ export async function mountAgreement(root, { packetId }) {
     }
   } else {
     parts.push(textEl("p", "No adjudicated version is published yet.", { class: "muted" }));
+  }
+  if (report.job) {
+    // The task failed: this report was computed for this page and not stored.
+    parts.unshift(textEl("p", derivedJobText(report.job, "The stored agreement report"), { class: "error", "data-field": "job" }));
   }
   root.replaceChildren(...parts);
   root.dataset.state = "ready";

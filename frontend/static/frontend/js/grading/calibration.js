@@ -5,6 +5,7 @@
 
 import { api } from "../api.js";
 import { textEl, when } from "../ui.js";
+import { derivedJobText, isPending, RECHECK_MS } from "./derived_job.js";
 
 export async function mountCalibration(root, { versionId }) {
   const body = textEl("div");
@@ -31,7 +32,14 @@ export async function mountCalibration(root, { versionId }) {
       parts.push(table);
       for (const problem of calibration.problems) parts.push(textEl("p", problem, { class: "error" }));
     }
-    if (!data.calibrations.length) parts.push(textEl("p", "No anchors computed yet.", { class: "muted" }));
+    if (!data.calibrations.length && !data.job) parts.push(textEl("p", "No anchors computed yet.", { class: "muted" }));
+    if (data.job) {
+      // The anchors the publication queued: still on their way (looked at again), or failed.
+      const pending = isPending(data.job);
+      parts.unshift(textEl("p", derivedJobText(data.job, "The calibration anchors"), { class: pending ? "muted" : "error", "data-field": "calibration-job" }));
+      if (pending) setTimeout(() => reload().catch(() => undefined), RECHECK_MS);
+    }
+    root.dataset.job = data.job ? data.job.status : "";
     body.replaceChildren(...parts);
     if (data.ready) {
       button.hidden = true;

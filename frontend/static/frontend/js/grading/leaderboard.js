@@ -5,6 +5,7 @@
 
 import { api } from "../api.js";
 import { when } from "../ui.js";
+import { derivedJobText, isPending, RECHECK_MS } from "./derived_job.js";
 
 // Column and metric names as people read them (the API and the CSV keep the scorer's keys).
 const LABELS = {
@@ -122,6 +123,10 @@ export function mountLeaderboard(root, { versionId, scorerId = "" }) {
     table.tHead.replaceChildren(head);
     table.tBodies[0].replaceChildren(...rows);
     status.textContent = `${board.rows.length} row(s), ${(board.references || []).length} reference row(s) · ${board.scorer_id} · ${board.version.tier} v${board.version.number}`;
+    // The reference rows are the version's anchors: say when they are still on their way,
+    // and look again until they are there.
+    if (board.calibration_job) status.textContent += ` · ${derivedJobText(board.calibration_job, "reference anchors")}`;
+    if (isPending(board.calibration_job)) setTimeout(() => reload(), RECHECK_MS);
     return board;
   }
 
