@@ -30,7 +30,7 @@ SHOWN_JS = """
 """
 
 # The switch is over (its promise settled: the frame is sought and confirmed on the new source).
-SWITCHED_TO = "(r) => window.frameledger.player.rendition === r && !window.frameledger.player._switching"
+SWITCHED_TO = "(r) => window.frameledger.player.rendition === r && !window.frameledger.player.renditions.switching"
 
 
 @pytest.mark.usefixtures("eager_celery")

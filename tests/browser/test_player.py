@@ -130,7 +130,7 @@ def test_held_arrow_keys_coalesce_into_few_seeks_and_land_exactly(page_as, media
              for (let i = 0; i < 15; i++) key("ArrowRight", false);   // +15
              key("ArrowLeft", true);                                   // -10
              for (let i = 0; i < 3; i++) key("ArrowRight", true);     // +30
-             await player.seekToFrame(player._intended);              // wait for the queue to drain
+             await player.seekToFrame(player.seeks.intended);        // wait for the queue to drain
              return { current: player.currentFrame, seeks: player.stats.seeks - before,
                       means: window.__flReadCells(boxes) };
            }""",

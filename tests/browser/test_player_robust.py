@@ -51,7 +51,7 @@ def test_back_to_back_steps_are_on_screen_when_confirmed(page_as, media_packet, 
              for (let i = 0; i < 60; i++) {   // no gap between steps: each starts when the last resolves
                const got = await player.step(i % 20 < 15 ? 1 : -1);
                out.push({ got, means: window.__flReadCells(boxes), presented: player.presentedFrame,
-                          pending: player._keepalive !== null });
+                          pending: player.frames.keepalive !== null });
              }
              return out;
            }""",

@@ -5,23 +5,27 @@
 // main() waits for the union, builds one context `adj` (the schema, the items, the
 // selected position, the player, the timeline, the final value's form) and hands it to
 // mount functions, each wiring one part of the page; a part calls another's functions
-// through `adj` (adj.select(…), adj.renderDetail()), looked up when called.
+// through `adj` (adj.select(…), adj.renderDetail()), looked up when called. The table,
+// tiers and timeline are in adjudicate_views.js, the decision panel in
+// adjudicate_detail.js, recording decisions in adjudicate_decisions.js, the keydown
+// listener in adjudicate_keys.js.
 
 import { api } from "./api.js";
 import { EventForm } from "./event_form.js";
-import { boundaryFields, draftToEvent, emptyDraft, eventToDraft, formatValue, summarize } from "./event_schema.js";
+import { boundaryFields } from "./event_schema.js";
 import { connectPacket, renderLiveState, renderPresence } from "./live.js";
 import { mountPlayer } from "./player.js";
 import { mountDeciding, mountSettling } from "./adjudicate_decisions.js";
+import { mountDetail } from "./adjudicate_detail.js";
 import { mountAdjudicateKeys } from "./adjudicate_keys.js";
+import { mountTable, mountTiers, mountTimeline } from "./adjudicate_views.js";
 import { KeyGate } from "./key_gate.js";
 import { mountMomentSearch, mountSearchWhileWaiting, withInterval } from "./moment_search.js";
 import { mountPublishDialog } from "./publish_dialog.js";
 import { ADJUDICATE_SHORTCUTS } from "./shortcuts.js";
 import { Timeline } from "./timeline.js";
-import { VirtualRows } from "./virtual_rows.js";
 import { $, boot, el, isField, pageConfig, shortcutSheet } from "./ui.js";
-import { TIER_LABELS, comparisonRows, deltaText, itemSpan, needsDecision, nextUndecided, openInTier, progress, tierOf, toleranceDecision } from "./union_view.js";
+import { deltaText, itemSpan, needsDecision, nextUndecided } from "./union_view.js";
 
 const config = pageConfig();
 const packetUrl = `/api/packets/${config.packetId}/`;
@@ -148,241 +152,6 @@ async function mountViews(adj) {
   adj.editForm = canDecide ? new EventForm($("#edit-form"), schema, { idPrefix: "fin" }) : null;
   adj.deltaNodes = (item) =>
     Object.entries(item.boundary_deltas || {}).map(([name, delta]) => el("div", { class: `delta ${delta ? "nonzero" : ""}`, text: deltaText(name, delta) }));
-}
-
-// ---- the items table: only the rows in view exist; a decision replaces only its own row ----
-function mountTable(adj) {
-  const { schema, bounds } = adj;
-  function valueCell(item, side) {
-    const value = side === "a" ? item.a_value : item.b_value;
-    if (!value) return el("td", { class: "absent", text: "—" });
-    const frames = adj.span(value);
-    const parts = [];
-    const words = [];
-    if (frames && bounds) {
-      parts.push(el("span", { class: "frames", text: `${frames.start}–${frames.end}` }), " ");
-      words.push(`${frames.start}–${frames.end}`);
-    }
-    // The fields in dispute first, so a narrow cell still shows them (the whole value is
-    // the cell's tooltip); in a list, the values in dispute first too ("skillet" before
-    // "egg_mixture" when only skillet differs).
-    const other = item.a_value && item.b_value ? (side === "a" ? item.b_value : item.a_value) : null;
-    const fields = schema.fields.filter((f) => !(bounds && (f.name === bounds.start || f.name === bounds.end)) && value[f.name] !== undefined);
-    const differs = (f) => item.differing_fields.includes(f.name);
-    for (const field of [...fields.filter(differs), ...fields.filter((f) => !differs(f))]) {
-      let shown = value[field.name];
-      if (Array.isArray(shown) && other && Array.isArray(other[field.name]) && differs(field)) {
-        const theirs = new Set(other[field.name].map(String));
-        shown = [...shown.filter((v) => !theirs.has(String(v))), ...shown.filter((v) => theirs.has(String(v)))];
-      }
-      const text = formatValue(field, shown);
-      parts.push(el("span", { class: differs(field) ? "differs" : "", title: field.name, text }), " ");
-      words.push(text);
-    }
-    return el("td", { class: "value", title: words.join(" ") }, parts);
-  }
-
-  function decisionText(item) {
-    if (!item.decision) return needsDecision(item) ? "to decide" : "agreed";
-    return `${item.decision.action.replace("_", " ")} · ${item.decision.decided_by}`;
-  }
-
-  // In the table: "start" for start_frame; the deltas in one line ("Δ start +2 · end −1").
-  const shortName = (name) => name.replace(/_frame$/, "").replace(/_/g, " ");
-  const compactDeltas = (item) => {
-    const entries = Object.entries(item.boundary_deltas || {});
-    if (!entries.length) return "";
-    return [
-      "Δ ",
-      ...entries.flatMap(([name, delta], i) => [
-        i ? " · " : "",
-        el("span", { class: `delta ${delta ? "nonzero" : ""}`, text: `${shortName(name)} ${delta > 0 ? "+" : delta < 0 ? "−" : "±"}${Math.abs(delta)}` }),
-      ]),
-    ];
-  };
-
-  adj.tableRows = new VirtualRows($("#items-scroll"), $("#items-table tbody"), { rowHeight: 28 });
-  adj.shownItems = [];
-  adj.shownIndex = new Map(); // position -> index in shownItems
-  function itemRow(item) {
-    const tier = tierOf(schema, item);
-    const row = el("tr", { dataset: { position: String(item.position), status: item.status, tier }, class: item.position === adj.selected ? "selected" : "" }, [
-      el("td", { class: "num", text: String(item.position + 1) }),
-      // Within the tolerance is its own (green) state, never a red "conflicting".
-      // One badge where the tier says it all (agreed, within tolerance), never a red
-      // "conflicting" on an item within the tolerance.
-      el("td", {}, tier === "within_tolerance" || tier === "agreed"
-        ? el("span", { class: `status ${tier === "agreed" ? "agreed" : "within"}`, text: TIER_LABELS[tier] })
-        : [el("span", { class: `status ${item.status}`, text: item.status.replace("_", " ") }), " ", el("span", { class: `tier tier-${tier}`, text: TIER_LABELS[tier] })]),
-      valueCell(item, "a"),
-      valueCell(item, "b"),
-      el("td", { class: "differing", text: item.differing_fields.map(shortName).join(", "), title: item.differing_fields.join(", ") }),
-      el("td", { title: Object.entries(item.boundary_deltas || {}).map(([n, d]) => deltaText(n, d)).join(", ") }, compactDeltas(item)),
-      el("td", { class: item.decision ? "decided" : needsDecision(item) ? "undecided" : "" }, decisionText(item)),
-    ]);
-    row.addEventListener("click", () => adj.select(item.position));
-    return row;
-  }
-
-  adj.renderTable = () => {
-    adj.shownItems = adj.tierFilter === "all" ? adj.items : adj.items.filter((it) => tierOf(schema, it) === adj.tierFilter);
-    adj.shownIndex = new Map(adj.shownItems.map((it, i) => [it.position, i]));
-    adj.tableRows.setRows(adj.shownItems, itemRow);
-  };
-
-  adj.renderRow = (item) => {
-    const index = adj.shownIndex.get(item.position);
-    if (index === undefined) return;
-    adj.shownItems[index] = item;
-    adj.tableRows.update(index);
-  };
-}
-
-// The tiers: a filter over the table, and the bulk rule for within-tolerance items.
-function mountTiers(adj) {
-  const { schema } = adj;
-  adj.renderTiers = () => {
-    const counts = {};
-    for (const item of adj.items) {
-      const tier = tierOf(schema, item);
-      counts[tier] = (counts[tier] || 0) + 1;
-    }
-    for (const option of $("#tier-filter").options) {
-      const n = option.value === "all" ? adj.items.length : counts[option.value] || 0;
-      option.textContent = `${option.value === "all" ? "all tiers" : TIER_LABELS[option.value]} (${n})`;
-    }
-    const open = openInTier(schema, adj.items, "within_tolerance").length;
-    $("#tolerance-bulk").hidden = !canDecide || !open;
-    $("#tolerance-open").textContent = `${open} undecided item(s) have the same labels and boundaries within the scorer's tolerance of ${schema.tolerance || 0} frames.`;
-  };
-  adj.renderProgress = () => {
-    const p = progress(adj.items);
-    $("#progress-text").textContent = `${p.decided} of ${p.needed} decided · ${p.agreed} agreed · ${adj.items.length} items`;
-    $("#progress-bar").style.width = `${p.needed ? (100 * p.decided) / p.needed : 100}%`;
-    const publish = $("#publish");
-    publish.hidden = !canDecide;
-    publish.disabled = p.decided < p.needed;
-    publish.title = p.decided < p.needed ? `${p.needed - p.decided} item(s) still need a decision` : "Publish the adjudicated ground truth";
-    // The next step and who holds it: only the packet's adjudicator decides and publishes.
-    const who = canDecide ? "you" : (adj.packet.assignment && adj.packet.assignment.adjudicator) || "the adjudicator";
-    let step = `${who}: publish the ground truth (only the adjudicator can)`;
-    if (p.decided < p.needed) step = `${who}: decide ${p.needed - p.decided} of ${p.needed} item(s), then publish`;
-    else if (adj.publishedLabel && !adj.unpublishedChanges) step = `nothing: ${adj.publishedLabel} is published (${who} publishes again after a changed decision)`;
-    $("#next-step").textContent = step;
-  };
-  $("#tier-filter").addEventListener("change", () => {
-    adj.tierFilter = $("#tier-filter").value;
-    adj.renderTable();
-  });
-}
-
-// ---- the timeline: lanes A and B never change; a decision rebuilds only the final lane ----
-function mountTimeline(adj) {
-  const { schema, timeline, player } = adj;
-  function timelineLane(id, label, className, pick) {
-    return {
-      id,
-      label,
-      className,
-      items: adj.items
-        .map((item) => {
-          const value = pick(item);
-          const frames = value && adj.span(value);
-          if (!frames) return null;
-          return { key: String(item.position), start: frames.start, end: frames.end, label: summarize(schema, value), className: `st-${item.status}` };
-        })
-        .filter(Boolean),
-    };
-  }
-  const finalLane = () => timelineLane("final", "final", "lane-final", (item) => (item.decision ? item.decision.final_value : item.status === "agreed" ? item.a_value : null));
-
-  adj.renderTimeline = ({ finalOnly = false } = {}) => {
-    if (finalOnly) timeline.setLane(finalLane());
-    else timeline.setLanes([timelineLane("a", "A", "lane-a", (item) => item.a_value), timelineLane("b", "B", "lane-b", (item) => item.b_value), finalLane()]);
-    timeline.setSelected(adj.selected === null ? null : String(adj.selected));
-  };
-  if (player) {
-    player.addEventListener("frame", (e) => {
-      timeline.setPlayhead(e.detail.frame);
-      if (adj.playUntil !== null && !player.paused && e.detail.frame >= adj.playUntil) {
-        adj.playUntil = null;
-        player.pause();
-      }
-    });
-  }
-  timeline.addEventListener("seek", (e) => player && player.seekToFrame(e.detail.frame));
-  timeline.addEventListener("select", (e) => e.detail.lane !== "search" && adj.select(Number(e.detail.key)));
-}
-
-// ---- the selected item: A beside B, the decision form ---------------------------------------
-function mountDetail(adj) {
-  const { schema, fieldsByName } = adj;
-  adj.renderDetail = () => {
-    const item = adj.items.find((it) => it.position === adj.selected);
-    $("#item-detail").hidden = !item;
-    $("#no-item").hidden = Boolean(item);
-    if (!item) return;
-    $("#item-title").textContent = `Item ${item.position + 1}`;
-    const within = tierOf(schema, item) === "within_tolerance";
-    $("#item-status").className = `status ${within ? "within" : item.status}`;
-    $("#item-status").textContent = within ? TIER_LABELS.within_tolerance : item.status.replace("_", " ");
-    $("#compare tbody").replaceChildren(
-      ...comparisonRows(schema, item).map((row) =>
-        el("tr", { class: row.differs ? "differs" : "", dataset: { field: row.name } }, [
-          el("th", { text: row.name.replace(/_/g, " ") }),
-          el("td", { class: "a", text: formatValue(fieldsByName[row.name], row.a) }),
-          el("td", { class: "b", text: formatValue(fieldsByName[row.name], row.b) }),
-        ]),
-      ),
-    );
-    $("#item-deltas").replaceChildren(...adj.deltaNodes(item));
-    const current = item.decision;
-    adj.formSeen = { position: item.position, replaces: current ? current.decided_at : null, action: current ? current.action : null, rationale: current ? current.rationale : "" };
-    $("#current-decision").textContent = current
-      ? `Decided: ${current.action.replace("_", " ")} by ${current.decided_by} — “${current.rationale}”`
-      : needsDecision(item) ? "No decision yet." : "Agreed by both annotators: no decision needed (you may still override it).";
-    if (!canDecide) {
-      $("#decision-form").hidden = true;
-      return;
-    }
-    for (const input of document.querySelectorAll("#decision-form input[name=action]")) {
-      input.checked = current ? input.value === current.action : false;
-      input.disabled = (input.value === "take_a" && !item.a_value) || (input.value === "take_b" && !item.b_value);
-    }
-    $("#rationale").value = current ? current.rationale : "";
-    adj.clearDecisionErrors();
-    adj.showEditor();
-    $("#tier-hint").hidden = tierOf(schema, item) !== "within_tolerance" || Boolean(current);
-  };
-
-  // The form holds something other than the decision it was drawn from.
-  adj.formDirty = () => {
-    const seen = adj.formSeen;
-    if (!canDecide || !seen) return false;
-    return (adj.chosenAction() || null) !== seen.action || $("#rationale").value.trim() !== (seen.rationale || "").trim();
-  };
-
-  adj.chosenAction = () => {
-    const checked = document.querySelector("#decision-form input[name=action]:checked");
-    return checked ? checked.value : null;
-  };
-
-  adj.showEditor = () => {
-    const item = adj.items.find((it) => it.position === adj.selected);
-    const editing = adj.chosenAction() === "edit";
-    $("#edit-box").hidden = !editing;
-    if (editing && item) {
-      const start = (item.decision && item.decision.action === "edit" && item.decision.final_value) || item.a_value || item.b_value;
-      adj.editForm.setDraft(start ? eventToDraft(schema, start) : emptyDraft(schema));
-    }
-  };
-
-  adj.clearDecisionErrors = () => {
-    $("#rationale-error").textContent = "";
-    $("#action-error").textContent = "";
-    $("#rationale").classList.remove("invalid");
-    if (adj.editForm) adj.editForm.clearErrors();
-  };
 }
 
 // ---- selection and playback ---------------------------------------------------------------

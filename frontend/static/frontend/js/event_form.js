@@ -17,17 +17,12 @@
 // first, then the shortest (choiceCandidates, with the usage option),
 // shown under the box as it is typed. "change" is reported after every edit; "commit" when Enter is pressed in a
 // field (or Ctrl+Enter anywhere), after a type-ahead box's text has been taken.
+// The controls of the list-like types (type-ahead, chips, tokens, intervals):
+// event_form_controls.js.
 
-import { atOnce, bestChoice, choiceCandidates, choiceError, emptyDraft, emptyToken, fieldRoot, formSections, isRequired, tokenChoices } from "./event_schema.js";
+import { addFromTypeahead, enumInput, enumSet, intervalList, select, tokenEdit, tokenList } from "./event_form_controls.js";
+import { emptyDraft, fieldRoot, formSections, isRequired } from "./event_schema.js";
 import { el } from "./ui.js";
-
-function select(name, choices, value, { blank = "—", label } = {}) {
-  const node = el("select", { name, "aria-label": label || name });
-  node.append(el("option", { value: "", text: blank }));
-  for (const choice of choices) node.append(el("option", { value: choice, text: choice.replace(/_/g, " ") }));
-  node.value = value ?? "";
-  return node;
-}
 
 // Closed lists this short are a <select> (arrow keys); longer ones a type-ahead box.
 const SELECT_MAX_CHOICES = 6;
@@ -106,7 +101,7 @@ export class EventForm extends EventTarget {
       if (field && !this.readOnly) {
         event.preventDefault();
         event.stopPropagation();
-        this._tokenEdit(field, (this._draft[field.name] || []).length - 1, "insert");
+        tokenEdit(this, field, (this._draft[field.name] || []).length - 1, "insert");
       }
       return;
     }
@@ -233,7 +228,7 @@ export class EventForm extends EventTarget {
   commit() {
     if (this.readOnly) return;
     const pending = [...this.form.querySelectorAll("input[data-typeahead]")].find((input) => input.value.trim());
-    if (pending && !this._addFromTypeahead(pending)) return;
+    if (pending && !addFromTypeahead(this, pending)) return;
     this.dispatchEvent(new CustomEvent("commit", { detail: { draft: this.draft } }));
   }
 
@@ -306,7 +301,7 @@ export class EventForm extends EventTarget {
       control = select(field.name, field.choices, value, { label: field.name });
       control.addEventListener("change", () => this._set(field.name, control.value || null));
     } else if (field.type === "enum") {
-      control = this._enumInput(field, value);
+      control = enumInput(this, field, value);
     } else if (field.type === "bool") {
       control = el("select", { name: field.name, "aria-label": field.name });
       for (const [v, text] of [["", "—"], ["true", "yes"], ["false", "no"]]) control.append(el("option", { value: v, text }));
@@ -323,11 +318,11 @@ export class EventForm extends EventTarget {
       control.addEventListener("change", () => this._set(field.name, control.value === "" ? null : control.value));
       if (long) control.addEventListener("keydown", (e) => e.key === "Enter" && !e.shiftKey && !e.ctrlKey && (e.preventDefault(), control.dispatchEvent(new Event("change")), this.commit()));
     } else if (field.type === "enum_set") {
-      control = this._enumSet(field, value || [], disabled);
+      control = enumSet(this, field, value || [], disabled);
     } else if (field.type === "token_list") {
-      control = this._tokens(field, value || [], disabled);
+      control = tokenList(this, field, value || [], disabled);
     } else {
-      control = this._intervals(field, value || [], disabled);
+      control = intervalList(this, field, value || [], disabled);
     }
     const keys = keyValues(field, control);
     if (keys) this._keyAtOnce(control, field, keys);
@@ -374,220 +369,6 @@ export class EventForm extends EventTarget {
     box.classList.remove("has-error");
     const out = box.querySelector(":scope > .field-error");
     if (out) out.textContent = "";
-  }
-
-  // ---- enum: type-ahead box --------------------------------------------------------
-
-  _enumInput(field, value) {
-    const listId = `${this.idPrefix}-${field.name}-choices`;
-    const input = el("input", { name: field.name, list: listId, placeholder: "type to choose", dataset: { enum: field.name }, disabled: this.readOnly });
-    input.value = value ?? "";
-    const datalist = el("datalist", { id: listId });
-    for (const choice of field.choices) datalist.append(el("option", { value: choice }));
-    input.addEventListener("change", () => {
-      if (!input.value.trim()) {
-        this._set(field.name, null);
-        return;
-      }
-      const choice = bestChoice(field.choices, input.value, this.usage(field.name));
-      if (choice) {
-        input.value = choice;
-        this._set(field.name, choice);
-      } else {
-        this._draft[field.name] = null;
-        this.markError(field.name, choiceError(field.choices, input.value));
-      }
-    });
-    const hint = this._hint(input, field);
-    // Empty: the line under the box names the previous event's value Enter takes.
-    const offer = () => {
-      const offered = !input.value.trim() && !this._draft[field.name] ? this.offered(field.name) : null;
-      if (offered) hint.textContent = `Enter: ${offered.replace(/_/g, " ")}, as the event before (or type to choose)`;
-      else if (!input.value.trim()) hint.textContent = "";
-    };
-    input.addEventListener("focus", offer);
-    input.addEventListener("input", offer);
-    // Typed as far as only one choice fits (by its start, or by its words' starts: "tof"
-    // turn off): taken at once, and on to the next field. The rest of its name and an
-    // Enter or Tab typed out of habit right after are swallowed, so they never land in the
-    // next field (see _swallowKey).
-    input.addEventListener("input", (event) => {
-      if (!event.isTrusted || this.readOnly) return;
-      const [choice, rest] = atOnce(field.choices, input.value) || [];
-      if (!choice) return;
-      input.value = choice;
-      this._set(field.name, choice);
-      this.focusNext(field.name);
-      // Only in the box the focus moved to (a key anywhere else ends it).
-      this._swallow = { rest, at: Date.now(), box: document.activeElement };
-    });
-    input.addEventListener("keydown", (event) => {
-      // Tab takes the highlighted candidate (then moves on as usual).
-      if (event.key === "Tab" && !event.shiftKey && input.value.trim() && input.value !== (this._draft[field.name] ?? "")) input.dispatchEvent(new Event("change"));
-    });
-    return el("div", { class: "typeahead" }, [input, datalist, hint]);
-  }
-
-  // ---- enum set: type-ahead + chips ------------------------------------------------
-
-  _enumSet(field, values, disabled) {
-    const listId = `${this.idPrefix}-${field.name}-choices`;
-    const chips = el("span", { class: "chips" });
-    for (const v of values) {
-      const remove = el("button", { type: "button", class: "chip-x", "aria-label": `remove ${v}`, text: "×", disabled, tabindex: "-1" });
-      remove.addEventListener("click", () => {
-        this._set(field.name, values.filter((x) => x !== v));
-        this.render();
-      });
-      chips.append(el("span", { class: "chip", dataset: { value: v } }, [v, remove]));
-    }
-    const input = el("input", { name: field.name, list: listId, placeholder: "type, Enter to add", dataset: { typeahead: field.name }, disabled });
-    const datalist = el("datalist", { id: listId });
-    for (const choice of field.choices) if (!values.includes(choice)) datalist.append(el("option", { value: choice }));
-    const hint = this._hint(input, field, { several: true });
-    input.addEventListener("keydown", (event) => {
-      if (event.key === "Backspace" && !input.value && values.length) {
-        event.preventDefault();
-        this._set(field.name, values.slice(0, -1));
-        this.render();
-      } else if ((event.key === "," || (event.key === "Tab" && !event.shiftKey)) && input.value.trim()) {
-        // "," or Tab: take the highlighted candidate and stay here for the next one.
-        event.preventDefault();
-        event.stopPropagation();
-        this._addFromTypeahead(input);
-      }
-    });
-    return el("div", { class: "typeahead" }, [chips, input, datalist, hint]);
-  }
-
-  // The line under a type-ahead box: what Enter takes, and the other candidates.
-  _hint(input, field, { several = false } = {}) {
-    const hint = el("div", { class: "typeahead-hint", "aria-live": "polite" });
-    input.addEventListener("input", () => {
-      const text = input.value.trim();
-      const [best, ...rest] = text ? choiceCandidates(field.choices, text, 8, this.usage(field.name)) : [];
-      hint.classList.toggle("no-match", Boolean(text) && !best);
-      if (!text) hint.textContent = "";
-      else if (!best) hint.textContent = choiceError(field.choices, text);
-      else {
-        const keys = several ? "Enter: add and save · , or Tab: add, then the next" : "Enter or Tab";
-        hint.textContent = `${best.replace(/_/g, " ")} (${keys})${rest.length ? ` · also ${rest.map((c) => c.replace(/_/g, " ")).join(", ")}` : ""}`;
-      }
-    });
-    return hint;
-  }
-
-  _addFromTypeahead(input) {
-    const name = input.dataset.typeahead;
-    const field = this.schema.fields.find((f) => f.name === name);
-    const choice = bestChoice(field.choices, input.value, this.usage(name));
-    if (!choice) {
-      this.markError(name, choiceError(field.choices, input.value));
-      return false;
-    }
-    const values = this._draft[name] || [];
-    input.value = "";
-    if (!values.includes(choice)) this._set(name, [...values, choice]);
-    this.render();
-    return true;
-  }
-
-  // ---- token list: the shot-token editor -------------------------------------------
-
-  _tokens(field, tokens, disabled) {
-    const list = el("ol", { class: "token-list" });
-    tokens.forEach((token, position) => {
-      const row = el("li", { class: "token-row", dataset: { index: String(position) } });
-      for (const sub of field.subfields) {
-        const control = select(sub.name, tokenChoices(field, sub, position), token[sub.name], { label: `${field.name} ${position + 1} ${sub.name}` });
-        control.disabled = disabled;
-        control.addEventListener("change", () => {
-          const next = this._draft[field.name].map((t) => ({ ...t }));
-          next[position][sub.name] = control.value;
-          this._set(field.name, next);
-        });
-        control.addEventListener("keydown", (event) => this._tokenKey(event, field, position));
-        row.append(control);
-      }
-      const remove = el("button", { type: "button", class: "token-x", "aria-label": `remove token ${position + 1}`, text: "×", disabled, tabindex: "-1" });
-      remove.addEventListener("click", () => this._tokenEdit(field, position, "remove"));
-      row.append(remove);
-      list.append(row);
-    });
-    const add = el("button", { type: "button", class: "token-add", text: "+ token (Alt+Enter)", disabled, tabindex: "-1" });
-    add.addEventListener("click", () => this._tokenEdit(field, tokens.length - 1, "insert"));
-    return el("div", { class: "tokens" }, [list, add]);
-  }
-
-  _tokenKey(event, field, position) {
-    if (!event.altKey) return;
-    const action = { Enter: "insert", Backspace: "remove", ArrowUp: "up", ArrowDown: "down" }[event.key];
-    if (!action) return;
-    event.preventDefault();
-    event.stopPropagation();
-    this._tokenEdit(field, position, action);
-  }
-
-  _tokenEdit(field, position, action) {
-    const tokens = (this._draft[field.name] || []).map((t) => ({ ...t }));
-    let focus = position;
-    if (action === "insert") {
-      tokens.splice(position + 1, 0, emptyToken(field, position + 1));
-      focus = position + 1;
-    } else if (action === "remove") {
-      tokens.splice(position, 1);
-      focus = Math.min(position, tokens.length - 1);
-    } else {
-      const other = action === "up" ? position - 1 : position + 1;
-      if (other < 0 || other >= tokens.length) return;
-      [tokens[position], tokens[other]] = [tokens[other], tokens[position]];
-      focus = other;
-    }
-    // Token 0 is narrowed (the serve): keep values that are still allowed there.
-    tokens.forEach((token, i) => {
-      const fixed = emptyToken(field, i); // a sub-field with one allowed value takes it
-      for (const sub of field.subfields) {
-        if (token[sub.name] && !tokenChoices(field, sub, i).includes(token[sub.name])) token[sub.name] = "";
-        if (fixed[sub.name]) token[sub.name] = fixed[sub.name];
-      }
-    });
-    this._set(field.name, tokens);
-    this.render();
-    const row = this.form.querySelectorAll(`[data-field="${CSS.escape(field.name)}"] .token-row`)[focus];
-    (row?.querySelector("select:not(:disabled)") || this.form.querySelector(`[data-field="${CSS.escape(field.name)}"] .token-add`))?.focus();
-  }
-
-  // ---- interval list ----------------------------------------------------------------
-
-  _intervals(field, intervals, disabled) {
-    const list = el("ol", { class: "interval-list" });
-    intervals.forEach((pair, position) => {
-      const row = el("li", { class: "interval-row", dataset: { index: String(position) } });
-      ["start", "end"].forEach((side, k) => {
-        const input = el("input", { type: "number", step: field.grid_step || "any", min: "0", name: `${field.name}-${side}`, "aria-label": `${field.name} ${position + 1} ${side} (s)`, disabled });
-        input.value = pair[k] ?? "";
-        input.addEventListener("change", () => {
-          const next = this._draft[field.name].map((p) => [...p]);
-          next[position][k] = input.value === "" ? "" : Number(input.value);
-          this._set(field.name, next);
-        });
-        row.append(el("label", { class: "inline-label" }, [`${side} `, input, " s"]));
-      });
-      const remove = el("button", { type: "button", "aria-label": `remove interval ${position + 1}`, text: "×", disabled, tabindex: "-1" });
-      remove.addEventListener("click", () => {
-        const next = this._draft[field.name].filter((_, i) => i !== position);
-        this._set(field.name, next);
-        this.render();
-      });
-      row.append(remove);
-      list.append(row);
-    });
-    const add = el("button", { type: "button", class: "interval-add", text: "+ interval", disabled, tabindex: "-1" });
-    add.addEventListener("click", () => {
-      this._set(field.name, [...(this._draft[field.name] || []), ["", ""]]);
-      this.render();
-    });
-    return el("div", { class: "intervals" }, [list, add]);
   }
 }
 

@@ -13,16 +13,18 @@
 // 2. the presented frame is read from requestVideoFrameCallback metadata.mediaTime
 //    (the frame's own pts), mapped to an index by the table -- never from currentTime;
 // 3. if it is not N, the seek is tried once more; then the player shows an error.
-// Seeks are serialised, latest wins: while one runs, newer requests replace each other,
-// so held-down arrow keys (key repeats) and scrubbing coalesce into few real seeks.
-// After a pause (by the user or at the end), the player snaps to the displayed frame.
+// Seeks are serialised, latest wins (seek_queue.js): held-down arrow keys (key repeats)
+// and scrubbing coalesce into few real seeks. The presented frame is read by
+// video_frames.js. After a pause (by the user or at the end), the player snaps to the
+// displayed frame.
 //
-// Renditions: with `urls.renditions` (the server's renditions.json) the player plays the
-// proxy when it exists, else the remux, and while on the remux it polls every `pollMs`;
-// when the proxy appears it switches to it (checkRenditions() does one poll now): the
-// same frame stays on screen, confirmed by rVFC, on the same frame table (checked). It
-// never starts a switch during playback (the switch waits for the next poll while paused);
-// playback started while a switch is under way goes on after it, at the same rate.
+// Renditions (renditions.js): with `urls.renditions` (the server's renditions.json) the
+// player plays the proxy when it exists, else the remux, and while on the remux it polls
+// every `pollMs`; when the proxy appears it switches to it (checkRenditions() does one
+// poll now): the same frame stays on screen, confirmed by rVFC, on the same frame table
+// (checked). It never starts a switch during playback (the switch waits for the next poll
+// while paused); playback started while a switch is under way goes on after it, at the
+// same rate.
 //
 // The ladder's on-demand rung (docs/media.md §4.1): on a packet, the "Full resolution"
 // button (useFullResolution()) asks the server for the video at its own height (the
@@ -31,10 +33,12 @@
 
 import { FrameClock } from "./frame_clock.js";
 import { api } from "./api.js";
+import { Renditions } from "./renditions.js";
+import { SeekQueue } from "./seek_queue.js";
 import { el } from "./ui.js";
+import { VideoFrames, once } from "./video_frames.js";
 
 export const RATES = [0.25, 0.5, 1, 1.5, 2];
-const SEEK_TIMEOUT_MS = 3000;
 const POLL_MS = 5000;
 
 function mediaUrls(base) {
@@ -57,29 +61,6 @@ export function videoMediaUrls(videoId) {
   return mediaUrls(`/media/videos/${encodeURIComponent(videoId)}`);
 }
 
-// Do two frame tables (as FrameClock) time every frame identically?
-function sameTiming(a, b) {
-  if (a.frameCount !== b.frameCount) return false;
-  for (let i = 0; i < a.frameCount; i++) {
-    if (a.ptsOf(i) !== b.ptsOf(i) || a.durationOf(i) !== b.durationOf(i)) return false;
-  }
-  return true;
-}
-
-function once(target, type, timeoutMs) {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      target.removeEventListener(type, onEvent);
-      reject(new Error(`no ${type} event within ${timeoutMs} ms`));
-    }, timeoutMs);
-    function onEvent(event) {
-      clearTimeout(timer);
-      resolve(event);
-    }
-    target.addEventListener(type, onEvent, { once: true });
-  });
-}
-
 export class FramePlayer extends EventTarget {
   constructor(root, { packetId = null, urls = null, keyboard = true, seekMode = "midpoint", pollMs = POLL_MS } = {}) {
     super();
@@ -92,30 +73,29 @@ export class FramePlayer extends EventTarget {
     this.table = null;
     this.lastError = null;
     // Counters for tests and benchmarks: real seeks issued to the <video>, and retries.
-    this.stats = { seeks: 0, retries: 0, errors: 0 };
+    this.stats = { seeks: 0, retries: 0, errors: 0, switches: 0 };
     this._current = 0;
-    this._intended = 0; // the frame the latest seek request aims at (base for step())
-    this._inflight = null;
-    this._queued = null; // { target, waiters: [resolve, ...] }
     this._snapping = false;
     this._snapPromise = null;
     this._lastPlayed = null;
     this._playToken = 0;
-    this._requests = 0;
     this._pauses = 0; // pause() calls, so that a switch does not resume what was paused meanwhile
-    this._shown = null; // the frame rVFC last confirmed for the current (paused) position
-    this._shownAt = null; // ... and the time that seek aimed at
-    this._keepalive = null; // the always-pending rVFC handle (see _keepFramePending)
-    this._destroyed = false;
-    this.presentedFrame = null; // the frame rVFC last reported presented
-    // The rendition playing ("proxy", "remux" or "full") and its URL; switches are counted.
-    this.rendition = null;
-    this.src = null;
-    this.pollMs = pollMs;
-    this._pollTimer = null;
-    this._switching = null;
-    this.stats.switches = 0;
+    this.seeks = new SeekQueue(
+      (target) => this._seekExact(target),
+      (target, error) => {
+        this._showError(`Seek to frame ${target} failed: ${error.message}`);
+        return this._current;
+      },
+    );
+    this.renditions = new Renditions(this.urls, {
+      pollMs,
+      clock: () => this.clock,
+      paused: () => this.video.paused,
+      swap: (rendition, src) => this._swap(rendition, src),
+      showError: (message) => this._showError(message),
+    });
     this._build(keyboard);
+    this.frames = new VideoFrames(this.video, this.stats);
   }
 
   get currentFrame() {
@@ -131,7 +111,20 @@ export class FramePlayer extends EventTarget {
   }
 
   get seeking() {
-    return this._inflight !== null;
+    return this.seeks.busy;
+  }
+
+  // The rendition playing ("proxy", "remux" or "full") and its URL.
+  get rendition() {
+    return this.renditions.current;
+  }
+
+  get src() {
+    return this.renditions.src;
+  }
+
+  get presentedFrame() {
+    return this.frames.presented;
   }
 
   _build(keyboard) {
@@ -200,21 +193,21 @@ export class FramePlayer extends EventTarget {
       throw new Error(`frame table: ${error.message}`);
     });
     this.clock = FrameClock.fromTable(this.table);
+    this.frames.clock = this.clock;
     this.countOut.textContent = String(this.clock.frameCount);
     this.fpsOut.textContent = `${this.clock.fpsLabel} fps`;
     this.scrub.max = String(this.clock.frameCount - 1);
     this.frameInput.max = String(this.clock.frameCount - 1);
-    const [rendition, src] = await this._pickRendition();
+    const [rendition, src] = await this.renditions.pick();
     const loaded = once(this.video, "loadeddata", 30000);
-    this.rendition = rendition;
-    this.src = src;
+    this.renditions.playing(rendition, src);
     this.video.src = src;
     await loaded;
-    this._keepFramePending();
+    this.frames.keepPending();
     await this.seekToFrame(0);
-    if (rendition === "remux") this._schedulePoll();
+    if (rendition === "remux") this.renditions.schedulePoll();
     if (typeof this.urls.full === "string") {
-      api.get(this.urls.full).then((state) => this._showFull(state)).catch(() => undefined);
+      this.renditions.fullState().then((state) => this._showFull(state)).catch(() => undefined);
     }
     return this;
   }
@@ -243,14 +236,8 @@ export class FramePlayer extends EventTarget {
     if (this.rendition === "full") return true;
     let state;
     try {
-      state = (await api.request("POST", this.urls.full)).data;
-      this._showFull(state);
-      while (state.status === "queued" || state.status === "running") {
-        await new Promise((resolve) => setTimeout(resolve, this.pollMs));
-        if (this._destroyed) return false;
-        state = await api.get(this.urls.full);
-        this._showFull(state);
-      }
+      state = await this.renditions.requestFull((answer) => this._showFull(answer));
+      if (state === null) return false; // destroyed meanwhile
     } catch (error) {
       this._showError(`Full resolution: ${error.message}`);
       return false;
@@ -259,7 +246,7 @@ export class FramePlayer extends EventTarget {
       this._showError(`Full resolution: ${state.message || state.status}`);
       return false;
     }
-    const switched = await this._switchOnce("full", state.url);
+    const switched = await this.renditions.switchOnce("full", state.url);
     this._showFull(state);
     return switched && this.rendition === "full";
   }
@@ -267,186 +254,77 @@ export class FramePlayer extends EventTarget {
   // Back from the full rung to the proxy (or the remux, if the proxy is not made yet).
   async useProxy() {
     if (this.rendition !== "full") return true;
-    const found = await this._fetchRenditions();
-    const [rendition, src] = found.proxy ? ["proxy", found.proxy] : ["remux", found.remux];
-    const switched = await this._switchOnce(rendition, src);
-    if (this.fullState) this._showFull(this.fullState);
-    if (rendition === "remux") this._schedulePoll();
-    return switched;
-  }
-
-  // One switch at a time: wait for one under way (a poll's), then make this one.
-  async _switchOnce(rendition, src) {
-    while (this._switching) await this._switching.catch(() => undefined);
-    if (this.rendition === rendition && this.src === src) return true;
-    this._switching = this._switchTo(rendition, src).finally(() => {
-      this._switching = null;
+    return this.renditions.backFromFull(() => {
+      if (this.fullState) this._showFull(this.fullState);
     });
-    return this._switching;
-  }
-
-  async _fetchRenditions() {
-    const response = await fetch(this.urls.renditions, { credentials: "same-origin", cache: "no-store" });
-    if (!response.ok) throw new Error(`renditions: HTTP ${response.status}`);
-    return (await response.json()).renditions;
-  }
-
-  // ["proxy"|"remux", url]: the proxy when it exists, else the remux.
-  async _pickRendition() {
-    // `renditions` is the URL of renditions.json (the API's `media.renditions_json`).
-    if (typeof this.urls.renditions !== "string") return ["proxy", this.urls.proxy];
-    const found = await this._fetchRenditions();
-    if (found.proxy) return ["proxy", found.proxy];
-    if (found.remux) return ["remux", found.remux];
-    throw new Error("the video has no playable rendition yet");
-  }
-
-  _schedulePoll() {
-    if (this._destroyed || this.rendition !== "remux" || typeof this.urls.renditions !== "string") return;
-    clearTimeout(this._pollTimer);
-    this._pollTimer = setTimeout(() => {
-      this.checkRenditions().catch(() => undefined).finally(() => this._schedulePoll());
-    }, this.pollMs);
   }
 
   // Poll once: if the proxy exists now, switch to it. Resolves true once on the proxy.
-  async checkRenditions() {
-    if (this.rendition === "proxy") return true;
-    if (this.rendition === "full") return false; // chosen by the user: stays until useProxy()
-    if (this._switching) return this._switching;
-    // Never during playback: the switch waits for a pause (the next poll after it).
-    if (!this.video.paused) return false;
-    const found = await this._fetchRenditions();
-    if (!found.proxy || this.rendition === "proxy") return this.rendition === "proxy";
-    if (!this._switching) {
-      this._switching = this._switchTo("proxy", found.proxy).finally(() => {
-        this._switching = null;
-      });
-    }
-    return this._switching;
+  checkRenditions() {
+    return this.renditions.check();
   }
 
-  // Switch to another rendition of the same frames, keeping the current frame on screen.
-  async _switchTo(rendition, src) {
-    const response = await fetch(this.urls.frames, { credentials: "same-origin" });
-    if (!response.ok) throw new Error(`frame table: HTTP ${response.status}`);
-    if (!sameTiming(this.clock, FrameClock.fromTable(await response.json()))) {
-      this._showError(`The ${rendition} has a different frame table; staying on the ${this.rendition}.`);
-      return false;
-    }
-    while (this._inflight || this._queued || this._snapPromise) {
-      const busy = this._inflight || this._snapPromise || new Promise((resolve) => setTimeout(resolve, 20));
+  // Show the same frame on another rendition (the frame table is checked as the same).
+  async _swap(rendition, src) {
+    while (this.seeks.busy || this.seeks.hasQueued || this._snapPromise) {
+      const busy = this.seeks.inflight || this._snapPromise || new Promise((resolve) => setTimeout(resolve, 20));
       await Promise.resolve(busy).catch(() => undefined);
     }
     // A switch made while playing goes on playing, at the same rate, from the frame it
     // was on (unless a seek or a pause was asked for meanwhile).
     const playing = !this.video.paused;
-    const requests = this._requests;
+    const requests = this.seeks.requests;
     const pauses = this._pauses;
-    const frame = this._intended;
-    await new Promise((resolve) => {
-      this._run(frame, [() => resolve(true)], () => this._swapSource(rendition, src, frame));
-    });
-    if (playing && this._requests === requests && this._pauses === pauses && this.video.paused) await this.play().catch(() => undefined);
-    return true;
+    const frame = this.seeks.intended;
+    await this.seeks.runNow(frame, () => this._swapSource(rendition, src, frame));
+    if (playing && this.seeks.requests === requests && this._pauses === pauses && this.video.paused) await this.play().catch(() => undefined);
   }
 
   async _swapSource(rendition, src, frame) {
     if (!this.video.paused) {
       this._snapping = true; // paused for the switch; the seek below confirms the frame
       this.video.pause();
-      await this._settle();
+      await this.frames.settle();
       this._playToken += 1;
     }
     const rate = this.video.playbackRate;
-    if (this._keepalive !== null) this.video.cancelVideoFrameCallback(this._keepalive);
-    this._keepalive = null;
+    this.frames.release();
     const loaded = once(this.video, "loadeddata", 30000);
     this.video.src = src;
     await loaded;
     this.video.playbackRate = rate;
-    this.rendition = rendition;
-    this.src = src;
+    this.renditions.playing(rendition, src);
     this.stats.switches += 1;
-    this._shown = null;
-    this._shownAt = null;
-    this._keepFramePending();
+    this.frames.forget();
+    this.frames.keepPending();
     this.dispatchEvent(new CustomEvent("rendition", { detail: { rendition, src } }));
     return this._seekExact(frame);
-  }
-
-  // One requestVideoFrameCallback is always pending, for the player's whole life. Without
-  // one, headless Chromium can leave the previous picture on the element for up to a
-  // second after back-to-back seeks, although the seek's own rVFC reported the right
-  // frame; with one, the compositor presents every new frame, so "confirmed" means "on
-  // screen". It also records the frame last presented (`presentedFrame`).
-  _keepFramePending() {
-    const video = this.video;
-    if (typeof video.requestVideoFrameCallback !== "function" || this._keepalive !== null) return;
-    const tick = (_now, metadata) => {
-      this.presentedFrame = this.clock.frameAtMediaTime(metadata.mediaTime);
-      this._keepalive = this._destroyed ? null : video.requestVideoFrameCallback(tick);
-    };
-    this._keepalive = video.requestVideoFrameCallback(tick);
   }
 
   // --- seeking -----------------------------------------------------------------------
 
   seekToFrame(n) {
     if (!this.clock) return Promise.reject(new Error("the player is not loaded"));
-    const target = this.clock.clamp(Number(n));
-    this._intended = target;
-    this._requests += 1;
-    return new Promise((resolve) => {
-      if (this._inflight) {
-        if (this._queued) {
-          this._queued.target = target;
-          this._queued.waiters.push(resolve);
-        } else {
-          this._queued = { target, waiters: [resolve] };
-        }
-        return;
-      }
-      this._run(target, [resolve]);
-    });
+    return this.seeks.request(this.clock.clamp(Number(n)));
   }
 
   step(k) {
     if (!this.clock) return Promise.reject(new Error("the player is not loaded"));
-    const base = this._inflight || !this.video.paused ? this._intended : this._current;
+    const base = this.seeks.busy || !this.video.paused ? this.seeks.intended : this._current;
     return this.seekToFrame(base + Math.trunc(Number(k)));
-  }
-
-  async _run(target, waiters, operation = () => this._seekExact(target)) {
-    this._inflight = operation();
-    let presented;
-    try {
-      presented = await this._inflight;
-    } catch (error) {
-      this._showError(`Seek to frame ${target} failed: ${error.message}`);
-      presented = this._current;
-    } finally {
-      this._inflight = null;
-    }
-    for (const resolve of waiters) resolve(presented);
-    if (this._queued) {
-      const next = this._queued;
-      this._queued = null;
-      this._run(next.target, next.waiters);
-    }
   }
 
   async _seekExact(target) {
     if (!this.video.paused) {
       this._snapping = true; // this pause is ours; no snap needed
       this.video.pause();
-      await this._settle();
+      await this.frames.settle();
       this._playToken += 1;
     }
     let presented = null;
     for (let attempt = 0; attempt < 2 && presented !== target; attempt++) {
       if (attempt > 0) this.stats.retries += 1;
-      presented = await this._presentAt(this._seekTimeFor(target, attempt));
+      presented = await this.frames.presentAt(this._seekTimeFor(target, attempt));
     }
     this._snapping = false;
     if (presented === target) {
@@ -457,7 +335,7 @@ export class FramePlayer extends EventTarget {
       this._showError(`Could not show frame ${target} exactly: ${shown}.`);
       if (presented === null) presented = this.clock.frameAtTime(this.video.currentTime);
     }
-    this._intended = this._queued ? this._intended : presented;
+    if (!this.seeks.hasQueued) this.seeks.intended = presented;
     this._setCurrent(presented);
     return presented;
   }
@@ -470,54 +348,10 @@ export class FramePlayer extends EventTarget {
     return this.clock.ptsOf(target) + this.clock.durationOf(target) / 4;
   }
 
-  // Seek to `time`; resolve with the frame the compositor presented (rVFC mediaTime).
-  _presentAt(time) {
-    const video = this.video;
-    // Seeking again to the time of the last confirmed seek presents no new frame (so no
-    // rVFC callback would come): the frame confirmed for that time is still on screen.
-    if (video.paused && this._shown !== null && time === this._shownAt) return Promise.resolve(this._shown);
-    this._shown = null;
-    this._shownAt = null;
-    if (typeof video.requestVideoFrameCallback !== "function") {
-      // Without rVFC the presented frame cannot be confirmed; trust currentTime.
-      this.stats.seeks += 1;
-      const seeked = once(video, "seeked", SEEK_TIMEOUT_MS).then(
-        () => this.clock.frameAtTime(video.currentTime),
-        () => null,
-      );
-      video.currentTime = time;
-      return seeked;
-    }
-    return new Promise((resolve) => {
-      let handle = null;
-      const timer = setTimeout(() => {
-        video.cancelVideoFrameCallback(handle);
-        resolve(null);
-      }, SEEK_TIMEOUT_MS);
-      // The first frame presented after currentTime is set is the seek's frame: when
-      // paused, nothing else is presented (see _settle for the moment after playback).
-      handle = video.requestVideoFrameCallback((_now, metadata) => {
-        clearTimeout(timer);
-        this._shown = this.clock.frameAtMediaTime(metadata.mediaTime);
-        this._shownAt = time;
-        resolve(this._shown);
-      });
-      this.stats.seeks += 1;
-      video.currentTime = time;
-    });
-  }
-
-  // After pausing playback, let frames already on their way to the screen be presented
-  // (their rVFC callbacks run before the next animation frames) so none is mistaken for
-  // the frame of the seek that follows.
-  _settle() {
-    return new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
-  }
-
   // --- playback ----------------------------------------------------------------------
 
   async play() {
-    if (this._inflight) await this._inflight;
+    if (this.seeks.inflight) await this.seeks.inflight;
     await this.video.play();
   }
 
@@ -545,7 +379,7 @@ export class FramePlayer extends EventTarget {
   _onPlay() {
     this.playButton.textContent = "Pause";
     this._lastPlayed = null;
-    this._shown = null;
+    this.frames.forget();
     this._clearError();
     const video = this.video;
     if (typeof video.requestVideoFrameCallback !== "function") return;
@@ -554,7 +388,7 @@ export class FramePlayer extends EventTarget {
       if (token !== this._playToken) return;
       this._lastPlayed = this.clock.frameAtMediaTime(metadata.mediaTime);
       if (video.paused) return; // the last frame presented before the pause is recorded
-      this._intended = this._lastPlayed;
+      this.seeks.intended = this._lastPlayed;
       this._setCurrent(this._lastPlayed);
       video.requestVideoFrameCallback(onFrame);
     };
@@ -572,10 +406,10 @@ export class FramePlayer extends EventTarget {
   // Snap to the displayed frame: the last one rVFC reported while playing, or the last
   // frame of the video when playback ended there.
   async _snap() {
-    const requests = this._requests;
-    await this._settle();
+    const requests = this.seeks.requests;
+    await this.frames.settle();
     this._playToken += 1; // stop the playback loop before the snap's seek presents a frame
-    if (this._requests !== requests) return this._current; // a newer seek request wins
+    if (this.seeks.requests !== requests) return this._current; // a newer seek request wins
     // Played into the end: the last frame, which the browser may not have presented yet
     // (at 2x it can reach the end with the one before it on screen).
     const shown = this.video.ended ? this.frameCount - 1 : (this._lastPlayed ?? this.clock.frameAtTime(this.video.currentTime));
@@ -617,10 +451,8 @@ export class FramePlayer extends EventTarget {
   }
 
   destroy() {
-    this._destroyed = true;
-    clearTimeout(this._pollTimer);
-    if (this._keepalive !== null) this.video.cancelVideoFrameCallback(this._keepalive);
-    this._keepalive = null;
+    this.renditions.stop();
+    this.frames.stop();
     this.video.pause();
     this.video.removeAttribute("src");
     this.video.load();

@@ -5,6 +5,10 @@
 //   page.player          -> the FramePlayer (seekToFrame, currentFrame, ...)
 //   page.select(itemId)  -> shows the item's details and seeks the player to its first frame
 //
+// On the score's page, mountDiagnosticsPage(root, config) mounts it and sets
+// window.frameledger.player (the player's automation API) and .diagnostics; when it
+// cannot load, the page says why (and .loadError holds the message).
+//
 // Clicking any item (timeline bar or table row) seeks the player to the item's start frame.
 
 import { api } from "../api.js";
@@ -33,6 +37,21 @@ function fmt(value) {
 
 function signed(value) {
   return value > 0 ? `+${value}` : String(value);
+}
+
+export async function mountDiagnosticsPage(root, config) {
+  window.frameledger = window.frameledger || {};
+  try {
+    const page = await mountDiagnostics(root, config);
+    window.frameledger.player = page.player; // the player's automation API
+    window.frameledger.diagnostics = page;
+  } catch (error) {
+    const box = document.getElementById("diag-load-error");
+    box.textContent = `The diagnostics could not be loaded: ${error.message}`;
+    box.hidden = false;
+    window.frameledger.loadError = String(error.message);
+    root.dataset.state = "error";
+  }
 }
 
 export async function mountDiagnostics(root, { scoreId, urls }) {
