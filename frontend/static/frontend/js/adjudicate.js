@@ -9,7 +9,7 @@
 
 import { api } from "./api.js";
 import { EventForm } from "./event_form.js";
-import { boundaryFields, draftToEvent, emptyDraft, eventToDraft, formatValue, summarize } from "./event_schema.js";
+import { boundaryFields, emptyDraft, eventToDraft, formatValue, summarize } from "./event_schema.js";
 import { connectPacket, renderLiveState, renderPresence } from "./live.js";
 import { mountPlayer } from "./player.js";
 import { mountDeciding, mountSettling } from "./adjudicate_decisions.js";
@@ -21,7 +21,7 @@ import { ADJUDICATE_SHORTCUTS } from "./shortcuts.js";
 import { Timeline } from "./timeline.js";
 import { VirtualRows } from "./virtual_rows.js";
 import { $, boot, el, isField, pageConfig, shortcutSheet } from "./ui.js";
-import { TIER_LABELS, comparisonRows, deltaText, itemSpan, needsDecision, nextUndecided, openInTier, progress, tierOf, toleranceDecision } from "./union_view.js";
+import { TIER_LABELS, comparisonRows, deltaText, itemSpan, needsDecision, nextUndecided, openInTier, progress, tierOf } from "./union_view.js";
 
 const config = pageConfig();
 const packetUrl = `/api/packets/${config.packetId}/`;
