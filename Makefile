@@ -19,7 +19,7 @@ format:
 	.venv/bin/ruff format .
 	.venv/bin/ruff check --fix .
 
-bench:          ## every bench that runs here unattended (PostgreSQL at 127.0.0.1 for two; Chromium for three)
+bench:          ## every bench that runs here unattended (PostgreSQL at 127.0.0.1 for two, Chromium for four)
 	.venv/bin/python bench/scoring.py
 	.venv/bin/python bench/annotation_api.py
 	.venv/bin/python bench/save_cost.py
