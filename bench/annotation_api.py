@@ -34,8 +34,8 @@ import time
 from pathlib import Path
 from urllib.parse import urlparse
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO_ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench._django import REPO_ROOT, setup_django  # noqa: E402
 
 
 def free_port() -> int:
@@ -57,9 +57,7 @@ def recreate_database(url: str) -> None:
 
 def prepare(annotators: int) -> list[tuple[int, str]]:
     """(packet id, token) per annotator."""
-    import django
-
-    django.setup()
+    setup_django()
     from django.contrib.auth.models import Group, User
 
     from annotator.actions.packets import do_create_packet

@@ -33,8 +33,9 @@ import time
 from pathlib import Path
 from urllib.parse import urlparse
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO_ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench._django import REPO_ROOT, setup_django  # noqa: E402
+
 LABELS = REPO_ROOT / "data/agentic-vbench/egocentric-activity-understanding/steps/solve/tests/Ahmad_American.txt"
 
 
@@ -48,10 +49,7 @@ def setup(url: str) -> None:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
             conn.execute(f'CREATE DATABASE "{name}"')
     os.environ["DATABASE_URL"] = url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "deploy.test_settings")
-    import django
-
-    django.setup()
+    setup_django()
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)

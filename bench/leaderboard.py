@@ -22,8 +22,9 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO_ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench._django import REPO_ROOT, setup_django  # noqa: E402
+
 LABELS = REPO_ROOT / "data/agentic-vbench/egocentric-activity-understanding/steps/solve/tests/Ahmad_American.txt"
 ATTESTATION = "I labelled this video alone, from the video only."
 
@@ -35,11 +36,7 @@ def main() -> None:
     workdir = Path(tempfile.mkdtemp(prefix="frameledger-bench-leaderboard-"))
     if not os.environ.get("DATABASE_URL"):
         os.environ["FRAMELEDGER_VAR_DIR"] = str(workdir)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "deploy.test_settings")
-
-    import django
-
-    django.setup()
+    setup_django()
     from django.contrib.auth.models import Group, User
     from django.core.cache import cache
     from django.core.management import call_command

@@ -40,8 +40,9 @@ import time
 import urllib.request
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO_ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench._django import REPO_ROOT, setup_django  # noqa: E402
+
 PY = sys.executable
 SOLUTION = REPO_ROOT / "data/agentic-vbench/egocentric-activity-understanding/calibration/rollouts"
 GTEA_LABELS = REPO_ROOT / "data/agentic-vbench/egocentric-activity-understanding/steps/solve/tests/Ahmad_American.txt"
@@ -96,9 +97,7 @@ def _prepare(annotators: int, submissions: int, plan_path: Path) -> None:
     from bench.annotation_api import recreate_database
 
     recreate_database(os.environ["DATABASE_URL"])
-    import django
-
-    django.setup()
+    setup_django()
     from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
     from django.contrib.auth.models import Group, User
     from django.contrib.sessions.backends.db import SessionStore

@@ -34,8 +34,10 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench._django import REPO_ROOT, setup_django  # noqa: E402
+
+ROOT = REPO_ROOT
 
 CACHE = ROOT / "var" / "bench"
 CHROMIUM = "/usr/bin/chromium"
@@ -419,10 +421,7 @@ def bench_x264(minutes: float) -> None:
 
 
 def django_live_server(media_root: Path):
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "deploy.test_settings")
-    import django
-
-    django.setup()
+    setup_django()
     from django.conf import settings
     from django.contrib.staticfiles.handlers import StaticFilesHandler
     from django.db import connections

@@ -30,6 +30,9 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench._django import setup_django  # noqa: E402
+
 DURATION = 7200.0
 CLIP = 2.0
 DIM = 512
@@ -69,9 +72,7 @@ def main(args) -> dict:
     os.environ["CELERY_BROKER_URL"] = "memory://"
     os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-secret")
     os.environ["DJANGO_SETTINGS_MODULE"] = "deploy.test_settings"
-    import django
-
-    django.setup()
+    setup_django()
     import torch
     from django.contrib.auth.models import User
     from django.core.management import call_command
@@ -112,7 +113,6 @@ def main(args) -> dict:
           f"= {per_hour:.3f} s per video-hour (all: {out['build_uploaded_all_s']})")  # fmt: skip
 
     # The embedded descriptor of a real encoded video.
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from tests.scene_video import SCENES, write_scene_video
 
     repeat = max(1, int(args.descriptor_seconds // sum(s for _, s in SCENES)))

@@ -21,8 +21,8 @@ import sys
 import time
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO_ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench._django import setup_django  # noqa: E402
 
 
 def main() -> None:
@@ -43,10 +43,9 @@ def main() -> None:
     from bench.annotation_api import prepare, recreate_database
 
     recreate_database(args.database_url)
-    import django
+    setup_django()
     from django.core.management import call_command
 
-    django.setup()
     call_command("migrate", verbosity=0)
     (packet_id, token), *_ = prepare(2)
 

@@ -37,6 +37,17 @@ def go_to_frame(page, frame: int) -> None:
     wait_frame(page, frame)
 
 
+def wait_painted(page, frames: int = 2) -> None:
+    """Until the page has painted ``frames`` more frames: what the keys typed before did, in
+    their handlers or on the next animation frame, is then on the screen. The wait for a
+    key that must change nothing (a wait on the page's rendering, never on the clock)."""
+    page.evaluate(
+        "(n) => new Promise((done) => { const step = (k) => (k ? requestAnimationFrame(() => step(k - 1)) : done());"
+        " step(n); })",
+        frames,
+    )
+
+
 def wait_saved(page, timeout: float = 15000) -> None:
     page.wait_for_function(
         "() => document.querySelector('#save-status').dataset.status === 'saved'"

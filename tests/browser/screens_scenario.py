@@ -25,7 +25,7 @@ from annotator.base.gtea import parse_gtea_labels
 from annotator.models import Ledger
 from tests.browser.adjudication_scenario import LABELS, second_annotator
 from tests.browser.keyboard_scenario import TENNIS_EVENTS
-from tests.browser.ledger_pages import wait_ready
+from tests.browser.ledger_pages import wait_ready, wait_saved
 from tests.factories import make_packet, make_ready_video
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -83,7 +83,7 @@ def test_screens(page_as, maintainer, annotator_a, annotator_b, adjudicator):
         do_score_batch(run.pk, chunk)
     board = sized(page_as(maintainer, f"/grading/versions/{version.pk}/"))
     board.wait_for_selector("#leaderboard table tbody tr")
-    board.wait_for_timeout(500)
+    board.wait_for_selector("#grading-version[data-state=ready]")  # leaderboard and calibration drawn
     board.locator("#leaderboard").scroll_into_view_if_needed()
     shot(board, "08-leaderboard.png")
 
@@ -129,7 +129,7 @@ def test_screens(page_as, maintainer, annotator_a, annotator_b, adjudicator):
         court.keyboard.type(direction)
     court.keyboard.press("Enter")
     court.wait_for_function("() => document.querySelectorAll('#ledger-table tbody tr').length === 1")
-    court.wait_for_timeout(300)
+    wait_saved(court)
     shot(court, "09-tennis-after-save.png")
 
     # 11: a moment query's marks, the new-packet page, Projects, the grading upload form.
@@ -144,7 +144,7 @@ def test_screens(page_as, maintainer, annotator_a, annotator_b, adjudicator):
     mq.wait_for_function("() => (document.querySelector('[name=intervals-end]')?.value ?? '') !== ''")
     shot(mq, "11-moment-notice.png")
     new = sized(page_as(maintainer, "/maintainer/packets/new/"))
-    new.wait_for_timeout(800)
+    new.wait_for_selector("#new-packet[data-state=ready]")
     # The step is greyed until a video is ready; the kind is set here only to show its field.
     new.evaluate(
         "() => { const s = document.querySelector('#task-kind-select'); s.value = 'moment-queries';"
@@ -156,5 +156,5 @@ def test_screens(page_as, maintainer, annotator_a, annotator_b, adjudicator):
     projects.locator("#project-form").scroll_into_view_if_needed()
     shot(projects, "11-projects.png")
     grading = sized(page_as(maintainer, f"/grading/packets/{packet.pk}/"))
-    grading.wait_for_timeout(800)
+    grading.wait_for_selector("#grading-packet[data-state=ready]")
     shot(grading, "11-grading-upload.png")

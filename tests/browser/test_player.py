@@ -147,18 +147,25 @@ def test_play_then_pause_snaps_to_the_displayed_frame(page_as, media_packet, ann
     page, count = open_player(page_as, media_packet, annotator_a, name)
     for rate in (0.25, 1, 2):
         start = count // 4
-        result = page.evaluate(
-            """async ({ start, rate, boxes }) => {
+        page.evaluate(
+            """async ({ start, rate }) => {
                  const player = window.frameledger.player;
                  await player.seekToFrame(start);
                  player.setRate(rate);
                  await player.play();
-                 await new Promise((r) => setTimeout(r, 700));
+               }""",
+            {"start": start, "rate": rate},
+        )
+        # Playing: a few frames presented past the start, then the pause.
+        page.wait_for_function("(n) => window.frameledger.player.currentFrame >= n", arg=start + 5)
+        result = page.evaluate(
+            """async ({ boxes }) => {
+                 const player = window.frameledger.player;
                  const got = await player.pause();
                  return { got, current: player.currentFrame, paused: player.paused,
                           means: window.__flReadCells(boxes), error: player.lastError };
                }""",
-            {"start": start, "rate": rate, "boxes": BOXES},
+            {"boxes": BOXES},
         )
         shown = synthetic.decode_cell_means(result["means"])
         assert result["paused"] and result["error"] is None

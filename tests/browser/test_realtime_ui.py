@@ -49,7 +49,13 @@ def test_presence_shows_staff_everyone_and_an_annotator_only_their_own_tabs(
     page_a.wait_for_function("() => document.querySelector('#presence').textContent === 'you'")
     boss.wait_for_function("() => document.querySelector('#presence [data-username=annotator_a]')")
 
-    page_b.wait_for_timeout(300)
+    # B's own second tab as a probe: its hello reaches B's socket after anything sent to it
+    # before (one channel's messages arrive in order), so once B shows it, nothing about A
+    # is still on its way to B.
+    probe_b = open_as(annotator_b, f"/packets/{packet.pk}/", context=page_b.context)
+    page_b.wait_for_function("() => document.querySelector('#presence').textContent === 'you (2 tabs)'")
+    probe_b.close()
+    page_b.wait_for_function("() => document.querySelector('#presence').textContent === 'you'")
     assert chips(page_b) == ["you"] and not page_b.is_visible("#tabs-warning")
     assert page_a.ws_frames and page_b.ws_frames  # the sockets were live
     for frame in page_b.ws_frames:

@@ -154,8 +154,11 @@ def test_redis_killed_and_restarted_mid_edit_loses_nothing_and_presence_recovers
         (100, 130, "pour", ("bowl", "milk")),
     ]
 
-    # Stay down through a few reconnect attempts (back-off 1 s, 2 s, ...).
-    page.wait_for_timeout(4000)
+    # Stay down through a few reconnect attempts (back-off 1 s, 2 s, ...): two more sockets
+    # opened by each page since the layer went (each "websocket" event is one attempt).
+    for viewer, before in ((page, opened[0]), (boss, opened[1])):
+        while len(viewer.sockets_opened) < before + 2:
+            viewer.wait_for_event("websocket", timeout=RECONNECT_MS)
     assert len(page.sockets_opened) > opened[0] and len(boss.sockets_opened) > opened[1]  # they kept trying
     # ... and never claimed a live channel it could not have (the handshake fails while
     # the layer is down; it used to be accepted and then dropped, flashing "live").

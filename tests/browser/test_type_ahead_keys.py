@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from annotator.models import Ledger
-from tests.browser.ledger_pages import wait_ready, wait_saved
+from tests.browser.ledger_pages import wait_painted, wait_ready, wait_saved
 from tests.factories import make_packet, make_ready_video
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -112,12 +112,12 @@ def test_a_break_points_terminal_stroke_and_error_are_taken_at_once_by_words_sta
     )
     page.locator("#event-form [name=terminal_error]").focus()
     page.keyboard.type("n", delay=DELAY)  # net or none: not yet
-    page.wait_for_timeout(150)
+    wait_painted(page)
     assert page.evaluate(focused) == "terminal_error" and page.evaluate(value, "terminal_error") == "n"
     page.keyboard.type("o", delay=DELAY)  # "no": none
     page.wait_for_function(f"({value})('terminal_error') === 'none' && {focused} !== 'terminal_error'")
     page.keyboard.press("Enter")  # out of habit, straight after: swallowed, nothing saved half-made
-    page.wait_for_timeout(300)
+    wait_painted(page)
     assert rows(page) == 0
     assert page.evaluate(value, "terminal_stroke") == "backhand_groundstroke"
 
@@ -145,14 +145,14 @@ def test_a_break_points_selects_and_one_digit_boxes_take_a_key_at_once(
     page.wait_for_function(f"{focused} === 'set'")
     at_once("2", "set", 2, "medvedev_games")  # 1-5: one digit is the whole value
     page.keyboard.press("Tab")  # out of habit, straight after: swallowed, the focus stays
-    page.wait_for_timeout(150)
+    wait_painted(page)
     assert page.evaluate(focused) == "medvedev_games"
     at_once("4", "medvedev_games", 4, "de_minaur_games")
     at_once("4", "de_minaur_games", 4, "medvedev_points")
     # "4" of the points is the start of 40 only, but "40" typed in full would put its "0"
     # into the next box: digits take only a whole value, so 40 keeps its Tab.
     page.keyboard.type("4", delay=DELAY)
-    page.wait_for_timeout(150)
+    wait_painted(page)
     assert page.evaluate(focused) == "medvedev_points"
     assert page.evaluate("document.querySelector('#event-form [name=medvedev_points]').value") == "40"
     page.keyboard.press("Tab")
@@ -168,7 +168,7 @@ def test_a_break_points_selects_and_one_digit_boxes_take_a_key_at_once(
     # Two results start with "u" (unforced error, unreturnable): nothing taken at once.
     page.locator("#event-form [name=terminal_result]").focus()
     page.keyboard.type("u", delay=DELAY)
-    page.wait_for_timeout(150)
+    wait_painted(page)
     assert page.evaluate(focused) == "terminal_result"
     # What was taken is shown in each box, not only in the draft.
     shown = page.evaluate(
@@ -228,7 +228,7 @@ def test_an_empty_verb_box_offers_the_previous_events_verb_and_enter_takes_it(
     mark(page, 500, 20)
     assert verb_hint(page) == ""
     page.keyboard.press("Enter")
-    page.wait_for_timeout(300)
+    wait_painted(page)
     assert page.evaluate("window.frameledger.form.draft.verb") is None and rows(page) == 4
 
     stored = [e.data for e in Ledger.objects.get(packet=packet, side="A").events.order_by("created_at")]

@@ -23,7 +23,7 @@ from annotator.actions.ledgers import do_add_event, do_freeze_ledger
 from annotator.actions.union import do_build_union
 from annotator.base.builtin_kinds import GTEA_NOUNS, GTEA_VERBS
 from annotator.models import Ledger
-from tests.browser.ledger_pages import wait_ready
+from tests.browser.ledger_pages import wait_painted, wait_ready
 from tests.factories import make_packet, make_ready_video
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -163,12 +163,13 @@ def test_ui_scale(page_as, maintainer, annotator_a, annotator_b, adjudicator):
     for _ in range(5):
         page.keyboard.press("]")
     page.wait_for_function("() => document.querySelector('#ledger-table tbody tr.selected')")
-    page.evaluate("new Promise((r) => setTimeout(r, 300))")
+    page.wait_for_function("() => !window.frameledger.player.seeking")
+    wait_painted(page)  # the keys so far have painted (and been timed) before the count restarts
     page.evaluate("window.__keyToPaint = []")
     for i in range(20):
         page.keyboard.press("." if i % 2 == 0 else ",")
-        page.evaluate("new Promise((r) => requestAnimationFrame(() => setTimeout(r, 30)))")
-    page.evaluate("new Promise((r) => setTimeout(r, 300))")
+        page.wait_for_function("(n) => window.__keyToPaint.length >= n", arg=i + 1)  # this key painted
+    page.wait_for_function("() => !window.frameledger.player.seeking")
     nudges = page.evaluate("window.__keyToPaint")
     figures["nudge_key_to_paint_ms"] = {"median": statistics.median(nudges), "max": max(nudges), "n": len(nudges)}
     box = "#ledger-scroll" if page.query_selector("#ledger-scroll") else "html"

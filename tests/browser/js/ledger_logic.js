@@ -134,7 +134,7 @@ export async function autosave_retries_failures_stops_on_conflict_and_hands_back
   const afterRetries = [store.getState().status, storage.has("q"), saver.attempts];
   store.dispatch({ type: "update", key: "k1", data: { v: 2 } });
   await wait(() => store.getState().status === "conflict");
-  await new Promise((r) => setTimeout(r, 30));
+  await wait(() => !saver.running && saver.timer === null); // nothing in flight, no retry due: nothing more is sent
   return [sent, storedWhilePending, afterRetries, store.getState().status, store.getState().pending.length, JSON.parse(storage.get("q")).pending.length];
 }
 

@@ -84,7 +84,7 @@ export async function mountDiagnostics(root, { scoreId, urls }) {
     const item = byId.get(id);
     if (!item) return null;
     selected = id;
-    renderDetail(detail, item, pairsByItem.get(id), byId, diagnostics);
+    renderDetail(detail, item, pairsByItem.get(id), byId);
     for (const row of root.querySelectorAll("tr.selected")) row.classList.remove("selected");
     const row = root.querySelector(`tr[data-item="${id}"]`);
     if (row) row.classList.add("selected");
@@ -204,7 +204,7 @@ function renderSummary(box, diagnostics, model) {
   }
 }
 
-function renderDetail(box, item, link, byId, diagnostics) {
+function renderDetail(box, item, link, byId) {
   const parts = [
     el("h3", { text: `${item.lane === "reference" ? "Ground truth" : "Submission"} #${item.index + 1}: ${item.label}` }),
     el("p", { text: `${STATUS_LABELS[item.status] || item.status}${item.note ? ` — ${item.note}` : ""}` }),
