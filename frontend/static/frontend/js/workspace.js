@@ -46,10 +46,6 @@ const gate = new KeyGate({
 });
 window.frameledger.keyGate = gate;
 
-function newKey() {
-  return globalThis.crypto && crypto.randomUUID ? `new-${crypto.randomUUID()}` : `new-${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
-}
-
 // A stand-in when the video cannot be played: editing still works, frames typed by hand.
 function stillPlayer(frameCount) {
   let current = 0;
