@@ -20,8 +20,10 @@ def errors_of(page) -> list[str]:
 
 
 def test_the_grading_and_agreement_pages_draw_with_the_shared_helpers(
-    page_as, maintainer, annotator_a, annotator_b, adjudicator
+    page_as, maintainer, annotator_a, annotator_b, adjudicator, eager_celery
 ):
+    # The agreement report follows the second freeze's commit as a task: eager here, so it
+    # is stored when the page asks for it.
     packet = make_packet(maintainer, annotator_a, annotator_b, adjudicator, video=make_ready_video("helpers"))
     for side, actor, noun in (("A", annotator_a, "egg"), ("B", annotator_b, "cup")):
         ledger = Ledger.objects.get(packet=packet, side=side)
