@@ -14,6 +14,8 @@ from tests.factories import make_packet
 from tests.grading.conftest import A_EVENTS, B_EVENTS
 from tests.grading.test_derived_work import PROVISIONAL, fill, freeze
 
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
 
 @pytest.fixture
 def held(monkeypatch):
