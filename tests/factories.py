@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from contextlib import contextmanager
 
 from django.contrib.auth.models import Group, User
@@ -97,3 +98,9 @@ def client_for(user) -> APIClient:
     if user is not None:
         client.force_login(user)
     return client
+
+
+def without_digests_and_times(text: str) -> str:
+    """``text`` without hex digests and ISO times, which may hold any run of digits: what is
+    left is where a leaked number would show."""
+    return re.sub(r"[0-9a-f]{32,}|\d{4}-\d\d-\d\dT[\d:.+]+", "", text)

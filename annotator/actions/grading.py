@@ -309,20 +309,25 @@ def update_progress(run: ScoringRun) -> None:
         status=Job.Status.RUNNING, progress=fraction, message=message, result={"total": run.total, **counts},
         updated_at=now,
     )  # fmt: skip
-    if counts["pending"] or not ScoringRun.objects.filter(pk=run.pk, finished_at__isnull=True).update(finished_at=now):
+    if counts["pending"]:
         return
-    run.finished_at = now
-    Job.objects.filter(pk=run.job_id).update(
-        status=Job.Status.DONE, progress=1.0, message=message, result={"total": run.total, **counts}, updated_at=now
-    )
-    record(
-        None,
-        "finish_scoring_run",
-        run,
-        packet=run.version.packet,
-        hashes={"ground_truth": run.ground_truth_sha256, "row": row_seal(run)},
-        details={"scorer_id": run.scorer_id, "version": run.version_id, **counts},
-    )
+    # The finished row and the seal of it in one transaction: no reader sees one without
+    # the other, and a crash between them cannot leave a run that fails its own seal.
+    with transaction.atomic():
+        if not ScoringRun.objects.filter(pk=run.pk, finished_at__isnull=True).update(finished_at=now):
+            return
+        run.finished_at = now
+        Job.objects.filter(pk=run.job_id).update(
+            status=Job.Status.DONE, progress=1.0, message=message, result={"total": run.total, **counts}, updated_at=now
+        )
+        record(
+            None,
+            "finish_scoring_run",
+            run,
+            packet=run.version.packet,
+            hashes={"ground_truth": run.ground_truth_sha256, "row": row_seal(run)},
+            details={"scorer_id": run.scorer_id, "version": run.version_id, **counts},
+        )
 
 
 # ------------------------------------------------------------------------ leaderboard

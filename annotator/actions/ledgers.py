@@ -18,7 +18,7 @@ from django.utils import timezone
 from annotator.actions.derived import queue_agreement_report
 from annotator.base.canonical import canonical_sha256
 from annotator.base.errors import Conflict, InvalidInput, StaleVersion
-from annotator.base.seals import row_seal
+from annotator.base.seals import events_seal, row_seal
 from annotator.models import Ledger, LedgerEvent
 from annotator.models.audit_log import record
 from annotator.models.taskkind_schema import EventInvalid, packet_schema, validate_event
@@ -137,12 +137,13 @@ def do_freeze_ledger(ledger: Ledger, *, actor, attestation: str, expected_versio
     ledger.frozen_at = timezone.now()
     ledger.version += 1
     ledger.save()
+    rows = ledger.events.order_by("created_at", "id")  # as every read orders them
     record(
         actor,
         "freeze_ledger",
         ledger,
         packet=ledger.packet,
-        hashes={"ledger": digest, "row": row_seal(ledger)},
+        hashes={"ledger": digest, "row": row_seal(ledger), "events": events_seal(rows)},
         details={"side": ledger.side},
     )
     # The agreement report is derived work: computed by a task once this has committed.

@@ -9,6 +9,7 @@ from django.db import transaction
 
 from annotator.base.errors import Conflict
 from annotator.base.families import adapter_for
+from annotator.base.seals import union_seal
 from annotator.models import Ledger, Packet, Union, UnionItem
 from annotator.models.audit_log import record
 from annotator.models.taskkind_schema import export_event
@@ -106,12 +107,15 @@ def do_build_union(packet: Packet, *, actor) -> Union:
         for position, item in enumerate(items)
     )
     counts = {status: sum(1 for it in items if it["status"] == status) for status in UnionItem.Status.values}
+    # Sealed as stored (read back: ids and JSON as the database gives them).
+    stored = Union.objects.get(pk=union.pk)
+    seal = union_seal(stored, UnionItem.objects.filter(union=stored))
     record(
         actor,
         "build_union",
         union,
         packet=packet,
-        hashes={"ledger_a": union.ledger_a_sha256, "ledger_b": union.ledger_b_sha256},
+        hashes={"ledger_a": union.ledger_a_sha256, "ledger_b": union.ledger_b_sha256, "row": seal},
         details={"counts": counts},
     )
     return union

@@ -28,6 +28,12 @@ SEALED_COLUMNS: dict[str, tuple[str, ...]] = {
         "packet_id", "tier", "number", "sha256", "manifest_sha256", "changelog", "source", "created_by_id",
         "created_at",
     ),
+    # The union a decision rests on: an agreed item's value is published as it stands.
+    "annotator.Union": ("packet_id", "ledger_a_sha256", "ledger_b_sha256", "scorer_id", "created_at"),
+    "annotator.UnionItem": (
+        "union_id", "position", "status", "a_index", "b_index", "a_value", "b_value", "differing_fields",
+        "boundary_deltas",
+    ),
     "annotator.Decision": ("item_id", "action", "final_value", "rationale", "decided_by_id", "decided_at"),
     # content by sha256 (checked on read whenever the bytes are).
     "annotator.Submission": (
@@ -42,7 +48,21 @@ SEALED_COLUMNS: dict[str, tuple[str, ...]] = {
         "run_id", "submission_id", "version_id", "scorer_id", "status", "reward", "reason", "details",
         "reward_json", "reward_txt", "details_json", "error", "scorer_seconds", "scored_at",
     ),
+    # An executable bundle's run once it has ended (done or error): what the leaderboard shows
+    # beside the agent's reward (kind, reference flag, outcome, stages). The bundle's bytes by
+    # bundle_sha256.
+    "annotator.BundleRun": (
+        "version_id", "label", "bundle_sha256", "reference", "device", "queue", "limits", "created_by_id",
+        "created_at", "status", "outcome", "stages", "enforcement", "submission_id", "score_id", "finished_at",
+        "worker", "heartbeat_at",
+    ),
 }  # fmt: skip
+
+# The columns of a bundle run fixed when it is submitted (sealed by ``submit_bundle``; the
+# worker writes the others while the run is running, then ``finish_bundle_run`` seals them all).
+BUNDLE_SUBMIT_COLUMNS = (
+    "version_id", "label", "bundle_sha256", "reference", "device", "queue", "limits", "created_by_id", "created_at",
+)  # fmt: skip
 
 
 def plain(value):
@@ -57,11 +77,37 @@ def plain(value):
     return value
 
 
-def row_seal(obj) -> str:
-    """The seal of ``obj``'s row (see the module docstring)."""
-    label = obj._meta.label
-    columns = {name: plain(getattr(obj, name)) for name in SEALED_COLUMNS[label]}
+def row_seal(obj, names: tuple[str, ...] | None = None) -> str:
+    """The seal of ``obj``'s row (see the module docstring); ``names``: these columns only
+    (a bundle run's submitted columns), else all of its model's."""
+    names = SEALED_COLUMNS[obj._meta.label] if names is None else names
+    columns = {name: plain(getattr(obj, name)) for name in names}
     return canonical_sha256({"table": obj._meta.db_table, "id": obj.pk, "columns": columns})[1]
+
+
+EVENT_COLUMNS = ("id", "uid", "data", "created_at", "updated_at")
+
+
+def events_seal(events) -> str:
+    """The seal of a frozen ledger's event rows (``events`` in the ledger's order): every
+    column of each row, so that a uid, an order or a time changed below the ORM gives
+    another seal as surely as changed content."""
+    rows = [{name: plain(getattr(event, name)) for name in EVENT_COLUMNS} for event in events]
+    for row in rows:
+        row["uid"] = str(row["uid"])
+    return canonical_sha256({"table": "annotator_ledgerevent", "rows": rows})[1]
+
+
+def bundle_submit_seal(run) -> str:
+    """The seal of a bundle run's columns fixed at submission (``BUNDLE_SUBMIT_COLUMNS``)."""
+    return row_seal(run, BUNDLE_SUBMIT_COLUMNS)
+
+
+def union_seal(union, items) -> str:
+    """The seal of a union row together with all its items (in position order): an item
+    changed, added, removed or moved to another union gives another seal."""
+    rows = sorted(items, key=lambda item: item.position)
+    return canonical_sha256({"union": row_seal(union), "items": [row_seal(item) for item in rows]})[1]
 
 
 def is_sealed(obj) -> bool:

@@ -52,7 +52,7 @@ def check_media_root(app_configs, **kwargs):
     return []
 
 
-# The frozen-row triggers of migrations 0005 and 0014, as (table, trigger). A later migration that
+# The frozen-row triggers of migrations 0005, 0014, 0018 and 0019, as (table, trigger). A later migration that
 # rebuilds one of these tables on SQLite drops its triggers with it: E010 notices.
 EXPECTED_TRIGGERS = {
     "postgresql": {
@@ -65,6 +65,11 @@ EXPECTED_TRIGGERS = {
         ("annotator_scoringrun", "frameledger_scoring_run"),
         ("annotator_submissionscore", "frameledger_final_score"),
         ("annotator_decision", "frameledger_decision"),
+        # migration 0018_sealed_union
+        ("annotator_union", "frameledger_immutable"),
+        ("annotator_unionitem", "frameledger_immutable"),
+        # migration 0019_sealed_bundle_runs
+        ("annotator_bundlerun", "frameledger_bundle_run"),
     },
     "sqlite": {
         ("annotator_ledger", "frameledger_frozen_ledger_update"),
@@ -84,6 +89,15 @@ EXPECTED_TRIGGERS = {
         ("annotator_submissionscore", "frameledger_final_score_delete"),
         ("annotator_decision", "frameledger_decision_update"),
         ("annotator_decision", "frameledger_decision_delete"),
+        # migration 0018_sealed_union
+        *(
+            (table, f"frameledger_{table}_{op}")
+            for table in ("annotator_union", "annotator_unionitem")
+            for op in ("update", "delete")
+        ),
+        # migration 0019_sealed_bundle_runs
+        ("annotator_bundlerun", "frameledger_bundle_run_update"),
+        ("annotator_bundlerun", "frameledger_bundle_run_delete"),
     },
 }
 

@@ -22,15 +22,17 @@ from django.db import connection
 
 from annotator.base.canonical import canonical_sha256, sha256_hex
 from annotator.base.errors import WorkflowError
-from annotator.base.seals import row_seal
+from annotator.base.seals import events_seal, row_seal
 from annotator.models import (
     AuditEntry,
+    BundleRun,
     Decision,
     GroundTruthVersion,
     Ledger,
     ScoringRun,
     Submission,
     SubmissionScore,
+    Union,
 )
 from annotator.models.audit_log import append_entry
 
@@ -68,6 +70,10 @@ def describe(obj) -> str:
         return f"submission {obj.pk} (packet {obj.packet_id})"
     if isinstance(obj, Decision):
         return f"decision {obj.pk} (union item {obj.item_id})"
+    if isinstance(obj, Union):
+        return f"union {obj.pk} (packet {obj.packet_id})"
+    if isinstance(obj, BundleRun):
+        return f"bundle run {obj.pk} (version {obj.version_id})"
     return f"{obj._meta.label} {obj.pk}"
 
 
@@ -97,9 +103,11 @@ def manifest_problem(version: GroundTruthVersion) -> tuple[str, str, str] | None
     return None
 
 
-def events_problem(ledger: Ledger) -> tuple[str, str, str] | None:
-    """A frozen ledger's event rows against its (hashed) canonical document: an event
-    added, removed, moved in or changed after the freeze."""
+def events_problem(ledger: Ledger, recorded: list[dict] | None = None) -> tuple[str, str, str] | None:
+    """A frozen ledger's event rows against its (hashed) canonical document (an event
+    added, removed, moved in or changed after the freeze) and against the seal of the rows
+    its freeze recorded (``recorded``: the freeze entries' hashes, looked up when not given):
+    a uid, an order or a time changed too. Freezes from before row seals carry none."""
 
     def key(data) -> str:
         return canonical_sha256(data)[1]
@@ -108,6 +116,12 @@ def events_problem(ledger: Ledger) -> tuple[str, str, str] | None:
     rows = sorted(key(data) for data in ledger.events.values_list("data", flat=True))
     if rows != stored:
         return "its event rows differ from its frozen document", f"{len(stored)} events", f"{len(rows)} event rows"
+    recorded = recorded_hashes(ledger) if recorded is None else recorded
+    seals = [hashes["events"] for hashes in recorded if "events" in hashes]
+    if seals:
+        actual = events_seal(ledger.events.order_by("created_at", "id"))
+        if actual not in seals:
+            return "its event rows differ from the seal its freeze recorded", seals[0], actual
     return None
 
 
@@ -171,10 +185,11 @@ def frozen_document(obj: Ledger | GroundTruthVersion) -> dict:
     found = content_problem(obj)
     if found is None and isinstance(obj, GroundTruthVersion):
         found = manifest_problem(obj)
+    recorded = recorded_hashes(obj) if found is None else []
     if found is None:
-        found = recorded_problem(obj)
+        found = recorded_problem(obj, recorded)
     if found is None and isinstance(obj, Ledger):
-        found = events_problem(obj)
+        found = events_problem(obj, recorded)
     if found is not None:
         raise fail(obj, found)
     return json.loads(obj.canonical_json)

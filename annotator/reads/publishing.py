@@ -17,7 +17,7 @@ from annotator.base.canonical import canonical_sha256
 from annotator.base.errors import Conflict
 from annotator.models import Decision, GroundTruthVersion, Packet, Union, UnionItem
 from annotator.reads.documents import version_document, version_events
-from annotator.reads.sealed_rows import verify_decisions
+from annotator.reads.sealed_rows import verify_decisions, verify_union
 
 # The decision counts a confirmation shows, in this order ("agreed": no decision needed).
 DECISION_KINDS = ["agreed", *Decision.Action.values]
@@ -81,7 +81,9 @@ def adjudication_log(union: Union) -> list[dict]:
     each adjudicated version as ``adjudication_log.json``)."""
     log = []
     items = list(union.items.select_related("decision").order_by("position"))
-    # A decision changed by SQL is never published (nor previewed): read through its seal.
+    # A union item or a decision changed by SQL is never published (nor previewed): read
+    # through their seals (an agreed item's value is published as it stands).
+    verify_union(union, items)
     verify_decisions(item.decision for item in items if hasattr(item, "decision"))
     for item in items:
         decision = getattr(item, "decision", None)

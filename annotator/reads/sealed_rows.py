@@ -1,6 +1,9 @@
 """Reading graded rows and decisions through their seals (``annotator.base.seals``).
 
-A submission, a scoring run, a final score and a decision are sealed when written: the
+A submission, a scoring run, a final score, a decision, a union with its items and a bundle
+run are sealed when written (``build_union``: the union row and every item as one seal;
+``submit_bundle``: a bundle run's submitted columns, ``finish_bundle_run``: all of them once
+it has ended, done or error): the
 audit entry of the write records the SHA-256 of the row's columns (``upload_submissions`` /
 ``bundle_submission``: every submission of the batch; ``start_scoring_run`` and
 ``finish_scoring_run``: the run; ``score_results``: every score of a committed batch;
@@ -21,12 +24,24 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from annotator.base.canonical import sha256_hex
-from annotator.models import AuditEntry, Decision, ScoringRun, Submission, SubmissionScore
+from annotator.base.seals import bundle_submit_seal, union_seal
+from annotator.models import (
+    AuditEntry,
+    BundleRun,
+    Decision,
+    ScoringRun,
+    Submission,
+    SubmissionScore,
+    Union,
+    UnionItem,
+)
 from annotator.reads.integrity import fail, seal_problem
 
 UPLOAD_OPERATIONS = ("upload_submissions", "bundle_submission")
 RUN_OPERATIONS = ("start_scoring_run", "finish_scoring_run")
 SCORE_OPERATION = "score_results"
+UNION_OPERATION = "build_union"
+BUNDLE_OPERATIONS = ("submit_bundle", "finish_bundle_run")
 MISSING = ("no seal for it in the audit log", "a seal", "none")
 
 
@@ -35,6 +50,12 @@ class RunSeals:
     row: str | None = None  # the latest seal of the run row
     sealed: bool = False  # started with seals: every final score must carry one
     scores: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class BundleSeals:
+    submitted: str | None = None  # the seal of the submitted columns (None: submitted before seals)
+    row: str | None = None  # the seal of every column, recorded when the run ended
 
 
 @dataclass
@@ -85,6 +106,29 @@ def decision_seals(decision_ids: Iterable[int] | None = None) -> dict[str, str |
     return {object_id: hashes.get("row") for object_id, _, hashes in _entries(**filters).iterator(chunk_size=2000)}
 
 
+def union_seals(union_ids: Iterable[int] | None = None) -> dict[str, str | None]:
+    """The recorded seal of each union (None: built before seals existed)."""
+    filters = {"object_type": Union._meta.label, "operation": UNION_OPERATION}
+    if union_ids is not None:
+        filters["object_id__in"] = sorted({str(pk) for pk in union_ids})
+    return {object_id: hashes.get("row") for object_id, _, hashes in _entries(**filters).iterator(chunk_size=2000)}
+
+
+def bundle_seals(run_ids: Iterable[int] | None = None) -> dict[str, BundleSeals]:
+    """Seals of bundle runs by run id (every run when ``run_ids`` is None)."""
+    filters = {"object_type": BundleRun._meta.label, "operation__in": BUNDLE_OPERATIONS}
+    if run_ids is not None:
+        filters["object_id__in"] = sorted({str(pk) for pk in run_ids})
+    found: dict[str, BundleSeals] = defaultdict(BundleSeals)
+    for object_id, operation, hashes in _entries(**filters).iterator(chunk_size=2000):
+        seals = found[object_id]
+        if operation == "submit_bundle":
+            seals.submitted = hashes.get("row")
+        else:
+            seals.row = hashes.get("row", seals.row)
+    return found
+
+
 # ------------------------------------------------------------------ problems per row
 
 
@@ -126,41 +170,145 @@ def decision_problem(decision: Decision, seals: dict[str, str | None]):
     return seal_problem(decision, seals[str(decision.pk)])
 
 
+def union_problem(union: Union, seals: dict[str, str | None], items: Iterable[UnionItem] | None = None):
+    """The union row and all its items (``items``: as read by the caller, else queried)
+    against the seal of its ``build_union`` entry."""
+    if str(union.pk) not in seals:
+        return "no build record for it in the audit log", "a build record", "none"
+    recorded = seals[str(union.pk)]
+    if recorded is None:
+        return None
+    actual = union_seal(union, UnionItem.objects.filter(union=union) if items is None else items)
+    if actual != recorded:
+        return "its items or columns differ from the seal the audit log recorded", recorded, actual
+    return None
+
+
+def bundle_run_problem(run: BundleRun, seals: dict[str, BundleSeals]):
+    """A bundle run against its seals: the submitted columns always (the worker never
+    writes them), every column once the seal of its end is recorded (whatever its status
+    says now). A run that says it has ended without that seal, though submitted with
+    seals, was ended outside FrameLedger. Runs from before seals are checked for what
+    their entries carry; a run with no entry at all is a problem once it says it ended."""
+    ended = run.status in (BundleRun.Status.DONE, BundleRun.Status.ERROR)
+    found = seals.get(str(run.pk))
+    if found is None:
+        return ("no submit record for it in the audit log", "a submit record", "none") if ended else None
+    if found.submitted is not None:
+        actual = bundle_submit_seal(run)
+        if actual != found.submitted:
+            return "its columns differ from the seal the audit log recorded", found.submitted, actual
+    if found.row is not None:
+        return seal_problem(run, found.row)
+    if ended and found.submitted is not None:
+        return MISSING
+    return None
+
+
 # ------------------------------------------------------------------ verified reads
 
 
-def _raise_first(pairs) -> None:
-    for obj, found in pairs:
+def settled(obj, found, problem_of, seals_of):
+    """The problem ``found`` for ``obj`` once a fresh read confirms it, else None.
+
+    Each statement sees what was committed when it began (PostgreSQL's read committed;
+    SQLite outside a transaction), so a row and its seals read on either side of a writer's
+    commit differ with nothing tampered: a bundle run read while running, then the seal of
+    its end; or, in ``verify_integrity``, seals read before a row was written. So the row is
+    read again (``obj`` takes the stored columns if they changed) and checked against seals
+    read after it (``seals_of([obj])``). The problem stands when a read of both that comes
+    after the row settled finds it again: a change made below the ORM is never hidden, and a
+    row that keeps changing under the reader is reported after a few reads."""
+    for _ in range(READS):
+        if found is None:
+            return None
+        changed = _caught_up(obj)
+        again = problem_of(obj, seals_of([obj]))
+        if not changed and again == found:
+            return found
+        found = again
+    return found
+
+
+READS = 3
+
+
+def _caught_up(obj) -> bool:
+    """Whether the stored row differs from ``obj``'s loaded columns; ``obj`` takes them
+    if so. A row gone reads as unchanged (its problem stands)."""
+    deferred = obj.get_deferred_fields()
+    names = [f.attname for f in obj._meta.concrete_fields if f.attname not in deferred]
+    stored = type(obj)._base_manager.filter(pk=obj.pk).values(*names).first()
+    if stored is None or all(stored[name] == getattr(obj, name) for name in names):
+        return False
+    obj.refresh_from_db(fields=names)
+    return True
+
+
+def _raise_first(objs, problem_of, seals_of) -> None:
+    objs = list(objs)
+    if not objs:
+        return
+    seals = seals_of(objs)
+    for obj in objs:
+        found = settled(obj, problem_of(obj, seals), problem_of, seals_of)
         if found is not None:
             raise fail(obj, found)
 
 
+def submission_seals_of(submissions) -> dict[str, BatchSeals]:
+    return batch_seals(s.batch for s in submissions)
+
+
+def run_seals_of(runs) -> dict[str, RunSeals]:
+    return run_seals(r.pk for r in runs)
+
+
+def score_seals_of(scores) -> dict[str, RunSeals]:
+    return run_seals(s.run_id for s in scores)
+
+
+def decision_seals_of(decisions) -> dict[str, str | None]:
+    return decision_seals(d.pk for d in decisions)
+
+
+def union_seals_of(unions) -> dict[str, str | None]:
+    return union_seals(u.pk for u in unions)
+
+
+def bundle_seals_of(runs) -> dict[str, BundleSeals]:
+    return bundle_seals(r.pk for r in runs)
+
+
 def verify_submissions(submissions: Iterable[Submission]) -> None:
-    submissions = list(submissions)
-    if submissions:
-        seals = batch_seals(s.batch for s in submissions)
-        _raise_first((s, submission_problem(s, seals)) for s in submissions)
+    _raise_first(submissions, submission_problem, submission_seals_of)
 
 
 def verify_runs(runs: Iterable[ScoringRun]) -> None:
-    runs = list(runs)
-    if runs:
-        seals = run_seals(r.pk for r in runs)
-        _raise_first((r, run_problem(r, seals)) for r in runs)
+    _raise_first(runs, run_problem, run_seals_of)
 
 
 def verify_scores(scores: Iterable[SubmissionScore]) -> None:
     """Each score, and the submission it scores, through their seals."""
     scores = list(scores)
-    if not scores:
-        return
-    seals = run_seals(s.run_id for s in scores)
-    _raise_first((s, score_problem(s, seals)) for s in scores)
+    _raise_first(scores, score_problem, score_seals_of)
     verify_submissions({s.submission_id: s.submission for s in scores}.values())
 
 
 def verify_decisions(decisions: Iterable[Decision]) -> None:
-    decisions = list(decisions)
-    if decisions:
-        seals = decision_seals(d.pk for d in decisions)
-        _raise_first((d, decision_problem(d, seals)) for d in decisions)
+    _raise_first(decisions, decision_problem, decision_seals_of)
+
+
+def verify_union(union: Union, items: Iterable[UnionItem] | None = None) -> None:
+    """The union and its items through their seal (``items``: every item of the union, as
+    the caller read them; queried when not given). A union is written once, with its items:
+    there is no later write for a read to straddle."""
+    found = union_problem(union, union_seals([union.pk]), None if items is None else list(items))
+    if found is not None:
+        raise fail(union, found)
+
+
+def verify_bundle_runs(runs: Iterable[BundleRun]) -> None:
+    """Each bundle run through its seals (``bundle`` may be deferred: it is covered by
+    ``bundle_sha256``)."""
+    _raise_first(runs, bundle_run_problem, bundle_seals_of)

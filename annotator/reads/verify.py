@@ -10,8 +10,8 @@ What is checked:
   and both hashes against the ones the audit log recorded when it was published;
 - every sealed row (``annotator.base.seals``): a frozen ledger's and a version's columns, a
   frozen ledger's event rows against its document, every submission (and its bytes against
-  its SHA-256), scoring run, final score and decision against the seal its audit entry
-  recorded, and every row the audit log sealed still there;
+  its SHA-256), scoring run, final score, decision, union (with its items) and bundle run
+  against the seal its audit entry recorded, and every row the audit log sealed still there;
 - every chain head anchored outside the database (``annotator.reads.anchors``) still in the chain;
 - the audit log's hash chain: ``seq`` runs 1, 2, 3... with no gap (a deleted entry),
   each entry links to the previous one's SHA-256 and its own SHA-256 matches its fields.
@@ -28,7 +28,17 @@ import json
 from collections import defaultdict
 from dataclasses import dataclass
 
-from annotator.models import AuditEntry, Decision, GroundTruthVersion, Ledger, ScoringRun, Submission, SubmissionScore
+from annotator.models import (
+    AuditEntry,
+    BundleRun,
+    Decision,
+    GroundTruthVersion,
+    Ledger,
+    ScoringRun,
+    Submission,
+    SubmissionScore,
+    Union,
+)
 from annotator.models.audit import GENESIS_SHA256
 from annotator.reads import sealed_rows
 from annotator.reads.anchors import anchor_problems
@@ -69,7 +79,7 @@ def _problems(obj, checks) -> list[Problem]:
 def ledger_problems(ledger: Ledger, recorded: list[dict] | None = None) -> list[Problem]:
     found = [content_problem(ledger), recorded_problem(ledger, recorded)]
     if not any(found):
-        found.append(events_problem(ledger))
+        found.append(events_problem(ledger, recorded))
     return _problems(ledger, found)
 
 
@@ -140,32 +150,42 @@ def missing_objects(recorded: dict[tuple[str, str], list[dict]]) -> list[Problem
 
 
 def sealed_row_problems() -> list[Problem]:
-    """Every submission, scoring run, final score and decision against its seal, and every
-    sealed row still present (``annotator.reads.sealed_rows``)."""
+    """Every submission, scoring run, final score, decision, union and bundle run against its
+    seal, and every sealed row still present (``annotator.reads.sealed_rows``)."""
     problems: list[Problem] = []
     batches, runs, decisions = sealed_rows.batch_seals(), sealed_rows.run_seals(), sealed_rows.decision_seals()
+    unions, bundle_runs = sealed_rows.union_seals(), sealed_rows.bundle_seals()
 
-    def check(rows, problem_of, seals):
+    def check(rows, problem_of, seals, seals_of):
+        # Seals were read before the rows: a row written since then is read again with its
+        # own seals before it counts as a problem (``sealed_rows.settled``).
         for row in rows.iterator(chunk_size=500):
-            found = problem_of(row, seals)
+            found = sealed_rows.settled(row, problem_of(row, seals), problem_of, seals_of)
             if found is not None:
                 problems.append(Problem(describe(row), f"{found[0]} (expected {found[1]}, found {found[2]})"))
 
-    check(Submission.objects.order_by("pk"), sealed_rows.submission_problem, batches)
-    check(ScoringRun.objects.order_by("pk"), sealed_rows.run_problem, runs)
-    check(SubmissionScore.objects.order_by("pk"), sealed_rows.score_problem, runs)
-    check(Decision.objects.order_by("pk"), sealed_rows.decision_problem, decisions)
+    check(Submission.objects.order_by("pk"), sealed_rows.submission_problem, batches, sealed_rows.submission_seals_of)
+    check(ScoringRun.objects.order_by("pk"), sealed_rows.run_problem, runs, sealed_rows.run_seals_of)
+    check(SubmissionScore.objects.order_by("pk"), sealed_rows.score_problem, runs, sealed_rows.score_seals_of)
+    check(Decision.objects.order_by("pk"), sealed_rows.decision_problem, decisions, sealed_rows.decision_seals_of)
+    check(Union.objects.order_by("pk"), sealed_rows.union_problem, unions, sealed_rows.union_seals_of)
+    bundle_rows = BundleRun.objects.defer("bundle").order_by("pk")
+    check(bundle_rows, sealed_rows.bundle_run_problem, bundle_runs, sealed_rows.bundle_seals_of)
     present = {
         "submission": {str(pk) for pk in Submission.objects.values_list("pk", flat=True)},
         "scoring run": {str(pk) for pk in ScoringRun.objects.values_list("pk", flat=True)},
         "score": {str(pk) for pk in SubmissionScore.objects.values_list("pk", flat=True)},
         "decision": {str(pk) for pk in Decision.objects.values_list("pk", flat=True)},
+        "union": {str(pk) for pk in Union.objects.values_list("pk", flat=True)},
+        "bundle run": {str(pk) for pk in BundleRun.objects.values_list("pk", flat=True)},
     }
     sealed = {
         "submission": {pk for batch in batches.values() for pk in batch.rows},
         "scoring run": set(runs),
         "score": {pk for run in runs.values() for pk in run.scores},
         "decision": set(decisions),
+        "union": set(unions),
+        "bundle run": set(bundle_runs),
     }
     for kind, ids in sealed.items():
         for pk in sorted(ids - present[kind], key=int):

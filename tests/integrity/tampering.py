@@ -8,7 +8,8 @@ from __future__ import annotations
 import json
 from contextlib import contextmanager
 
-from django.db import connection
+import pytest
+from django.db import IntegrityError, connection, transaction
 from django.db.models import QuerySet
 
 from annotator.base.canonical import sha256_hex
@@ -52,3 +53,11 @@ def edited_events(canonical_json: str, **changes) -> str:
 
 def rehashed(text: str) -> str:
     return sha256_hex(text.encode("utf-8"))
+
+
+def refused(statement: str, params=()) -> str:
+    """The triggers' refusal of ``statement`` (its error text), in a savepoint of its own."""
+    with pytest.raises(IntegrityError) as caught, transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(statement, params)
+    assert "frameledger:" in str(caught.value)
+    return str(caught.value)

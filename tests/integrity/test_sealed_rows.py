@@ -13,7 +13,6 @@ from datetime import timedelta
 
 import pytest
 from django.core.management import call_command
-from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from annotator.models import (
@@ -28,7 +27,7 @@ from annotator.reads.integrity import describe
 from tests.factories import client_for, make_packet
 from tests.grading.conftest import scored, upload
 from tests.integrity.conftest import PROVISIONAL
-from tests.integrity.tampering import remove, tamper, triggers_off
+from tests.integrity.tampering import refused, remove, tamper, triggers_off
 
 pytestmark = pytest.mark.django_db
 
@@ -183,6 +182,21 @@ def test_frozen_ledger_event_rows_changed_added_or_removed(graded, packet, annot
         assert code == 1 and f"PROBLEM {describe(ledger)}: its event rows differ" in out, (change, out)
 
 
+@pytest.mark.parametrize("column", ["uid", "created_at", "updated_at"])
+def test_a_frozen_ledger_events_uid_or_times_changed_are_named(graded, packet, annotator_a, maintainer, column):
+    # The content is the same, but the owner's view would serve another uid (what edits and
+    # decisions name) or another order: the seal of the rows the freeze recorded differs.
+    ledger = graded["ledger"]
+    event = LedgerEvent.objects.filter(ledger=ledger).order_by("pk").first()
+    value = uuid.uuid4() if column == "uid" else getattr(event, column) - timedelta(days=400)
+    with triggers_off(LedgerEvent._meta.db_table):
+        LedgerEvent.objects.filter(pk=event.pk).update(**{column: value})
+    assert_integrity_error(client_for(annotator_a), f"/api/packets/{packet.pk}/ledger/")
+    assert_integrity_error(client_for(maintainer), f"/api/packets/{packet.pk}/ledgers/A/")
+    code, out = verify()
+    assert code == 1 and f"PROBLEM {describe(ledger)}: its event rows differ from the seal its freeze" in out, out
+
+
 def test_rows_moved_to_another_packet_or_deleted_are_named(graded, packet, maintainer, annotator_a, annotator_b):
     other = make_packet(maintainer, annotator_a, annotator_b, graded["decision"].decided_by)
     submission = graded["submission"]
@@ -250,13 +264,6 @@ def test_ledger_unfrozen_by_sql_is_not_writable_again(graded, packet, annotator_
 
 
 # ----------------------------------------------------------------------- the triggers
-
-
-def refused(statement: str, params=()) -> str:
-    with pytest.raises(IntegrityError) as caught, transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(statement, params)
-    assert "frameledger:" in str(caught.value)
-    return str(caught.value)
 
 
 def test_triggers_refuse_every_update_and_delete_of_sealed_rows(graded, packet):
