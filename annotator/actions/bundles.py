@@ -33,11 +33,13 @@ from annotator.base.families import adapter_for, family_names
 from annotator.base.grading import sandbox, sandbox_host
 from annotator.base.grading.uploads import ZipLimits
 from annotator.base.queue import RUN_BUNDLE, send
-from annotator.base.seals import row_seal
+from annotator.base.seals import bundle_submit_seal, row_seal
 from annotator.models import BundleRun, GroundTruthVersion, Submission, SubmissionScore
 from annotator.models.audit_log import record
 from annotator.reads.grading_inputs import check_scorer_id
+from annotator.reads.integrity import TamperedData
 from annotator.reads.moment_corpus import moment_corpus
+from annotator.reads.sealed_rows import verify_bundle_runs
 from scoring.moments import MAX_SOLUTION_BYTES
 
 logger = logging.getLogger(__name__)
@@ -116,12 +118,15 @@ def do_submit_bundle(
         limits={**pinned_limits(), **({"address_space_bytes": 0} if device == "cuda" else {})},
         created_by=actor,
     )
+    # Its submitted columns sealed as stored (the worker may write only the others, and only
+    # while the run has not ended: migration 0019_sealed_bundle_runs).
+    stored = BundleRun.objects.defer("bundle").get(pk=run.pk)
     record(
         actor,
         "submit_bundle",
         run,
         packet=version.packet,
-        hashes={"bundle": run.bundle_sha256, "version": version.sha256},
+        hashes={"bundle": run.bundle_sha256, "version": version.sha256, "row": bundle_submit_seal(stored)},
         details={"label": label, "queue": queue, "limits": run.limits, "reference": reference},
     )
     if dispatch:
@@ -169,6 +174,10 @@ def do_run_bundle(run_id: int) -> BundleRun:
     if not _claim(run_id):
         return BundleRun.objects.get(pk=run_id)
     run = BundleRun.objects.select_related("version__packet__task_kind", "version__packet__video").get(pk=run_id)
+    changed = _changed_since_submission(run)
+    if changed:
+        logger.warning("bundle run %s refused: %s", run.pk, changed)
+        return _error(run, changed, [], {})
     enforcement = sandbox.probe()
     if not enforcement.ready:
         logger.warning("bundle run %s refused: %s", run.pk, enforcement.reason)
@@ -214,15 +223,58 @@ def do_run_bundle(run_id: int) -> BundleRun:
         return _error(run, f"the rows could not be scored: {type(error).__name__}: {error}", stages, record)
 
 
+def _changed_since_submission(run: BundleRun) -> str:
+    """Why the run must not start ('' when it may): its bytes or its submitted columns
+    differ from what was submitted (changed below the ORM with the triggers dropped)."""
+    actual = hashlib.sha256(bytes(run.bundle)).hexdigest()
+    if actual != run.bundle_sha256:
+        submitted = run.bundle_sha256[:16]
+        return f"integrity: the bundle's bytes (SHA-256 {actual[:16]}…) are not those submitted ({submitted}…): not run"
+    try:
+        verify_bundle_runs([run])
+    except TamperedData as error:
+        return f"integrity: {error}: not run"
+    return ""
+
+
+FINAL = (BundleRun.Status.DONE, BundleRun.Status.ERROR)
+
+
+def _finish(run_id: int, *, hashes: dict | None = None, details: dict | None = None, only=None, **columns):
+    """End a run that has not ended (``only``: a further condition on it) with ``columns``,
+    and record ``finish_bundle_run`` with the seal of every column as stored, in one
+    transaction: a finished run is refused below the ORM from then on (migration
+    ``0019_sealed_bundle_runs``), and its reads check the seal. None when the run had
+    already ended (the sweep ended it; a redelivered task): what it says then stands."""
+    with transaction.atomic():
+        rows = BundleRun.objects.filter(pk=run_id).exclude(status__in=FINAL)
+        if not rows.filter(only or Q()).update(**columns):
+            return None
+        run = BundleRun.objects.select_related("version__packet").defer("bundle").get(pk=run_id)
+        record(
+            None,
+            "finish_bundle_run",
+            run,
+            packet=run.version.packet,
+            hashes={"bundle": run.bundle_sha256, **(hashes or {}), "row": row_seal(run)},
+            details={"status": run.status, "outcome": run.outcome, **(details or {})},
+        )
+        return run
+
+
 def _error(run: BundleRun, message: str, stages: list, enforcement: dict | None = None) -> BundleRun:
-    BundleRun.objects.filter(pk=run.pk).update(
+    ended = _finish(
+        run.pk,
         status=BundleRun.Status.ERROR,
         outcome=message[:2000],
         stages=[s.as_dict() for s in stages],
         enforcement=enforcement or {},
         finished_at=timezone.now(),
     )
-    return BundleRun.objects.get(pk=run.pk)
+    if ended is None:
+        logger.warning("bundle run %s had already ended; not ended again with: %s", run.pk, message[:200])
+        return BundleRun.objects.get(pk=run.pk)
+    return ended
 
 
 def do_sweep_bundle_runs() -> list[int]:
@@ -235,10 +287,15 @@ def do_sweep_bundle_runs() -> list[int]:
     for run in BundleRun.objects.filter(status=BundleRun.Status.RUNNING, heartbeat_at__lt=stale).defer("bundle"):
         seen = run.heartbeat_at.isoformat() if run.heartbeat_at else "never"
         message = f"the worker running it ({run.worker or 'unknown'}) stopped: no heartbeat since {seen}"
-        updated = BundleRun.objects.filter(pk=run.pk, status=BundleRun.Status.RUNNING, heartbeat_at__lt=stale).update(
-            status=BundleRun.Status.ERROR, outcome=message, finished_at=now
+        ended_run = _finish(
+            run.pk,
+            only=Q(status=BundleRun.Status.RUNNING, heartbeat_at__lt=stale),
+            status=BundleRun.Status.ERROR,
+            outcome=message,
+            finished_at=now,
+            details={"ended_by": "sweep"},
         )
-        if updated:
+        if ended_run is not None:
             ended.append(run.pk)
             logger.warning("bundle run %s ended by the sweep: %s", run.pk, message)
     return ended
@@ -288,7 +345,8 @@ def _score(run: BundleRun, stages: list, rows: bytes, enforcement: dict) -> Bund
         do_score_batch(scoring_run.pk, chunk)
     score = SubmissionScore.objects.get(run=scoring_run, submission=submission)
     outcome = outcome_of(stages)
-    BundleRun.objects.filter(pk=run.pk).update(
+    ended = _finish(
+        run.pk,
         stages=[s.as_dict() for s in stages],
         enforcement=enforcement,
         submission=submission,
@@ -296,17 +354,15 @@ def _score(run: BundleRun, stages: list, rows: bytes, enforcement: dict) -> Bund
         status=BundleRun.Status.DONE,
         outcome=outcome,
         finished_at=timezone.now(),
+        hashes={"rows": submission.sha256},
+        details={"reward": score.reward, "seconds": {s.name: s.seconds for s in stages}},
     )
-    run.refresh_from_db()
-    record(
-        None,
-        "finish_bundle_run",
-        run,
-        packet=run.version.packet,
-        hashes={"bundle": run.bundle_sha256, "rows": submission.sha256},
-        details={"reward": score.reward, "outcome": outcome, "seconds": {s.name: s.seconds for s in stages}},
-    )
-    return run
+    if ended is None:
+        logger.warning(
+            "bundle run %s had already ended; its scored rows (submission %s) are not its", run.pk, submission.pk
+        )
+        return BundleRun.objects.get(pk=run.pk)
+    return ended
 
 
 def zip_folder(folder: Path) -> bytes:

@@ -45,7 +45,7 @@ from annotator.reads.documents import ledger_submission
 from annotator.reads.grading_inputs import scorer_code_sha256, scoring_inputs, task_parameters
 from annotator.reads.integrity import frozen_document, frozen_events
 from annotator.reads.publishing import version_label
-from annotator.reads.sealed_rows import verify_scores
+from annotator.reads.sealed_rows import verify_bundle_runs, verify_scores
 from scoring import SolutionRejected, agreement, get_scorer, score_submission
 
 HUMAN_SCORE_CACHE_SECONDS = 7 * 24 * 3600
@@ -160,10 +160,12 @@ def _add_bundle_runs(rows: list[dict]) -> None:
 
 
 def bundle_summaries(submission_ids) -> dict[int, dict]:
-    """Stage timings and outcome of the bundle runs behind submissions (leaderboard)."""
-    runs = BundleRun.objects.filter(submission_id__in=list(submission_ids)).only(
-        "pk", "submission_id", "stages", "outcome", "reference"
-    )
+    """Stage timings and outcome of the bundle runs behind submissions (leaderboard), each
+    run read through its seals (a row's kind, reference flag and outcome changed by SQL are
+    an integrity error, never shown); only a run that is done names its submission."""
+    runs = list(BundleRun.objects.filter(submission_id__in=list(submission_ids)).defer("bundle"))
+    verify_bundle_runs(runs)
+    runs = [r for r in runs if r.status == BundleRun.Status.DONE]
     return {
         r.submission_id: {
             "bundle_run": r.pk,

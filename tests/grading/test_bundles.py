@@ -74,7 +74,10 @@ def wait_for(client, run_ids, process, log, seconds=300):
     deadline = time.monotonic() + seconds
     bodies = {}
     while time.monotonic() < deadline:
-        bodies = {i: client.get(f"/api/bundle-runs/{i}/").json() for i in run_ids}
+        responses = {i: client.get(f"/api/bundle-runs/{i}/") for i in run_ids}
+        refused = {i: r.content[:600] for i, r in responses.items() if r.status_code != 200}
+        assert not refused, f"a run's page was refused while it ran: {refused}"
+        bodies = {i: r.json() for i, r in responses.items()}
         if all(b["status"] in {"done", "error"} for b in bodies.values()):
             return bodies
         assert process.poll() is None, Path(log).read_text()[-3000:]

@@ -353,10 +353,16 @@ def two_workers(worker, settings, tmp_path):
     }
     log = open(tmp_path / "worker-2.log", "w")  # noqa: SIM115
     second = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "deploy", "worker", "--pool=solo", "-Q", queue, "-n", "second@%h"],
+        [sys.executable, "-m", "celery", "-A", "deploy", "worker", "--pool=solo", "-Q", queue, "-n", "second@%h",
+         "--loglevel=INFO"],
         env=env, stdout=log, stderr=subprocess.STDOUT, cwd=settings.BASE_DIR,
     )  # fmt: skip
-    time.sleep(3)
+    # Ready when it says so (on a loaded machine its start takes longer than any fixed pause;
+    # a job submitted before would go to the first worker, after the other one).
+    deadline = time.monotonic() + 90
+    while "ready." not in (tmp_path / "worker-2.log").read_text(errors="replace"):
+        assert second.poll() is None and time.monotonic() < deadline, (tmp_path / "worker-2.log").read_text()[-2000:]
+        time.sleep(0.2)
     yield second
     second.send_signal(signal.SIGTERM)
     try:

@@ -9,6 +9,7 @@ import json
 import os
 import socket
 import tempfile
+import threading
 import zipfile
 from pathlib import Path
 
@@ -178,3 +179,113 @@ def test_a_bundle_without_run_sh_or_with_an_escaping_path_is_refused(tmp_path):
         sandbox.extract(buffer.getvalue(), tmp_path / "b")
     with pytest.raises(sandbox.BundleError, match="not a zip"):
         sandbox.extract(b"not a zip", tmp_path / "c")
+
+
+KEYS = "python3 - <<'PY'\n{}\nPY\n"
+KEYCTL_SYSCALLS = {"x86_64": (248, 249, 250), "aarch64": (217, 218, 219)}  # add_key, request_key, keyctl
+
+
+@pytest.mark.skipif(os.uname().machine not in KEYCTL_SYSCALLS, reason="keyring syscall numbers of x86_64/aarch64")
+def test_a_key_left_in_the_uids_kernel_keyring_does_not_reach_a_later_job_of_that_uid(jobs):
+    # The kernel keeps a uid's user keyring after its processes end: a job that could add
+    # to it would leave data for the next job leased the same uid (nothing of a job may outlive it).
+    add, request, keyctl = KEYCTL_SYSCALLS[os.uname().machine]
+    head = "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nlibc.syscall.restype = ctypes.c_long\n"
+    put = KEYS.format(
+        head + f"k = libc.syscall({add}, b'user', b'left-behind', b'an earlier job', 14, ctypes.c_long(-4))\n"
+        "print('add_key', k, ctypes.get_errno())"
+    )
+    get = KEYS.format(
+        head + f"k = libc.syscall({request}, b'user', b'left-behind', None, ctypes.c_long(-4))\n"
+        "print('request_key', k)\nif k > 0:\n    buf = ctypes.create_string_buffer(64)\n"
+        f"    n = libc.syscall({keyctl}, 11, ctypes.c_long(k), buf, 64)\n    print('READ', buf.raw[:n])\n"
+        f"    libc.syscall({keyctl}, 21, ctypes.c_long(k))"
+    )
+    parent, uid = jobs
+    for name, script in (("first", put), ("second", get)):
+        job, calls = sandbox.prepare(parent / name, bundle(build=script + LEGAL_BUILD), [RECORD], {}, REQUESTS,
+                                     requests_per_call=3, uid=uid)  # fmt: skip
+        stages, _ = sandbox.run_bundle(job, calls, sandbox.Limits(build_seconds=20, call_seconds=20), row_cap=1000)
+        assert stages[0].outcome == "ok", stages[0].stderr
+        if name == "first":
+            assert stages[0].stdout.startswith(b"add_key -1 "), stages[0].stdout  # refused inside
+    assert b"READ" not in stages[0].stdout and b"request_key -1" in stages[0].stdout, stages[0].stdout
+    assert "keyrings" in sandbox.probe().as_dict(uid)["seccomp"]  # the run record says so
+
+
+def test_a_bundle_cannot_make_a_user_namespace_of_its_own(jobs):
+    nest = "unshare -Ur id -u 2>&1; unshare -U true 2>&1 || echo 'no user namespace'\n" + LEGAL_BUILD
+    _, stages, _ = run(jobs, bundle(build=nest))
+    assert stages[0].outcome == "ok", stages[0].stderr
+    assert b"no user namespace" in stages[0].stdout and b"\n0\n" not in b"\n" + stages[0].stdout
+
+
+def test_an_unlinked_file_held_open_counts_against_the_disk_quota(jobs):
+    # The folders alone would count nothing: the file has no name, only a descriptor.
+    hold = "exec 3>$TMPDIR/big; rm $TMPDIR/big\nhead -c 200000000 /dev/zero >&3\necho held; sleep 8\n" + LEGAL_BUILD
+    _, stages, rows = run(jobs, bundle(build=hold), disk_bytes=30 * 1024**2)
+    build = stages[0]
+    assert build.outcome == "killed" and "disk quota" in build.killed, (build.outcome, build.stdout)
+    assert build.seconds < 8 and len(stages) == 1 and rows == b""
+    assert settle(jobs[1]) == []
+
+
+@pytest.mark.skipif(not Path("/usr/local/etc").is_dir(), reason="the host has no /usr/local/etc")
+def test_the_hosts_configuration_under_usr_local_etc_is_not_inside(jobs):
+    # /usr is bound whole, but /usr/local/etc is host configuration (it may name registry tokens)
+    names = sorted(os.listdir("/usr/local/etc"))
+    look = "ls -A /usr/local/etc | sed 's/^/INSIDE /'; echo listed\n" + LEGAL_BUILD
+    _, stages, _ = run(jobs, bundle(build=look))
+    assert stages[0].outcome == "ok" and b"listed" in stages[0].stdout, stages[0].stderr
+    assert b"INSIDE" not in stages[0].stdout, (names, stages[0].stdout)
+
+
+def test_fallocate_cannot_reserve_gigabytes_ahead_of_the_disk_count(jobs):
+    # fallocate(2) would reserve a gigabyte at once, far between two looks of the disk count;
+    # refused, a program that wants the space writes it, at the disk's speed.
+    grab = (
+        "for i in 1 2 3; do fallocate -l 1G $TMPDIR/grab-$i 2>&1 || echo refused; done\n"
+        "du -sk $TMPDIR | cut -f1 | sed 's/^/KIB /'\n" + LEGAL_BUILD
+    )
+    _, stages, _ = run(jobs, bundle(build=grab), disk_bytes=64 * 1024**2)
+    build = stages[0]
+    assert build.outcome == "ok", (build.outcome, build.stderr)
+    assert build.stdout.count(b"refused") == 3 and b"Operation not supported" in build.stdout, build.stdout
+    kib = int(build.stdout.split(b"KIB ")[1].split()[0])
+    assert kib < 1024, build.stdout  # nothing was reserved
+    assert settle(jobs[1]) == []
+
+
+BUSY = "python3 -c 'import time\nend = time.time() + 3\nwhile time.time() < end: pass\nprint(time.process_time())'"
+
+
+@pytest.mark.skipif("cpu" not in sandbox_host.cgroup_support(), reason="no cpu cgroup controller on this host")
+def test_a_job_of_many_busy_processes_gets_one_stages_cpu_share_not_more(jobs):
+    # Six busy processes beside one, each side in its own stage at once. Each of the six in
+    # a session of its own (setsid: the kernel's autogroups share the CPUs between sessions)
+    # would take 6/7 of the CPUs; with a CPU share per stage they get about half.
+    many = (
+        f"for i in 1 2 3 4 5 6; do setsid {BUSY} > $TMPDIR/cpu-$i & done; wait\n"
+        "while [ $(cat $TMPDIR/cpu-* | wc -l) -lt 6 ]; do sleep 0.1; done; cat $TMPDIR/cpu-* | sed 's/^/A /'\n"
+    )
+    one = f"{BUSY} | sed 's/^/B /'\n"
+    parent, uid = jobs
+    found: dict[str, bytes] = {}
+    with sandbox_host.uid_lease(sandbox.DEFAULT_UIDS, sandbox_host.uid_lock_dir(Path(tempfile.gettempdir()))) as other:
+
+        def stage(name: str, script: str, job_uid: int) -> None:
+            job, calls = sandbox.prepare(parent / name, bundle(build=script + LEGAL_BUILD), [RECORD], {}, REQUESTS,
+                                         requests_per_call=3, uid=job_uid)  # fmt: skip
+            stages, _ = sandbox.run_bundle(job, calls, sandbox.Limits(build_seconds=30, call_seconds=20), row_cap=1000)
+            assert stages[0].outcome == "ok", stages[0].stderr
+            assert "cpu" in stages[0].enforced["cgroups"], stages[0].enforced
+            found[name] = stages[0].stdout
+
+        threads = [threading.Thread(target=stage, args=a) for a in (("many", many, uid), ("one", one, other))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    many_cpu = sum(float(line.split()[1]) for line in found["many"].splitlines() if line.startswith(b"A "))
+    one_cpu = sum(float(line.split()[1]) for line in found["one"].splitlines() if line.startswith(b"B "))
+    assert many_cpu > 0 and one_cpu / many_cpu > 0.5, (one_cpu, many_cpu)

@@ -129,23 +129,32 @@ class Enforcement:
             "network": "new network namespace (loopback only): no host address, no abstract socket",
             "pid_namespace": True,
             "filesystem_sockets": "none: no host folder holding one is inside",
+            "seccomp": "kernel keyrings, new user namespaces and fallocate refused"
+            if broot.seccomp_program() is not None
+            else f"none: no filter for {os.uname().machine}",
             "cgroups": dict(self.cgroups) or "none on this host: pid namespace, RLIMIT_NPROC of the job's uid",
-            "disk": "the job's writable folders counted every 0.5 s, the stage killed past limits.disk_bytes",
+            "disk": "the job's writable folders and the unlinked files its processes hold counted every 0.5 s, "
+            "the stage killed past limits.disk_bytes",
             "notes": list(self.notes),
         }
 
 
 def _trial() -> str:
-    """Run ``true`` in a minimal root the way stages run; '' when it works."""
+    """Run ``true`` in a minimal root the way stages run (its seccomp filter too); '' when it works."""
+    program = broot.seccomp_program()
+    filters = [] if program is None else [_memfd("bwrap-seccomp", program)]
     args = [
         "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--die-with-parent",
         "--cap-drop", "ALL", "--ro-bind", "/usr", "/usr", *broot.top_links(), "--proc", "/proc",
-        "--dev", "/dev", "--", "/usr/bin/true",
+        "--dev", "/dev", *(["--seccomp", str(filters[0])] if filters else []), "--", "/usr/bin/true",
     ]  # fmt: skip
     try:
-        found = subprocess.run([broot.BWRAP, *args], capture_output=True, timeout=30)
+        found = subprocess.run([broot.BWRAP, *args], capture_output=True, timeout=30, pass_fds=filters)
     except (OSError, subprocess.SubprocessError) as error:
         return str(error)
+    finally:
+        for descriptor in filters:
+            os.close(descriptor)
     return "" if found.returncode == 0 else found.stderr.decode(errors="replace").strip()[:300] or "bwrap failed"
 
 
@@ -323,11 +332,15 @@ class _Capture(threading.Thread):
             pass
 
 
-def _args_fd(args: Sequence[str]) -> int:
-    descriptor = os.memfd_create("bwrap-args", 0)
-    os.write(descriptor, b"".join(a.encode() + b"\0" for a in args))
+def _memfd(name: str, data: bytes) -> int:
+    descriptor = os.memfd_create(name, 0)
+    os.write(descriptor, data)
     os.lseek(descriptor, 0, os.SEEK_SET)
     return descriptor
+
+
+def _args_fd(args: Sequence[str]) -> int:
+    return _memfd("bwrap-args", b"".join(a.encode() + b"\0" for a in args))
 
 
 def run_stage(
@@ -348,9 +361,12 @@ def run_stage(
     read_only = [(job.app, broot.INSIDE / "app"), (job.root / "task", broot.INSIDE / "task")]
     writable = [(job.out, broot.INSIDE / "out"), (job.tmp, broot.INSIDE / "tmp"), (job.cache, broot.INSIDE / "cache")]
     (writable if index_writable else read_only).append((job.index, broot.INSIDE / "work" / "index"))
+    program = broot.seccomp_program()
+    filters = [] if program is None else [_memfd("bwrap-seccomp", program)]
     args = broot.bwrap_args(
         uid=job.uid, gid=job.gid, etc=job.etc, read_only=read_only, writable=writable, env=environment(job),
         argv=argv, tmpfs_bytes=limits.tmpfs_bytes, devices=broot.nvidia_devices() if device == "cuda" else (),
+        seccomp_fd=filters[0] if filters else None,
     )  # fmt: skip
     split = args.index("--")  # bwrap takes options through the descriptor, the command on its own line
     descriptor = _args_fd(args[:split])
@@ -359,7 +375,7 @@ def run_stage(
     try:
         with subprocess.Popen(
             [broot.BWRAP, "--args", str(descriptor), *args[split:]],
-            pass_fds=(descriptor,),
+            pass_fds=(descriptor, *filters),
             cwd="/",
             env={"PATH": "/usr/bin:/bin"},
             stdin=subprocess.DEVNULL,
@@ -369,6 +385,9 @@ def run_stage(
         ) as process:
             os.close(descriptor)
             descriptor = -1
+            for kept in filters:
+                os.close(kept)
+            filters = []
             readers = [_Capture(process.stdout, limits.log_bytes), _Capture(process.stderr, limits.log_bytes)]
             for reader in readers:
                 reader.start()
@@ -383,6 +402,8 @@ def run_stage(
     finally:
         if descriptor >= 0:
             os.close(descriptor)
+        for kept in filters:
+            os.close(kept)
         group.kill()
         host.kill_uid(job.uid)
         result.enforced = {"cgroups": group.enforced, "peak": group.peak(), "notes": group.notes}
@@ -422,7 +443,7 @@ def _watch(process, job: Job, result: StageResult, seconds: float, limits: Limit
             return
         except subprocess.TimeoutExpired:
             pass
-        used, entries = host.usage(folders + ([] if index_writable else [job.index]))
+        used, entries = host.usage(folders + ([] if index_writable else [job.index]), held_by=job.uid)
         if used > limits.disk_bytes or entries > limits.disk_entries:
             result.killed = (
                 f"disk quota: the job's folders hold {used} bytes in {entries} entries "

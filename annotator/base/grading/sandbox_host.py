@@ -1,5 +1,5 @@
 """What the bundle sandbox enforces from the host side, without Django: one uid per job
-(leased from a range with a lock file), a cgroup per stage (pids and memory, cgroup v1 or
+(leased from a range with a lock file), a cgroup per stage (pids, memory and one CPU share; cgroup v1 or
 v2, where the host has them), killing every process of a job's uid, the disk a job uses
 (counted, not trusted), and removing a job folder whatever the bundle left in it.
 
@@ -123,8 +123,15 @@ def _own_cgroup(controller: str) -> str:
     return "/"
 
 
+# A stage's own controllers: pids.max, the memory limit, and one CPU share (the default
+# weight, written out): the scheduler shares the CPUs between stages' groups, not between
+# their processes, so a job running 64 busy processes gets no more than one running one.
+CONTROLLERS = ("pids", "memory", "cpu")
+CPU_SHARES_V1, CPU_WEIGHT_V2 = 1024, 100
+
+
 def cgroup_support() -> dict[str, str]:
-    """Which of pids/memory this host lets a root worker limit per stage: ``{"pids":
+    """Which of pids/memory/cpu this host lets a root worker limit per stage: ``{"pids":
     "v1", "memory": "v2", ...}``; a controller that cannot be used is absent."""
     found: dict[str, str] = {}
     if os.geteuid() != 0:
@@ -132,11 +139,11 @@ def cgroup_support() -> dict[str, str]:
     unified = CGROUP_ROOT / "cgroup.controllers"
     if unified.is_file():
         enabled = set(unified.read_text().split())
-        for name in ("pids", "memory"):
+        for name in CONTROLLERS:
             if name in enabled:
                 found[name] = "v2"
         return found
-    for name in ("pids", "memory"):
+    for name in CONTROLLERS:
         base = CGROUP_ROOT / name
         if (base / "cgroup.procs").is_file() and os.access(base, os.W_OK):
             found[name] = "v1"
@@ -216,15 +223,24 @@ def remove_stale_cgroups(older_than: float = 3600.0) -> int:
 
 def stage_cgroup(name: str, *, pids: int, memory_bytes: int) -> StageCgroup:
     """Make the stage's cgroups (under the worker's own, ``frameledger-<name>``) with
-    ``pids.max`` and the memory limit; what could not be made is noted, never fatal."""
+    ``pids.max``, the memory limit and one CPU share; what could not be made is noted,
+    never fatal."""
     group = StageCgroup()
     for controller, version in cgroup_support().items():
         if version == "v2":
             base = CGROUP_ROOT / _own_cgroup("").lstrip("/")
-            files = {"pids": ("pids.max", pids), "memory": ("memory.max", memory_bytes)}
+            files = {
+                "pids": ("pids.max", pids),
+                "memory": ("memory.max", memory_bytes),
+                "cpu": ("cpu.weight", CPU_WEIGHT_V2),
+            }
         else:
             base = CGROUP_ROOT / controller / _own_cgroup(controller).lstrip("/")
-            files = {"pids": ("pids.max", pids), "memory": ("memory.limit_in_bytes", memory_bytes)}
+            files = {
+                "pids": ("pids.max", pids),
+                "memory": ("memory.limit_in_bytes", memory_bytes),
+                "cpu": ("cpu.shares", CPU_SHARES_V1),
+            }
         folder = base / f"frameledger-{name}"
         setting, value = files[controller]
         try:
@@ -316,10 +332,40 @@ def walk(root: Path) -> Iterator[tuple[os.DirEntry, bool]]:
             continue
 
 
-def usage(roots: Iterable[Path]) -> tuple[int, int]:
-    """Allocated bytes and entries under ``roots`` (hard links counted once)."""
+def held_files(uid: int) -> Iterator[os.stat_result]:
+    """What the live processes of ``uid`` hold open or mapped that no folder names any
+    more (regular files with no link left): an unlinked file keeps its blocks until its
+    last descriptor or mapping goes, so a walk of the folders alone would never see it."""
+    for pid in processes_of(uid):
+        for listing in (f"/proc/{pid}/fd", f"/proc/{pid}/map_files"):
+            try:
+                names = os.listdir(listing)
+            except OSError:
+                continue
+            for name in names:
+                try:
+                    info = os.stat(f"{listing}/{name}")  # the magic link: the open file itself
+                except OSError:
+                    continue
+                if stat.S_ISREG(info.st_mode) and info.st_nlink == 0:
+                    yield info
+
+
+def usage(roots: Iterable[Path], held_by: int | None = None) -> tuple[int, int]:
+    """Allocated bytes and entries under ``roots`` (hard links counted once), and, with
+    ``held_by``, the unlinked files that uid's processes hold on the roots' filesystems."""
     seen: set[tuple[int, int]] = set()
     total = entries = 0
+    roots = list(roots)
+    if held_by is not None:
+        devices = set()
+        for root in roots:
+            with contextlib.suppress(OSError):
+                devices.add(os.lstat(root).st_dev)
+        for info in held_files(held_by):
+            if info.st_dev in devices and (info.st_dev, info.st_ino) not in seen:
+                seen.add((info.st_dev, info.st_ino))
+                total += max(info.st_blocks * 512, 0)
     for root in roots:
         for entry, _ in walk(root):
             entries += 1

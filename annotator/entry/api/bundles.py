@@ -23,11 +23,23 @@ from annotator.base.bundles import REFERENCE_LABEL, reference_bundle
 from annotator.base.errors import InvalidInput
 from annotator.models import BundleRun
 from annotator.reads import access
+from annotator.reads.sealed_rows import verify_bundle_runs, verify_scores
 
 
 def access_bundle_run(user, run_id) -> BundleRun:
-    rows = BundleRun.objects.select_related("version__packet").defer("bundle")
-    return access._graded_row(user, rows, run_id, lambda r: r.version.packet, "bundle run")
+    rows = BundleRun.objects.select_related("version__packet", "score__submission").defer(
+        "bundle", "score__submission__content"
+    )
+    run = access._graded_row(user, rows, run_id, lambda r: r.version.packet, "bundle run")
+    verified([run])  # its version decided access: read through its seals
+    return run
+
+
+def verified(runs: list[BundleRun]) -> list[BundleRun]:
+    """The runs, each through its seals, and the scores whose reward they show through theirs."""
+    verify_bundle_runs(runs)
+    verify_scores(r.score for r in runs if r.score_id)
+    return runs
 
 
 def bundle_run_view(run: BundleRun, *, logs: bool = True) -> dict:
@@ -60,8 +72,12 @@ def _truthy(value) -> bool:
 class VersionBundlesView(APIView):
     def get(self, request, version_id):
         version = access.access_grading_version(request.user, version_id)
-        runs = BundleRun.objects.filter(version=version).select_related("score").defer("bundle")
-        return Response([bundle_run_view(r, logs=False) for r in runs])
+        runs = (
+            BundleRun.objects.filter(version=version)
+            .select_related("score__submission")
+            .defer("bundle", "score__submission__content")
+        )
+        return Response([bundle_run_view(r, logs=False) for r in verified(list(runs))])
 
     def post(self, request, version_id):
         version = access.access_grading_version(request.user, version_id)
