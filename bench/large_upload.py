@@ -1,21 +1,28 @@
-"""A long upload through the embedded default, measured from outside (issue 27's figures).
+"""A long upload through a real server, measured from outside (issue 27's figures).
 
-Runs the embedded default as ``bin/run-demo`` does (``python -m deploy.serve``: uvicorn; a
-Celery worker, solo, with beat) on a fresh SQLite database and media folder under a
-temporary ``FRAMELEDGER_VAR_DIR``, on a generated file of the seed's shape
+Runs the embedded default as ``bin/run-demo`` does, ``bin/run-stack`` (the production
+topology), or both one after the other on the same source (``bench/upload_targets.py``),
+each on a fresh database and media folder, with a generated file of the seed's shape
 (``bench/seed_source.py``: 1280x720, 30000/1001 fps, ~770 kbit/s H.264 High + stereo AAC,
-every frame barcoded), and prints:
+every frame barcoded), and prints for each:
 
-1. server RSS (idle, peak, after) during the HTTP upload, both ways: one multipart
-   ``POST /api/videos/`` (what scripts do) and the page's resumable tus upload in 8 MiB
-   pieces; and an anonymous upload of the same size (refused from the head);
-2. time to annotatable (remux) and to the full proxy, with the load average;
+1. server RSS (idle, peak, after) during the HTTP upload: an anonymous upload of the same
+   size (refused from the head); the page's resumable tus upload in 8 MiB pieces (the video
+   that is then ingested); at the end, one multipart ``POST /api/videos/`` (what scripts do);
+2. time to annotatable (remux) and to the full proxy from the upload's last piece, with the
+   load average;
 3. disk: media after ingest and at its peak vs the source; proxy bit rate vs the source's;
 4. N seeks by a raw client doing what a ``<video>`` does (``Range: bytes=X-`` at a random
    offset, read what a GOP needs, drop the connection): bytes the client read vs bytes the
-   server's access log says it sent, and server RSS after.
+   server's access log says it sent, and server RSS after;
+5. N seeks in headless Chromium on the player page (``bench/browser_seeks.py``): latency,
+   frames exact, media bytes the browser received vs bytes the server sent, server RSS after.
 
-    .venv/bin/python bench/large_upload.py --minutes 10 [--seeks 1000]
+    .venv/bin/python bench/large_upload.py --minutes 10 [--seeks 1000] [--browser-seeks 1000]
+        [--target embedded|stack|both]
+
+The stack needs PostgreSQL and Redis (``BENCH_DATABASE_URL``, ``BENCH_REDIS_URL``; a fresh
+database named after the first) and root for nginx, as ``bin/run-stack`` does.
 """
 
 from __future__ import annotations
@@ -24,12 +31,9 @@ import argparse
 import json
 import os
 import random
-import re
 import secrets
 import socket
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -39,36 +43,25 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from seed_source import seed_source  # noqa: E402
+from upload_targets import make_target, packet_for, rss_of  # noqa: E402
 
-from tests.http.live_server import free_port, read_response, wait_for_port  # noqa: E402
+from tests.http.live_server import read_response  # noqa: E402
 
 MB = 1e6
 MIB = 1024 * 1024
 PIECE = 8 * MIB
 
 
-def status_of(pid: int) -> dict[str, int]:
-    fields = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        name, _, value = line.partition(":")
-        if name in {"VmRSS", "VmHWM"}:
-            fields[name] = int(value.split()[0]) * 1024
-    return fields
-
-
 class RssSampler:
-    """Peak resident memory of a process, sampled every 50 ms while active."""
+    """Peak resident memory of the server's processes together, sampled every 50 ms."""
 
-    def __init__(self, pid: int):
-        self.pid, self.peak, self._stop = pid, 0, threading.Event()
+    def __init__(self, pids):
+        self.pids, self.peak, self._stop = pids, 0, threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self):
         while not self._stop.is_set():
-            try:
-                self.peak = max(self.peak, status_of(self.pid)["VmRSS"])
-            except (FileNotFoundError, KeyError):
-                return
+            self.peak = max(self.peak, rss_of(self.pids()))
             time.sleep(0.05)
 
     def __enter__(self):
@@ -89,74 +82,6 @@ def disk_bytes(folder: Path) -> int:
             except FileNotFoundError:
                 continue
     return total
-
-
-class Demo:
-    """The embedded default on a fresh var folder: migrate, a maintainer with a token,
-    ``python -m deploy.serve`` and (when asked) one Celery worker with beat."""
-
-    def __init__(self, var: Path):
-        self.var = var
-        self.port = free_port()
-        self.env = {
-            **{k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "REDIS_URL", "DATABASE_URL"))},
-            "DJANGO_SETTINGS_MODULE": "deploy.settings",
-            "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
-            "DJANGO_DEBUG": "0",
-            "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
-            "FRAMELEDGER_VAR_DIR": str(var),
-            "LOG_FORMAT": "text",
-            "TMPDIR": str(var / "tmp"),
-            "FRAMELEDGER_INGEST_SWEEP_SECONDS": "10",
-            # The remux is dropped this long after the proxy replaced it (600 s by default).
-            "FRAMELEDGER_REMUX_KEEP_SECONDS": "5",
-        }
-        (var / "tmp").mkdir(parents=True, exist_ok=True)
-        self.server = self.worker = None
-
-    def manage(self, *args: str) -> str:
-        done = subprocess.run(
-            [sys.executable, "manage.py", *args], cwd=ROOT, env=self.env, capture_output=True, text=True, check=True
-        )
-        return done.stdout
-
-    def setup(self) -> str:
-        self.manage("migrate", "--noinput")
-        script = (
-            "from django.contrib.auth.models import Group, User;"
-            "from annotator.actions.tokens import do_issue_token;"
-            "u = User.objects.create_user('bench', password='x');"
-            "u.groups.add(Group.objects.get_or_create(name='maintainers')[0]);"
-            "from django.test import Client; c = Client(); c.force_login(u);"
-            "print(do_issue_token(u)[1], c.cookies['sessionid'].value)"
-        )
-        token, session = self.manage("shell", "-c", script).strip().splitlines()[-1].split()
-        return token, session
-
-    def start_server(self):
-        command = [sys.executable, "-m", "deploy.serve", "-b", "127.0.0.1", "-p", str(self.port)]
-        self.server_log = open(self.var / "server.log", "w")  # noqa: SIM115
-        self.server = subprocess.Popen(
-            command, cwd=ROOT, env=self.env, stdout=self.server_log, stderr=subprocess.STDOUT
-        )
-        wait_for_port(self.port, self.server)
-
-    def start_worker(self):
-        command = [str(ROOT / ".venv/bin/celery"), "-A", "deploy", "worker", "-B", "--loglevel=INFO", "--pool=solo",
-                   "--concurrency=1", "-Q", "frameledger,frameledger-bundles"]  # fmt: skip
-        self.worker_log = open(self.var / "worker.log", "w")  # noqa: SIM115
-        self.worker = subprocess.Popen(
-            command, cwd=ROOT, env=self.env, stdout=self.worker_log, stderr=subprocess.STDOUT
-        )
-
-    def stop(self):
-        for process in (self.worker, self.server):
-            if process is not None and process.poll() is None:
-                process.terminate()
-                try:
-                    process.wait(20)
-                except subprocess.TimeoutExpired:
-                    process.kill()
 
 
 def request(port: int, method: str, path: str, headers: dict, body: bytes = b"") -> tuple[int, dict, bytes]:
@@ -258,6 +183,8 @@ def seek_test(port: int, cookie_headers: dict, url: str, size: int, seeks: int, 
             data = b""
             while b"\r\n\r\n" not in data:
                 data += sock.recv(65536)
+            status = data.split(b" ", 2)[1]
+            assert status == b"206", data[:300]
             body = len(data.partition(b"\r\n\r\n")[2])
             while body < need:
                 chunk = sock.recv(65536)
@@ -268,22 +195,162 @@ def seek_test(port: int, cookie_headers: dict, url: str, size: int, seeks: int, 
     return read, time.monotonic() - started
 
 
-def access_log_bytes(log: Path, pattern: str) -> tuple[int, int]:
-    total, count = 0, 0
-    for line in log.read_text(errors="replace").splitlines():
-        if "frameledger.access" in line and pattern in line:
-            match = re.search(r"sent=(\d+)", line)
-            if match:
-                total += int(match.group(1))
-                count += 1
-    return total, count
+def logged(target, part: str, run):
+    """``run()``'s result, and the bytes and answers the server logged for ``part`` meanwhile."""
+    sent_before, count_before = target.sent(part)
+    result = run()
+    time.sleep(1.0)  # the last answers' lines reach the log
+    sent, count = target.sent(part)
+    return result, sent - sent_before, count - count_before
+
+
+def measure(target, source: Path, probed, args) -> dict:
+    """Every figure of the module docstring for one server; printed as they come."""
+    size = source.stat().st_size
+    fig: dict = {}
+
+    def say(text: str) -> None:
+        print(f"  [{target.key}] {text}", flush=True)
+
+    token = target.start()
+    time.sleep(2)
+    rss = lambda: rss_of(target.server_pids())  # noqa: E731
+    fig["idle"] = idle = rss()
+    say(f"server idle RSS {idle / MIB:.0f} MiB ({len(target.server_pids())} processes); "
+        f"load {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")  # fmt: skip
+
+    with RssSampler(target.server_pids) as sampler:
+        status, body, seconds = multipart_upload(target.port, token, source, "anonymous", auth=False)
+    fig["anonymous"] = (status, seconds, sampler.peak - idle)
+    say(f"[1] anonymous multipart {size / MB:.0f} MB: {status} {body[:60]!r} in {seconds:.2f} s; "
+        f"RSS peak +{(sampler.peak - idle) / MIB:.0f} MiB")  # fmt: skip
+
+    media = target.media
+    base = disk_bytes(media)
+    load: list[float] = [os.getloadavg()[0]]
+    peak_disk = [0]
+    stop = threading.Event()
+
+    def watch_disk():
+        while not stop.is_set():
+            peak_disk.append(disk_bytes(media) - base)
+            time.sleep(1.0)
+
+    watcher = threading.Thread(target=watch_disk, daemon=True)
+    watcher.start()
+    with RssSampler(target.server_pids) as sampler:
+        answer, seconds = tus_upload(target.port, token, source, "tus")
+    fig["tus"] = (seconds, sampler.peak - idle, rss() - idle)
+    video_id = answer["video"]["id"]
+    say(f"[1] tus upload (8 MiB pieces): {seconds:.1f} s ({size / MB / seconds:.0f} MB/s); RSS peak "
+        f"+{(sampler.peak - idle) / MIB:.0f} MiB above idle, after +{(rss() - idle) / MIB:.0f} MiB")  # fmt: skip
+    target.start_worker()
+    marks = wait_ingest(target.port, token, video_id, load)
+    stop.set()
+    watcher.join()
+    assert marks["job"]["status"] == "done", marks["job"]
+    fig["annotatable"], fig["proxy_s"] = marks.get("annotatable", float("nan")), marks["proxy"]
+    fig["load"] = (sum(load) / len(load), max(load))
+    say(f"[2] annotatable {fig['annotatable']:.1f} s after the upload's last piece, full proxy "
+        f"{marks['proxy']:.1f} s ({probed.duration / marks['proxy']:.2f}x real time); load average mean "
+        f"{fig['load'][0]:.2f}, max {fig['load'][1]:.2f}")  # fmt: skip
+    after = disk_bytes(media) - base
+    script = f"from annotator.models import Video; print(Video.objects.get(pk={video_id}).proxy.name)"
+    proxy_size = (media / target.manage("shell", "-c", script).strip().splitlines()[-1]).stat().st_size
+    fig["proxy_kbps"] = proxy_kbps = proxy_size * 8 / probed.duration / 1000
+    fig["disk"] = (after / size, max(peak_disk) / size)
+    say(f"[3] media after ingest {after / MB:.0f} MB ({after / size:.2f}x the source), peak "
+        f"{max(peak_disk) / MB:.0f} MB ({max(peak_disk) / size:.2f}x); proxy {proxy_size / MB:.0f} MB, "
+        f"{proxy_kbps:.0f} kbit/s vs the source's video {probed.bit_rate / 1000:.0f} kbit/s "
+        f"({proxy_kbps * 1000 / probed.bit_rate:.2f}x)")  # fmt: skip
+    deadline = time.monotonic() + 90  # the sweep (every 10 s here) drops the remux 5 s after the proxy
+    while time.monotonic() < deadline and list((media / "videos" / "remux").glob("*")):
+        time.sleep(1.0)
+    dropped = disk_bytes(media) - base
+    fig["dropped"] = dropped / size
+    say(f"[3] media once the remux is dropped: {dropped / MB:.0f} MB ({dropped / size:.2f}x the source)")
+
+    packet, cookie_name, cookie = packet_for(target, video_id)
+    url, part = f"/media/packets/{packet}/proxy.mp4", f"/media/packets/{packet}/"
+    before = rss()
+    need = 512 * 1024  # a GOP of 12 frames at this rate is ~40 KB; a player reads ahead more
+    headers = {"Cookie": f"{cookie_name}={cookie}"}
+    (read, seconds), sent, count = logged(
+        target, part, lambda: seek_test(target.port, headers, url, proxy_size, args.seeks, need)
+    )
+    fig["raw"] = (read, sent, rss())
+    say(f"[4] {args.seeks} raw seeks (Range: bytes=X-, read {need // 1024} KiB, drop): client read "
+        f"{read / MB:.0f} MB, server logged {sent / MB:.0f} MB over {count} answers ({sent / max(read, 1):.2f}x); "
+        f"{seconds:.1f} s; RSS {before / MIB:.0f} -> {rss() / MIB:.0f} MiB")  # fmt: skip
+
+    if args.browser_seeks:
+        from browser_seeks import browser_seeks
+
+        before, base_url = rss(), f"http://127.0.0.1:{target.port}"
+        seen, sent, count = logged(
+            target,
+            part,
+            lambda: browser_seeks(base_url, packet, (cookie_name, cookie), probed.frame_count, args.browser_seeks),
+        )
+        fig["browser"] = (seen, sent, rss())
+        say(f"[5] Chromium, {seen.seeks} random seeks: p50 / p95 / max {seen.p50_ms:.0f} / {seen.p95_ms:.0f} / "
+            f"{seen.max_ms:.0f} ms, exact {seen.exact}/{seen.seeks}; the browser received {seen.received / MB:.1f} MB "
+            f"off the network ({seen.cached / MB:.1f} MB more from its cache), "
+            f"the server logged {sent / MB:.1f} MB over {count} answers "
+            f"({sent / max(seen.received, 1):.2f}x); RSS {before / MIB:.0f} -> {rss() / MIB:.0f} MiB")  # fmt: skip
+
+    with RssSampler(target.server_pids) as sampler:
+        status, body, seconds = multipart_upload(target.port, token, source, "multipart")
+    assert status == 202, body[:300]
+    fig["multipart"] = (seconds, sampler.peak - idle)
+    say(f"[1] multipart POST /api/videos/: {status} in {seconds:.1f} s; RSS peak "
+        f"+{(sampler.peak - idle) / MIB:.0f} MiB above idle")  # fmt: skip
+    return fig
+
+
+def summary(f: dict, probed) -> list[tuple[str, str]]:
+    """One server's figures as (label, value) rows."""
+    ratio = probed.duration / f["proxy_s"]
+    (status, anonymous_s, anonymous_rss), raw_read, raw_sent = f["anonymous"], f["raw"][0], f["raw"][1]
+    rows = [
+        ("server RSS idle", f"{f['idle'] / MIB:.0f} MiB"),
+        ("anonymous upload: answer, RSS", f"{status} in {anonymous_s:.2f} s, +{anonymous_rss / MIB:.0f} MiB"),
+        ("tus upload: time, RSS peak above idle", f"{f['tus'][0]:.1f} s, +{f['tus'][1] / MIB:.0f} MiB"),
+        ("multipart upload: time, RSS peak above idle",
+         f"{f['multipart'][0]:.1f} s, +{f['multipart'][1] / MIB:.0f} MiB"),
+        ("annotatable after the last piece", f"{f['annotatable']:.1f} s"),
+        ("full proxy", f"{f['proxy_s']:.0f} s ({ratio:.2f}x real time)"),
+        ("load average during ingest, mean / max", f"{f['load'][0]:.2f} / {f['load'][1]:.2f}"),
+        ("media after ingest / at peak", f"{f['disk'][0]:.2f}x / {f['disk'][1]:.2f}x the source"),
+        ("media once the remux is dropped", f"{f['dropped']:.2f}x the source"),
+        ("proxy bit rate", f"{f['proxy_kbps']:.0f} kbit/s ({f['proxy_kbps'] * 1000 / probed.bit_rate:.2f}x)"),
+        ("raw seeks: logged / read, RSS after", f"{raw_sent / max(raw_read, 1):.2f}x, {f['raw'][2] / MIB:.0f} MiB"),
+    ]  # fmt: skip
+    if "browser" in f:
+        seen, sent, rss = f["browser"]
+        rows += [
+            ("Chromium seeks: p50 / p95 / max, exact", f"{seen.p50_ms:.0f} / {seen.p95_ms:.0f} / {seen.max_ms:.0f} ms, "
+                                                        f"{seen.exact}/{seen.seeks}"),
+            ("Chromium seeks: sent / received, RSS after", f"{sent / max(seen.received, 1):.2f}x, {rss / MIB:.0f} MiB"),
+        ]  # fmt: skip
+    return rows
+
+
+def side_by_side(results: dict[str, dict], probed) -> None:
+    tables = {key: dict(summary(figures, probed)) for key, figures in results.items()}
+    labels = list(next(iter(tables.values())))
+    print("\n| figure | " + " | ".join(tables) + " |\n|---|" + "---|" * len(tables))
+    for label in labels:
+        print(f"| {label} | " + " | ".join(table.get(label, "-") for table in tables.values()) + " |")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--minutes", type=float, default=10.0, help="length of the generated source")
-    parser.add_argument("--seeks", type=int, default=1000)
-    parser.add_argument("--keep", action="store_true", help="keep the temporary var folder")
+    parser.add_argument("--seeks", type=int, default=1000, help="raw-client seeks")
+    parser.add_argument("--browser-seeks", type=int, default=0, help="Chromium seeks on the player page")
+    parser.add_argument("--target", choices=("embedded", "stack", "both"), default="embedded")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary var folders")
     args = parser.parse_args()
     source = seed_source(args.minutes)
     from annotator.base.media.probe import probe
@@ -292,100 +359,19 @@ def main() -> None:
     size = source.stat().st_size
     print(f"source: {source.name}, {size / MB:.1f} MB, {probed.frame_count} frames, "
           f"video {probed.bit_rate / 1000:.0f} kbit/s, {args.minutes:g} min", flush=True)  # fmt: skip
-    var = Path(tempfile.mkdtemp(prefix="fl-large-", dir=ROOT / "var"))
-    demo = Demo(var)
-    try:
-        token, session = demo.setup()
-        demo.start_server()
-        pid = demo.server.pid
-        time.sleep(2)
-        idle = status_of(pid)["VmRSS"]
-        print(
-            f"server idle RSS {idle / MIB:.0f} MiB; load {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs", flush=True
-        )
+    results = {}
+    for key in ("embedded", "stack") if args.target == "both" else (args.target,):
+        target = make_target(key, ROOT)
+        print(f"{target.name}:", flush=True)
+        try:
+            results[key] = measure(target, source, probed, args)
+        finally:
+            target.stop()
+            if not args.keep:
+                import shutil
 
-        with RssSampler(pid) as sampler:
-            status, body, seconds = multipart_upload(demo.port, token, source, "anonymous", auth=False)
-        print(f"[1] anonymous multipart {size / MB:.0f} MB: {status} {body[:80]!r} in {seconds:.2f} s; "
-              f"server RSS peak +{(sampler.peak - idle) / MIB:.0f} MiB", flush=True)  # fmt: skip
-
-        with RssSampler(pid) as sampler:
-            answer, seconds = tus_upload(demo.port, token, source, "tus")
-        tus_video = answer["video"]["id"]
-        print(f"[1] tus upload (8 MiB pieces): {seconds:.1f} s ({size / MB / seconds:.0f} MB/s); server RSS peak "
-              f"+{(sampler.peak - idle) / MIB:.0f} MiB above idle, after {status_of(pid)['VmRSS'] / MIB:.0f} MiB",
-              flush=True)  # fmt: skip
-        status, _, _ = request(demo.port, "DELETE", f"/api/videos/{tus_video}/", {"Authorization": f"Token {token}"})
-        assert status == 204, status  # its ingest never ran: only the multipart upload is ingested
-
-        media = var / "media"
-        base = disk_bytes(media)
-        with RssSampler(pid) as sampler:
-            status, body, seconds = multipart_upload(demo.port, token, source, "multipart")
-        assert status == 202, body[:300]
-        video_id = json.loads(body)["video"]["id"]
-        print(f"[1] multipart POST /api/videos/: {status} in {seconds:.1f} s; server RSS peak "
-              f"+{(sampler.peak - idle) / MIB:.0f} MiB above idle, after {status_of(pid)['VmRSS'] / MIB:.0f} MiB",
-              flush=True)  # fmt: skip
-
-        load: list[float] = []
-        peak_disk = [disk_bytes(media) - base]
-        stop = threading.Event()
-
-        def watch_disk():
-            while not stop.is_set():
-                peak_disk.append(disk_bytes(media) - base)
-                time.sleep(1.0)
-
-        watcher = threading.Thread(target=watch_disk, daemon=True)
-        watcher.start()
-        demo.start_worker()
-        marks = wait_ingest(demo.port, token, video_id, load)
-        stop.set()
-        watcher.join()
-        job = marks["job"]
-        assert job["status"] == "done", job
-        after = disk_bytes(media) - base
-        print(f"[2] annotatable {marks.get('annotatable', float('nan')):.1f} s after the worker started, full proxy "
-              f"{marks['proxy']:.1f} s ({probed.duration / marks['proxy']:.2f}x real time); load average mean "
-              f"{sum(load) / len(load):.2f}, max {max(load):.2f}", flush=True)  # fmt: skip
-        proxy_path = media / json.loads(demo.manage("shell", "-c", (
-            f"import json; from annotator.models import Video; v = Video.objects.get(pk={video_id}); "
-            "print(json.dumps(v.proxy.name))")).strip().splitlines()[-1])  # fmt: skip
-        proxy_size = proxy_path.stat().st_size
-        proxy_kbps = proxy_size * 8 / probed.duration / 1000
-        peak = max(peak_disk)
-        print(f"[3] media after ingest {after / MB:.0f} MB ({after / size:.2f}x the source), peak {peak / MB:.0f}"
-              f" MB ({peak / size:.2f}x); proxy {proxy_size / MB:.0f} MB, {proxy_kbps:.0f} kbit/s vs the "
-              f"source's video {probed.bit_rate / 1000:.0f} kbit/s ({proxy_kbps * 1000 / probed.bit_rate:.2f}x)",
-              flush=True)  # fmt: skip
-
-        deadline = time.monotonic() + 90  # the sweep (every 10 s here) drops the remux 5 s after the proxy
-        while time.monotonic() < deadline and list((media / "videos" / "remux").glob("*")):
-            time.sleep(1.0)
-        dropped = disk_bytes(media) - base
-        print(f"[3] media once the remux is dropped: {dropped / MB:.0f} MB ({dropped / size:.2f}x the source)")
-
-        before_seeks = status_of(pid)["VmRSS"]
-        log = var / "server.log"
-        sent_before, _ = access_log_bytes(log, "/media/videos/")
-        url = f"/media/videos/{video_id}/proxy.mp4"
-        need = 512 * 1024  # a GOP of 12 frames at this rate is ~40 KB; a player reads ahead more
-        read, seconds = seek_test(demo.port, {"Cookie": f"sessionid={session}"}, url, proxy_size, args.seeks, need)
-        time.sleep(1.0)
-        sent, count = access_log_bytes(log, "/media/videos/")
-        sent -= sent_before
-        print(f"[4] {args.seeks} seeks (Range: bytes=X-, read {need // 1024} KiB, drop): client read "
-              f"{read / MB:.0f} MB, server logged {sent / MB:.0f} MB over {count} requests "
-              f"({sent / max(read, 1):.2f}x); "
-              f"{seconds:.1f} s; server RSS {before_seeks / MIB:.0f} -> {status_of(pid)['VmRSS'] / MIB:.0f} MiB",
-              flush=True)  # fmt: skip
-    finally:
-        demo.stop()
-        if not args.keep:
-            import shutil
-
-            shutil.rmtree(var, ignore_errors=True)
+                shutil.rmtree(target.var, ignore_errors=True)
+    side_by_side(results, probed)
 
 
 if __name__ == "__main__":

@@ -371,7 +371,9 @@ def seek_on_video(server, video, maintainer, seeks: int) -> None:
         context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": session_cookie(people[0]), "url": base}])
         page = context.new_page()
         page.goto(f"{base}/packets/{packet.pk}/player/")
-        page.wait_for_function("window.frameledger && (window.frameledger.player || window.frameledger.loadError)")
+        page.wait_for_function(
+            "() => window.frameledger && (window.frameledger.player || window.frameledger.loadError)"
+        )
         size = page.evaluate(
             "[window.frameledger.player.video.videoWidth, window.frameledger.player.video.videoHeight]"
         )
@@ -544,6 +546,7 @@ def make_videos(size: tuple[int, int], frames: int, media_root: Path):
     return people[0], packets
 
 
+LOADED_JS = "() => window.frameledger && (window.frameledger.player || window.frameledger.loadError)"
 SEEK_JS = """
 async ({ targets, boxes, warmup }) => {
   const player = window.frameledger.player;
@@ -616,9 +619,7 @@ def bench_browser(size: tuple[int, int], frames: int, seeks: int, frame_requests
                 context.add_cookies([{"name": cookie_name, "value": cookie, "url": base}])
                 page = context.new_page()
                 page.goto(f"{base}/packets/{packet.pk}/player/")
-                page.wait_for_function(
-                    "window.frameledger && (window.frameledger.player || window.frameledger.loadError)"
-                )
+                page.wait_for_function(LOADED_JS)
                 results = page.evaluate(SEEK_JS, {"targets": targets, "boxes": boxes, "warmup": warmup})
                 times = [r["ms"] for r in results]
                 exact = sum(1 for r in results if synthetic.decode_cell_means(r["means"]) == r["target"] == r["got"])

@@ -17,6 +17,7 @@ Two layers use the same rule (``limit_for``):
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from functools import lru_cache
@@ -63,7 +64,37 @@ def declared_length(headers) -> tuple[int | None, bool]:
     return int(values[0]), True
 
 
-async def send_error(send, status: int, code: str, message: str) -> None:
+# After a refusal, how much of the unread body is read and dropped, and for how long, before
+# the connection closes (see ``drain``).
+DRAIN_BYTES = 64 * 1024**2
+DRAIN_SECONDS = 10.0
+
+
+async def drain(receive, *, limit: int = DRAIN_BYTES, seconds: float = DRAIN_SECONDS) -> None:
+    """Read and drop what is left of the request body, up to ``limit`` bytes or
+    ``seconds``. A server that closes a connection with unread bytes in its receive buffer
+    makes the kernel reset it, and a peer still sending (nginx streams upload bodies
+    unbuffered) can lose the answer sent just before: nginx then reports the web process
+    as unavailable (503, "retry") instead of the refusal. Reading on lets the answer
+    through; the bytes go nowhere, in pieces of whatever size the server hands over."""
+
+    async def read_on():
+        seen = 0
+        while seen <= limit:
+            message = await receive()
+            if message["type"] != "http.request" or not message.get("more_body", False):
+                return
+            seen += len(message.get("body", b""))
+
+    try:
+        await asyncio.wait_for(read_on(), seconds)
+    except (TimeoutError, BodyTooLarge):
+        return
+
+
+async def send_error(send, receive, status: int, code: str, message: str) -> None:
+    """The API's JSON error, with ``Connection: close``; then what is left of the body is
+    drained (``drain``) so that the answer reaches the client."""
     body = error_body(code, message)
     await send(
         {
@@ -76,7 +107,11 @@ async def send_error(send, status: int, code: str, message: str) -> None:
             ],
         }
     )
-    await send({"type": "http.response.body", "body": body})
+    # The whole answer is on the wire (its Content-Length says so) before the drain; the
+    # response completes after it, since a server stops handing over the body once it has.
+    await send({"type": "http.response.body", "body": body, "more_body": True})
+    await drain(receive)
+    await send({"type": "http.response.body", "body": b""})
 
 
 class BodyLimitMiddleware:
@@ -91,9 +126,9 @@ class BodyLimitMiddleware:
         limit = limit_for(scope["path"])
         length, valid = declared_length(scope.get("headers", []))
         if not valid:
-            return await send_error(send, 400, "invalid", "the Content-Length header is not a single number")
+            return await send_error(send, receive, 400, "invalid", "the Content-Length header is not a single number")
         if length is not None and length > limit:
-            return await send_error(send, TOO_LARGE, "too_large", too_large_message(limit))
+            return await send_error(send, receive, TOO_LARGE, "too_large", too_large_message(limit))
         seen = 0
         started = False
 
@@ -116,4 +151,4 @@ class BodyLimitMiddleware:
         except BodyTooLarge:
             if started:  # the application answered before reading it all; nothing to add
                 return
-            await send_error(send, TOO_LARGE, "too_large", too_large_message(limit))
+            await send_error(send, receive, TOO_LARGE, "too_large", too_large_message(limit))

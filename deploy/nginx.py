@@ -14,6 +14,9 @@ folders and the X-Accel prefix can never disagree with Django's) plus these vari
 ``FRAMELEDGER_NGINX_REDIRECT_LISTEN``  with TLS: a plain-HTTP listener that 301s   ``80``
 ``FRAMELEDGER_METRICS_ALLOW``      addresses/CIDRs allowed ``/metrics``           ``127.0.0.1,::1``
 ``FRAMELEDGER_NGINX_RUNTIME_DIR``  pid, logs and temp files (whole-file mode)     ``/var/lib/nginx``
+``FRAMELEDGER_SEND_BUFFER_BYTES``  each connection's kernel send buffer (``0``:   ``131072``
+                                   the kernel's own sizing); the embedded server's
+                                   rule too (``deploy/serve.py``)
 =================================  ============================================  ======================
 
 What the configuration does:
@@ -29,7 +32,10 @@ What the configuration does:
 - TLS (TLS 1.2/1.3, session cache) when a certificate is given, ``X-Forwarded-Proto`` for
   ``DJANGO_SECURE_PROXY_SSL_HEADER=X-Forwarded-Proto:https``, and HSTS from
   ``DJANGO_SECURE_HSTS_*`` on every answer (the application's own header is hidden so it is sent once);
-- a 502/504 (no web process answers) becomes a clean 503.
+- a 502/504 (no web process answers) becomes a clean 503;
+- ``listen ... sndbuf=``: the send buffer fixed as the embedded server fixes it, so a seek that
+  drops a media response has cost what the player read plus at most that buffer, instead of
+  the megabytes Linux grows a fast connection's buffer to (docs/media.md §8.4).
 """
 
 from __future__ import annotations
@@ -49,10 +55,14 @@ def env(name: str, default: str = "") -> str:
 def render(*, site: bool = False) -> str:
     from django.conf import settings
 
+    from deploy.serve import send_buffer_bytes
+
     upstreams = [u.strip() for u in env("FRAMELEDGER_NGINX_UPSTREAMS", "127.0.0.1:8000").split(",") if u.strip()]
     cert, key = env("FRAMELEDGER_TLS_CERT"), env("FRAMELEDGER_TLS_KEY")
     tls = bool(cert and key)
     listen = env("FRAMELEDGER_NGINX_LISTEN", "443" if tls else "80")
+    send_buffer = send_buffer_bytes()
+    sndbuf = f" sndbuf={send_buffer}" if send_buffer else ""
     hosts = [h for h in settings.ALLOWED_HOSTS if h and h != "*"]
     server_name = env("FRAMELEDGER_SERVER_NAME", hosts[0] if hosts else "_")
     metrics_allow = list(settings.FRAMELEDGER_METRICS_ALLOW)
@@ -134,7 +144,7 @@ def render(*, site: bool = False) -> str:
         "}\n"
         f"{redirect}"
         "server {\n"
-        f"    listen {listen}{' ssl' if tls else ''};\n"
+        f"    listen {listen}{' ssl' if tls else ''}{sndbuf};\n"
         f"    server_name {server_name};\n"
         f"{tls_block}"
         f"{hsts}"

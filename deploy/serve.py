@@ -20,7 +20,13 @@ Why uvicorn (Daphne served here before): both directions of a body have flow con
   no headers for a malformed multipart body.)
 - **Response bodies** are sent as fast as the socket drains: ``send`` waits while the
   transport's buffer is full, so a media response (``annotator.base.media.ranges``) reads the file
-  no faster than the client takes it, and a client that stops reading stops the reads.
+  no faster than the client takes it, and a client that stops reading stops the reads. The
+  listening socket (:func:`listening_socket`) fixes each connection's kernel send buffer at
+  ``FRAMELEDGER_SEND_BUFFER_BYTES`` (128 KiB; Linux doubles it for its bookkeeping) instead of
+  letting it grow to megabytes: what a ``<video>`` abandons at a seek is what the socket held
+  then, so seeking sends at most about twice what the player read (docs/media.md §8.4). 128 KiB
+  still carries ~20 Mbit/s per connection at 100 ms round trip (the proxy needs ~1); ``0``
+  leaves the kernel's own sizing.
 
 The access log is ``deploy.access_log`` (one readable line per request with the bytes
 actually sent); uvicorn's own lines keep its format. ``--http`` picks uvicorn's HTTP parser
@@ -31,6 +37,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import socket
+
+SEND_BUFFER_BYTES = 128 * 1024
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -46,6 +55,31 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--no-checks", action="store_true", help="skip the system checks (tests only)")
     parser.add_argument("application", nargs="?", default="deploy.asgi:application")
     return parser.parse_args(argv)
+
+
+def send_buffer_bytes() -> int:
+    """``FRAMELEDGER_SEND_BUFFER_BYTES`` (128 KiB by default; 0: the kernel's own sizing)."""
+    value = os.environ.get("FRAMELEDGER_SEND_BUFFER_BYTES", "").strip()
+    if not value:
+        return SEND_BUFFER_BYTES
+    if not value.isdigit():
+        raise SystemExit(f"FRAMELEDGER_SEND_BUFFER_BYTES must be a number of bytes, not {value!r}")
+    return int(value)
+
+
+def listening_socket(host: str, port: int, send_buffer: int | None = None) -> socket.socket:
+    """The server's listening socket on ``host``:``port`` (0: any free port). Its send buffer
+    size (``send_buffer``, else :func:`send_buffer_bytes`; 0 leaves the kernel's) is inherited
+    by every connection it accepts."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    size = send_buffer_bytes() if send_buffer is None else send_buffer
+    if size:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, size)
+    listener.bind(("127.0.0.1" if host == "localhost" else host, port))
+    listener.listen(2048)
+    return listener
 
 
 def server_config(
@@ -86,11 +120,12 @@ def main(argv=None):
     django.setup()
     if not args.no_checks:
         call_command("check", fail_level="ERROR")
+    listener = listening_socket(args.bind, args.port)
     uvicorn.Server(
         server_config(
             args.application, host=args.bind, port=args.port, http=args.http, proxy_headers=args.proxy_headers
         )
-    ).run()
+    ).run(sockets=[listener])
 
 
 if __name__ == "__main__":

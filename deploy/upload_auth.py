@@ -108,5 +108,5 @@ class UploadAuthMiddleware:
     async def __call__(self, scope, receive, send):
         if scope["type"] == "http" and needs_identity(scope):
             if not await sync_to_async(identified, thread_sensitive=True)(scope.get("headers", [])):
-                return await send_error(send, 403, "not_authenticated", NOT_AUTHENTICATED)
+                return await send_error(send, receive, 403, "not_authenticated", NOT_AUTHENTICATED)
         return await self.app(scope, receive, send)

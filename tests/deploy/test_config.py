@@ -60,6 +60,16 @@ def test_nginx_config_limits_bodies_per_location_and_passes_nginx_t(tmp_path):
         assert check.returncode == 0, check.stderr
 
 
+def test_nginx_fixes_the_send_buffer_as_the_embedded_server_does(tmp_path):
+    # A seek drops a media response; what nginx had handed the kernel by then was sent for
+    # nothing. The buffer is fixed (docs/media.md 8.4), or left to the kernel with 0.
+    assert "    listen 127.0.0.1:1 sndbuf=131072;\n" in render_nginx(tmp_path, FRAMELEDGER_NGINX_LISTEN="127.0.0.1:1")
+    text = render_nginx(tmp_path, FRAMELEDGER_NGINX_LISTEN="127.0.0.1:1", FRAMELEDGER_SEND_BUFFER_BYTES="65536")
+    assert "    listen 127.0.0.1:1 sndbuf=65536;\n" in text
+    text = render_nginx(tmp_path, FRAMELEDGER_NGINX_LISTEN="127.0.0.1:1", FRAMELEDGER_SEND_BUFFER_BYTES="0")
+    assert "    listen 127.0.0.1:1;\n" in text and "sndbuf" not in text
+
+
 def test_nginx_tls_and_hsts_come_from_the_environment(tmp_path):
     text = render_nginx(
         tmp_path,
@@ -68,7 +78,7 @@ def test_nginx_tls_and_hsts_come_from_the_environment(tmp_path):
         DJANGO_SECURE_HSTS_SECONDS="31536000",
         DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS="1",
     )
-    assert "listen 443 ssl;" in text and "ssl_protocols TLSv1.2 TLSv1.3;" in text
+    assert "listen 443 ssl sndbuf=131072;" in text and "ssl_protocols TLSv1.2 TLSv1.3;" in text
     assert 'add_header Strict-Transport-Security "max-age=31536000; includeSubDomains" always;' in text
     assert "return 301 https://$host$request_uri;" in text
     assert "proxy_set_header X-Forwarded-Proto $scheme;" in text

@@ -104,15 +104,12 @@ class UvicornProcess(multiprocessing.Process):
     def run(self):
         import uvicorn
 
-        from deploy.serve import server_config
+        from deploy.serve import listening_socket, server_config
 
         os.environ["FRAMELEDGER_ACCESS_LOG"] = "1"  # as deploy.serve sets it
         if self.setup is not None:
             self.setup()
-        listener = socket.socket()
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind((self.host if self.host != "localhost" else "127.0.0.1", 0))
-        listener.listen(128)
+        listener = listening_socket(self.host, 0)  # the embedded default's own socket settings
         self.port.value = listener.getsockname()[1]
         config = server_config(self.get_application(), host=self.host, port=self.port.value)
         server = uvicorn.Server(config)

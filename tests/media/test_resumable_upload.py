@@ -1,7 +1,7 @@
 """Item 4 of issue 27: resumable video uploads over the tus protocol (core, creation,
 termination). The last test cuts a real connection to the embedded default's server in
 the middle of a piece at 50 %, resumes from the offset the server reports, and checks that
-the stored original's SHA-256 equals the source's."""
+the stored original's SHA-256 equals the source's, directly and through nginx."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from annotator.models import Job, ResumableUpload, Video
 from tests.factories import client_for
 from tests.http import live_server
 from tests.http.live_server import read_response
+from tests.http.nginx_front import HAVE_NGINX, nginx_front
 
 embedded = live_server.embedded  # the uvicorn child fixture (tests/http/live_server.py)
 TUS = {"HTTP_TUS_RESUMABLE": "1.0.0"}
@@ -160,15 +161,25 @@ def upload_with_a_cut(port: int, token: str, data: bytes, metadata: str) -> str:
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("front", ["embedded", "nginx"])
 def test_a_connection_cut_at_50_percent_resumes_and_the_stored_file_is_the_source(
-    embedded, maintainer, synthetic_source, eager_celery
+    embedded, maintainer, synthetic_source, eager_celery, tmp_path, front
 ):
+    # "nginx": the production topology's front (deploy/nginx.py's configuration), which
+    # streams each piece to the web process unbuffered and passes the cut on.
+    if front == "nginx" and not HAVE_NGINX:
+        pytest.skip("nginx is not installed (deploy/image-setup installs it)")
     source = synthetic_source("h264-24-gop250")
     data = source.read_bytes()
     token = do_issue_token(maintainer)[1]
     port, _ = embedded()
     length = len(data)
-    upload_with_a_cut(port, token, data, f"filename {b64(source.name)},title {b64('resumed')}")
+    metadata = f"filename {b64(source.name)},title {b64('resumed')}"
+    if front == "nginx":
+        with nginx_front(port, tmp_path / "nginx") as (nginx_port, _):
+            upload_with_a_cut(nginx_port, token, data, metadata)
+    else:
+        upload_with_a_cut(port, token, data, metadata)
     video = Video.objects.get(title="resumed")
     assert file_sha256(video.original.path) == hashlib.sha256(data).hexdigest()
     assert video.size_bytes == length
