@@ -14,9 +14,11 @@ or the exception that becomes the reason (see docs/scoring.md, "Reading a submis
   read as the judge reads it, to its end (``/dev/null`` is an empty file, a FIFO whose
   writer writes and closes gives those bytes), as long as it ends within
   ``STREAM_MAX_BYTES`` and ``STREAM_WAIT_SECONDS``; a stream that does not (``/dev/zero``,
-  ``/dev/urandom``, a FIFO nobody writes to) is one on which the judge would exhaust its
-  memory or wait for ever, and is refused with the text the judge writes for an endless
-  file, the empty ``MemoryError`` message. A regular file is read whole by the drop-in
+  ``/dev/urandom``, a FIFO nobody writes to) is taken as one on which the judge would
+  exhaust its memory or wait for ever, and is refused with the text the judge writes for
+  an endless file, the empty ``MemoryError`` message. A stream that ends past either bound
+  (a FIFO whose writer closes after 2 s, or that yields more than 16 MiB) is refused the
+  same way, although the judge would read it to its end. A regular file is read whole by the drop-in
   command line (``cap=None``, as the judge); the server's file layer keeps the 16 MiB cap
   (``solution exceeds 16777216 bytes``).
 * ``moments`` (no published verifier): follows links, a regular file only

@@ -141,6 +141,44 @@ def test_where_the_judge_would_hang_or_exhaust_memory_the_refusal_is_bounded(wor
         assert ours(work, EGO_SCORER, solution) == ego_rejected_files("solution must be a regular file")
 
 
+def test_a_stream_that_ends_past_the_bounds_is_refused_although_the_judge_scores_it(work: Path):
+    """The documented difference (docs/scoring.md, "Reading a submission"): a FIFO that
+    yields the oracle padded past 16 MiB, or whose writer closes only after the 2 s wait,
+    cannot be told from an endless one and gets the bounded refusal; the judge reads it to
+    its end and scores it (checked when the judges are at hand)."""
+    from scoring.files import STREAM_MAX_BYTES, STREAM_WAIT_SECONDS
+
+    fifo = work / "long.json"
+    os.mkfifo(fifo)
+    oracle = TENNIS_GT.read_bytes()
+    padded = oracle + b" " * (STREAM_MAX_BYTES + 1 - len(oracle))
+
+    def writer(delay: float, data: bytes) -> threading.Thread:
+        def write():
+            time.sleep(delay)
+            try:
+                with open(fifo, "wb") as handle:  # blocks until a reader opens the FIFO
+                    handle.write(data)
+            except BrokenPipeError:  # the reader stopped at its bound
+                pass
+
+        thread = threading.Thread(target=write, daemon=True)
+        thread.start()
+        return thread
+
+    for delay, data in ((0, padded), (STREAM_WAIT_SECONDS + 1, oracle)):
+        thread = writer(delay, data)
+        assert ours(work, TENNIS_SCORER, str(fifo)) == tennis_files("unreadable solution.json: ")
+        thread.join(timeout=delay + 1)
+        if thread.is_alive():  # a late writer still waits for a reader: let it finish
+            with open(fifo, "rb") as drain:
+                drain.read()
+            thread.join(timeout=5)
+        if JUDGES is not None:
+            writer(delay, data)
+            assert judge(work, TENNIS_SCORER, str(fifo)) == tennis_files(None)
+
+
 # ------------------------------------------------------------------ path spellings
 
 
