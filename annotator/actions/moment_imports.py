@@ -39,11 +39,10 @@ from annotator.base.moment_sources import SourceError, SourceVideo, read_jsonl, 
 from annotator.models import GroundTruthVersion, Packet, TaskKind, Video
 from annotator.models.audit_log import record
 from annotator.reads.access import may_import_labels
-from annotator.reads.label_imports import staged_folder, staged_path
+from annotator.reads.label_imports import PUBLISHED_KIND, own_packet_refusal, staged_folder, staged_path
 
 # A previewed file is kept this long for its import (dropped by the next preview after that).
 STAGED_SECONDS = 24 * 3600
-PUBLISHED_KIND = "moment-queries-published"
 NOMINAL_FPS = 30
 PUBLISHED_SCHEMA = {
     "family": "moments",
@@ -124,11 +123,7 @@ def do_import_moment_packets(
         packet, created = _packet(source, kind, (annotator_a, annotator_b, adjudicator), actor)
         # before anything is compared with the tier; the command line without --actor is the operator
         if actor is not None and not may_import_labels(actor, packet):
-            raise InvalidInput(
-                f"video {source.video_id}: you annotate or adjudicate its packet, so its provisional labels "
-                "are imported by another maintainer",
-                field="videos",
-            )
+            raise InvalidInput(own_packet_refusal(source.video_id), field="videos")
         digest = source.sha256()
         latest = (
             GroundTruthVersion.objects.filter(packet=packet, tier=GroundTruthVersion.Tier.PROVISIONAL)

@@ -48,7 +48,7 @@ from annotator.models import (
     Video,
 )
 from annotator.reads.integrity import verified_access_columns, verify_ledger_states
-from annotator.reads.sealed_rows import verify_runs, verify_scores, verify_submissions
+from annotator.reads.sealed_rows import verify_runs, verify_scores, verify_submissions, verify_union
 
 MAINTAINERS_GROUP = "maintainers"
 
@@ -166,6 +166,10 @@ def maintained_packets(user: AbstractBaseUser) -> QuerySet[Packet]:
     return packets.exclude(adjudicator=user).exclude(pk__in=blind)
 
 
+# Imports recorded once, on their task kind, for packets of many (``actions.moment_imports``).
+KIND_IMPORT_OPERATIONS = ("import_moment_packets",)
+
+
 def visible_audit_entries(user: AbstractBaseUser) -> QuerySet[AuditEntry]:
     """The audit view across packets: entries about packets the user maintains, and
     entries about no packet (people, projects, videos, task kinds). Maintainers only."""
@@ -183,6 +187,15 @@ def visible_audit_entries(user: AbstractBaseUser) -> QuerySet[AuditEntry]:
     if hidden:
         entries = entries.exclude(
             Q(packet__isnull=True, object_type=Video._meta.label, object_id__in=hidden) & ~Q(actor=user)
+        )
+    # A label import across packets is one entry about its task kind, with its counts
+    # ("updated: 1"): on the kind of a packet the person annotates blind or adjudicates, it
+    # would say that packet's provisional labels changed. Their own imports stay.
+    blind_kinds = on_packets.exclude(pk__in=maintained.values("pk")).values_list("task_kind_id", flat=True)
+    kinds = [str(pk) for pk in blind_kinds]
+    if kinds:
+        entries = entries.exclude(
+            Q(packet__isnull=True, operation__in=KIND_IMPORT_OPERATIONS, object_id__in=kinds) & ~Q(actor=user)
         )
     return entries
 
@@ -288,9 +301,11 @@ def access_union(user: AbstractBaseUser, packet_id: int | str) -> tuple[PacketAc
     if access.role not in {"adjudicator", "maintainer"}:
         raise NotFound("union")
     try:
-        return access, Union.objects.get(packet=access.packet)
+        union = Union.objects.get(packet=access.packet)
     except Union.DoesNotExist:
         raise NotFound("union") from None
+    verify_union(union)  # an item changed by SQL is never shown, decided on or published
+    return access, union
 
 
 def visible_versions(user: AbstractBaseUser, access: PacketAccess) -> QuerySet[GroundTruthVersion]:

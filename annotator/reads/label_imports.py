@@ -34,6 +34,10 @@ MAX_LABEL_BYTES = 1024 * 1024
 STAGED_DIR = "imports/moments"  # under MEDIA_ROOT
 SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 TOO_LARGE = f"label files are limited to {MAX_LABEL_BYTES // 1024**2} MiB ({MAX_LABEL_BYTES} bytes)"
+# The task kind of imported moment packets (``actions.moment_imports.published_kind``).
+PUBLISHED_KIND = "moment-queries-published"
+# What a refused assignment asks of the person on the page.
+CHANGE_ASSIGNMENT = "Change the assignment above and preview again"
 
 
 @dataclass
@@ -219,7 +223,7 @@ def preview_moment_rows(
     if people is not None:
         refusal = access.assignment_refusal(*people)
         if refusal is not None:
-            preview.refusals.append(refusal[0].upper() + refusal[1:])
+            preview.refusals.append(f"{refusal[0].upper()}{refusal[1:]}. {CHANGE_ASSIGNMENT}")
     for size in (len(data), *(len(extra) for extra in reannotated)):
         refusal = size_refusal(size)  # the import's own limit (``check_import_moment_packets``)
         if refusal is not None:
@@ -258,6 +262,36 @@ def preview_moment_rows(
             preview.invalid.append((number, lines[number - 1].strip()[:200], str(error)[match.end() :]))
     preview.invalid.sort(key=lambda row: row[0])
     return preview
+
+
+def own_packet_refusal(video_id: str) -> str:
+    """The import's words for a maintainer who has another role on a video's packet."""
+    return (
+        f"video {video_id}: you annotate or adjudicate its packet, so its provisional labels "
+        "are imported by another maintainer"
+    )
+
+
+def moment_import_refusals(actor, source: str, videos, people: tuple) -> list[str]:
+    """What ``actions.moment_imports.do_import_moment_packets`` would refuse ``actor`` for
+    these videos (``access.may_import_labels``, the first refused video): a video whose
+    packet exists and on which ``actor`` annotates or adjudicates, or a new packet whose
+    assignment (``people``: annotator A, annotator B, adjudicator) names ``actor``."""
+    existing = {
+        packet.parameters.get("video_id"): packet
+        for packet in Packet.objects.filter(task_kind__slug=PUBLISHED_KIND, parameters__source=source)
+    }
+    named = {person.pk for person in people if person is not None}
+    for video in videos:
+        packet = existing.get(video.video_id)
+        if packet is not None:
+            if not access.may_import_labels(actor, packet):
+                own = own_packet_refusal(video.video_id)
+                return [own[0].upper() + own[1:]]
+        elif actor.pk in named:
+            own = own_packet_refusal(video.video_id)
+            return [f"{own[0].upper()}{own[1:]}. {CHANGE_ASSIGNMENT}"]
+    return []
 
 
 def preview_label_file(packet: Packet, label_format: str, name: str, data: bytes, *, player_one: str = "first"):

@@ -28,6 +28,7 @@ from django.conf import settings
 
 from annotator.base.errors import Conflict, InvalidInput, WorkflowError
 from annotator.base.families import adapter_for
+from annotator.base.moment_sources import SOURCES as MOMENT_SOURCES
 from annotator.models import Packet, VideoSearchIndex
 
 MAX_K = 50
@@ -211,6 +212,15 @@ def has_media(packet: Packet) -> bool:
     return any(field and field.name for field in (video.original, video.proxy, video.remux))
 
 
+def is_annotation_only(packet: Packet) -> bool:
+    """Whether the packet's video has no media by design: the annotation-only row a moment
+    import made (``original_name`` ``<source>:<video id>``, no files). A video row without
+    files otherwise (one whose ingest is not done, or broke) is not: its player tries to
+    load it and says why it cannot."""
+    source, colon, _ = (packet.video.original_name or "").partition(":")
+    return bool(colon) and source in MOMENT_SOURCES and not has_media(packet)
+
+
 def remedy(packet: Packet, row: VideoSearchIndex | None) -> str:
     """The way forward when nothing can be searched yet ("" while something can or a
     build is under way)."""
@@ -223,10 +233,16 @@ def remedy(packet: Packet, row: VideoSearchIndex | None) -> str:
     )
     if has_media(packet):
         return f"{features} Or rebuild the index there."
+    return f"This packet's video is annotation-only: no video file, no features. {features} {player_remedy(packet)}"
+
+
+def player_remedy(packet: Packet) -> str:
+    """What would give an annotation-only packet's player a video (the search panel's
+    ``remedy`` and the annotator's workspace say it in these words)."""
     name = packet.video.original_name or packet.video.title
     return (
-        f"This packet's video is annotation-only: no video file, no features. {features} The player needs the "
-        f"video file: ingest it as {name} before its labels are imported (the import then uses it)."
+        f"The player needs the video file: ingest it as {name} before its labels are imported "
+        "(the import then uses it)."
     )
 
 

@@ -5,7 +5,10 @@
 2. an annotation-only packet (no video, no features) says what to do: the import result,
    the packet page (upload CLIP features, the accepted layouts) and the adjudicator's
    search panel (Search and Find similar disabled); features uploaded on the packet page
-   compute the version's zero-shot calibration anchor;
+   compute the version's zero-shot calibration anchor; the annotator's workspace says the
+   packet has no video (play and the frame steps disabled, their keys refused) and a typed
+   interval saves, while a video that should have media and does not load keeps the
+   player's load error;
 3. the adjudicator has the search panel before both ledgers freeze (results depend on the
    video's features only); an annotator of the blind packet still has no search at all.
 
@@ -23,7 +26,8 @@ from django.contrib.auth.models import Group
 from django.core.management import call_command
 
 from annotator.actions.search import do_upload_search_features
-from annotator.models import Packet, VersionCalibration, VideoSearchIndex
+from annotator.models import Ledger, Packet, VersionCalibration, VideoSearchIndex
+from tests.browser.ledger_pages import wait_ready, wait_saved
 from tests.browser.screens import VIEWPORT, shot
 from tests.browser.test_moment_search_ui import clip_features
 from tests.factories import make_packet, make_ready_video
@@ -71,6 +75,14 @@ def test_the_import_form_starts_with_three_people_and_the_dry_run_refuses_what_t
     assert "would be refused" in page.inner_text("#import-blocked")
     shot(page, "29-1-dry-run-refuses-one-person-twice", at="#import-preview")
     assert not Packet.objects.exists()
+    # The maintainer himself on the packet: the import's access check refuses him, so the dry run does.
+    page.select_option("select[name=annotator_b]", str(maintainer.pk))
+    page.set_input_files("#moments-file", str(path))
+    page.click("#moments-preview")
+    page.wait_for_selector("#import-preview")
+    assert "you annotate or adjudicate its packet" in page.inner_text("#preview-refusals")
+    assert page.is_disabled("#do-import")
+    shot(page, "29-1-dry-run-refuses-the-maintainer-himself", at="#import-preview")
     # Fixed: the dry run passes, the import runs.
     page.select_option("select[name=annotator_b]", str(annotator_b.pk))
     page.set_input_files("#moments-file", str(path))
@@ -137,6 +149,85 @@ def test_an_annotation_only_packet_shows_the_way_forward_and_features_compute_th
     page.wait_for_selector("#search-index-details [data-field=status]:has-text('ready')")
     assert page.locator("#search-index-forward").is_hidden()
     shot(page, "29-2-packet-page-features-uploaded", at="#search-index")
+
+
+PLAYER_BUTTONS = ("back10", "back1", "play", "fwd1", "fwd10")
+
+
+def test_the_annotator_of_an_annotation_only_packet_types_an_interval_without_a_video(
+    page_as, annotator_a, annotator_b, adjudicator
+):
+    packet = annotation_only_packet(annotator_a, annotator_b, adjudicator)
+    page = page_as(annotator_a, f"/packets/{packet.pk}/")
+    page.set_viewport_size(VIEWPORT)
+    wait_ready(page)
+    # The player area says there is no video, why, and what to do; no load error.
+    note = page.inner_text("#player-none")
+    assert "This packet has no video: it was imported from annotations only" in note, note
+    assert packet.video.original_name in note and "Type each interval's start and end" in note, note
+    assert "ingest it as" in note, note
+    assert page.locator("#player-error").is_hidden()
+    assert page.locator("#player video").count() == 0
+    # The controls that cannot work are disabled, and their keys say so instead of doing nothing.
+    for act in PLAYER_BUTTONS:
+        assert page.is_disabled(f"#player button[data-act={act}]"), act
+    assert page.is_disabled("#player .fl-rate") and page.is_disabled("#player .fl-goto")
+    page.locator("#workspace").focus()
+    for key in (" ", "ArrowRight", "Shift+ArrowRight", "End"):
+        page.evaluate("() => { document.querySelector('#notice').textContent = ''; }")
+        page.keyboard.press(key)
+        page.wait_for_function("() => document.querySelector('#notice').textContent.includes('has no video')")
+        assert page.evaluate("() => window.frameledger.player.currentFrame") == 0, key
+    shot(page, "29-2-annotator-workspace-annotation-only")
+    # Typing the interval and the query, then Enter, saves the event.
+    page.fill("#ev-query_id", "typed1")
+    page.fill("#ev-query", "a person talks to the camera")
+    page.click("#event-form .interval-add")
+    row = page.locator("#event-form .interval-row").first
+    row.locator("input").nth(0).fill("12")
+    row.locator("input").nth(1).fill("18.5")
+    row.locator("input").nth(1).press("Enter")
+    page.wait_for_function("() => document.querySelectorAll('#ledger-table tbody tr').length === 1")
+    wait_saved(page)
+    [event] = Ledger.objects.get(packet=packet, annotator=annotator_a).events.all()
+    assert event.data["query_id"] == "typed1" and event.data["query"] == "a person talks to the camera"
+    assert event.data["intervals"] == [[12, 18.5]], event.data
+
+
+def test_the_adjudicator_of_an_annotation_only_packet_sees_why_there_is_no_player(
+    page_as, annotator_a, annotator_b, adjudicator
+):
+    from annotator.actions.ledgers import do_freeze_ledger
+
+    packet = annotation_only_packet(annotator_a, annotator_b, adjudicator)
+    for user in (annotator_a, annotator_b):
+        ledger = Ledger.objects.get(packet=packet, annotator=user)
+        attestation = "I marked every query of this packet myself, without seeing the other ledger."
+        do_freeze_ledger(ledger, actor=user, attestation=attestation, expected_version=ledger.version)
+    page = page_as(adjudicator, f"/packets/{packet.pk}/adjudicate/")
+    page.set_viewport_size(VIEWPORT)
+    page.wait_for_function("() => window.frameledger && window.frameledger.ready === true")
+    note = page.inner_text("#player-none")
+    assert "This packet has no video: it was imported from annotations only" in note, note
+    assert "ingest it as" in note, note
+    assert page.locator("#player-error").is_hidden(), page.inner_text("#player-error")
+    assert page.locator("#player video").count() == 0
+    for act in PLAYER_BUTTONS:
+        assert page.is_disabled(f"#player button[data-act={act}]"), act
+    shot(page, "29-2-adjudicator-annotation-only-player")
+
+
+def test_a_video_that_should_have_media_and_does_not_load_keeps_the_load_error(
+    page_as, maintainer, annotator_a, annotator_b, adjudicator
+):
+    # A ready video row whose files are missing (not an annotation-only import).
+    packet = make_packet(maintainer, annotator_a, annotator_b, adjudicator, kind="moment-queries",
+                         video=make_ready_video("lost", frame_count=240), title="lost")  # fmt: skip
+    page = page_as(annotator_a, f"/packets/{packet.pk}/")
+    wait_ready(page)
+    assert "The video could not be loaded" in page.inner_text("#player-error")
+    assert page.locator("#player-none").count() == 0
+    assert page.is_enabled("#player button[data-act=play]")
 
 
 @pytest.fixture

@@ -156,3 +156,57 @@ def test_the_moment_import_page_is_404_for_non_maintainers(persona, request, ann
     form = {"annotator_a": maintainer.pk, "annotator_b": annotator_b.pk, "adjudicator": user.pk}
     assert commit(client, good_row(1).encode(), **form).status_code == 404
     assert not Packet.objects.exists()
+
+
+OWN_PACKET = "you annotate or adjudicate its packet"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("place", ["annotator_a", "annotator_b", "adjudicator"])
+def test_the_dry_run_refuses_a_maintainer_who_names_himself(maintainer, annotator_a, annotator_b, adjudicator, place):
+    """The import refuses a maintainer who puts himself on a packet (he would hold the key
+    of his own blind packet: ``access.may_import_labels``); the dry run says so first and
+    disables the import, and the import of the same form is refused with the same words."""
+    form = {**people_form(annotator_a, annotator_b, adjudicator), place: maintainer.pk}
+    client = client_for(maintainer)
+    page = preview(client, good_row(1).encode(), **form).content.decode()
+    assert re.search(r'<ul class="banner bad" id="preview-refusals"[^>]*><li>[^<]*' + OWN_PACKET, page), page
+    assert "Change the assignment above" in page
+    assert 'id="do-import" disabled' in page
+    refused = commit(client, good_row(1).encode(), **form)
+    assert refused.status_code == 400 and OWN_PACKET in refused.content.decode()
+    assert not Packet.objects.exists()
+
+
+@pytest.mark.django_db
+def test_the_dry_run_refuses_a_maintainer_on_an_existing_packet(maintainer, annotator_a, annotator_b, adjudicator):
+    """Importing the same video again reuses its packet: a maintainer who annotates it is
+    refused by the import, and so by the dry run, whatever the form assigns."""
+    from tests.factories import make_user
+
+    blind = make_user("maintainer_b", maintainer=True)
+    data = good_row(1).encode()
+    first = commit(client_for(maintainer), data, **people_form(annotator_a, blind, adjudicator))
+    assert first.status_code == 200 and Packet.objects.count() == 1
+    client = client_for(blind)
+    form = people_form(annotator_a, annotator_b, adjudicator)
+    page = preview(client, data, **form).content.decode()
+    assert re.search(r'id="preview-refusals"[^>]*><li>Video vid_a: ' + OWN_PACKET, page), page
+    assert "Change the assignment above" not in page  # the assignment is not what is wrong
+    assert 'id="do-import" disabled' in page
+    refused = commit(client, data, **form)
+    assert refused.status_code == 400 and OWN_PACKET in refused.content.decode()
+    assert GroundTruthVersion.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_the_form_never_starts_with_the_maintainer_himself(maintainer, annotator_a, annotator_b):
+    """Even when he holds the roles, or nobody else is left: the import would refuse him."""
+    from django.contrib.auth.models import Group
+
+    Group.objects.get_or_create(name="annotators")[0].user_set.add(maintainer, annotator_a, annotator_b)
+    Group.objects.get_or_create(name="adjudicators")[0].user_set.add(maintainer)
+    page = client_for(maintainer).get("/imports/moments/").content.decode()
+    picked = re.findall(r'<option value="(\d+)" selected', page)
+    assert str(maintainer.pk) not in picked, picked
+    assert sorted(picked) == sorted([str(annotator_a.pk), str(annotator_b.pk)])

@@ -134,6 +134,7 @@ def test_the_api_route_is_for_maintainers_and_a_bad_row_stores_nothing(
 def test_a_maintainer_who_annotates_a_packet_cannot_write_or_probe_its_provisional_tier(
     maintainer, annotator_a, adjudicator
 ):
+    from annotator.reads.access import visible_audit_entries
     from tests.factories import make_user
 
     blind = make_user("maintainer_b", maintainer=True)
@@ -160,3 +161,10 @@ def test_a_maintainer_who_annotates_a_packet_cannot_write_or_probe_its_provision
     other = QV_VAL.read_bytes().splitlines(keepends=True)[5]
     assert client_for(blind).post("/api/moment-imports/", upload(other)).status_code == 400
     assert Packet.objects.count() == 1 and packet.annotator_b_id == blind.pk
+    # Another maintainer's later import that updates his packet's provisional labels is not
+    # shown in his audit view across packets ("updated: 1" would say so); to its maker it is.
+    assert client_for(maintainer).post("/api/moment-imports/", upload(changed)).status_code == 201
+    imports = [e for e in visible_audit_entries(blind) if e.operation == "import_moment_packets"]
+    assert imports == [] and b"import_moment_packets" not in client_for(blind).get("/audit/").content
+    mine = [e for e in visible_audit_entries(maintainer) if e.operation == "import_moment_packets"]
+    assert len(mine) == 2 and mine[0].details.get("updated", 0) + mine[1].details.get("updated", 0) == 1

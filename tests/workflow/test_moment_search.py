@@ -14,6 +14,7 @@ from annotator.actions.search import do_build_search_index, request_search_index
 from annotator.actions.taskkinds import do_create_task_kind
 from annotator.base.builtin_kinds import BUILTIN_KINDS
 from annotator.models import AuditEntry, TaskKind, Video, VideoSearchIndex
+from annotator.reads.search import is_annotation_only, player_remedy
 from retrieval.grid import iou
 from retrieval.synthetic import SyntheticConfig, generate_corpus
 from tests.factories import client_for, ensure_builtin_rows, make_packet, make_ready_video
@@ -313,6 +314,23 @@ def test_a_packet_without_intervals_says_so(packet, adjudicator):
     response = client.post(f"/api/packets/{packet.pk}/search/", {"example": [0, 10]}, format="json")
     assert response.status_code == 400
     assert not VideoSearchIndex.objects.filter(video=packet.video).exists()  # no index for an action ledger
+
+
+@pytest.mark.django_db
+def test_only_an_imported_video_row_without_files_is_annotation_only(packet):
+    """The workspace loads no player for these (docs/ui.md); any other row without files
+    is a video that should have media, and its player tries and says why it cannot."""
+    video = packet.video
+    assert not is_annotation_only(packet)  # a ready row whose files are missing
+    video.original_name = "qvhighlights:NUsG9BgSes0_210.0_360.0"
+    video.save()
+    assert is_annotation_only(packet)
+    assert "ingest it as qvhighlights:NUsG9BgSes0_210.0_360.0" in player_remedy(packet)
+    video.proxy.name = "videos/1/proxy.mp4"
+    assert not is_annotation_only(packet)  # ingested under the import's name: a real video
+    video.proxy.name = ""
+    video.original_name = "lecture:part 1.mp4"  # a colon, but no moment source
+    assert not is_annotation_only(packet)
 
 
 @pytest.mark.django_db

@@ -37,6 +37,7 @@ from annotator.reads import access
 from annotator.reads.label_imports import (
     MAX_LABEL_BYTES,
     charting_players,
+    moment_import_refusals,
     preview_label_file,
     preview_moment_rows,
     staged_moment_file,
@@ -134,11 +135,12 @@ def _moment_files(request) -> tuple[str, bytes, list[bytes]] | None:
 ASSIGNMENT = ("annotator_a", "annotator_b", "adjudicator")
 
 
-def default_assignment(people) -> dict[str, str]:
+def default_assignment(people, actor=None) -> dict[str, str]:
     """Three different people for annotator A, B and the adjudicator: the first two
     annotators and the first adjudicator who is neither, by role, then anyone left;
-    a place stays empty ("—") rather than repeat a person."""
-    people = list(people)
+    a place stays empty ("—") rather than repeat a person or name ``actor`` (the import
+    refuses a maintainer on his own packet: ``access.may_import_labels``)."""
+    people = [person for person in people if actor is None or person.pk != actor.pk]
     roles = {person.pk: roles_of(person) for person in people}
     chosen: list = []
     for wanted in ("annotator", "annotator", "adjudicator"):
@@ -161,7 +163,7 @@ def import_moments(request):
     form = {k: request.POST.get(k, "") for k in ("source", *ASSIGNMENT, "limit")}
     context = {"sources": list(SOURCES), "people": people, "form": form}
     if request.method == "GET":
-        form.update(default_assignment(people))
+        form.update(default_assignment(people, request.user))
         return render(request, "frontend/imports/moments.html", context)
     try:
         files = _moment_files(request)
@@ -180,6 +182,8 @@ def import_moments(request):
             chosen = select(preview.videos, limit=int(form["limit"]))
         except (ValueError, SourceError):
             preview.invalid.append((0, "", "the number of videos must be a whole number, at least 1"))
+    if preview.can_import:  # the import's own refusal of this maintainer, predicted
+        preview.refusals += moment_import_refusals(request.user, form["source"], chosen, chosen_people)
     context.update(preview=preview, chosen=chosen)
     if request.POST.get("op") != "import":
         if preview.can_import:  # kept for the import POST, which names them

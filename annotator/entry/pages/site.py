@@ -24,7 +24,7 @@ from django.urls import reverse, reverse_lazy
 
 from annotator.reads import access
 from annotator.reads.media import media_urls_for
-from annotator.reads.search import is_moment_packet
+from annotator.reads.search import is_annotation_only, is_moment_packet, player_remedy
 from annotator.reads.verify import version_problems
 from scoring.registry import scorers_of
 
@@ -52,10 +52,17 @@ def _player_urls(packet_id: int, media: dict | None = None) -> dict:
 def _packet_context(packet_access: access.PacketAccess, request) -> dict:
     packet = packet_access.packet
     media = media_urls_for("packet", packet.pk, packet.video)
+    # An imported annotation-only video has no files by design: the workspace says so
+    # instead of trying (and failing) to load it. A video that should have media and does
+    # not load keeps the player's load error.
+    annotation_only = is_annotation_only(packet)
     return {
         "packet_id": packet.pk,
         "packet_title": packet.title,
         "role": packet_access.role,
+        "annotation_only": annotation_only,
+        "video_name": packet.video.original_name or packet.video.title,
+        "player_remedy": player_remedy(packet) if annotation_only else "",
         "page_config": {
             "packetId": packet.pk,
             "role": packet_access.role,
@@ -64,6 +71,8 @@ def _packet_context(packet_access: access.PacketAccess, request) -> dict:
             # Moment search (moment_search.js): shown only to whom the search API answers.
             "search": _may_search(request.user, packet),
             "videoId": packet.video_id,
+            # No video by design (annotation-only): no player is loaded, its controls are refused.
+            "annotationOnly": annotation_only,
         },
     }
 

@@ -15,6 +15,7 @@ import { EventForm } from "./event_form.js";
 import { boundaryFields } from "./event_schema.js";
 import { connectPacket, renderLiveState, renderPresence } from "./live.js";
 import { mountPlayer } from "./player.js";
+import { mountNoVideo } from "./player_still.js";
 import { mountDeciding, mountSettling } from "./adjudicate_decisions.js";
 import { mountDetail } from "./adjudicate_detail.js";
 import { mountAdjudicateKeys } from "./adjudicate_keys.js";
@@ -134,16 +135,22 @@ async function main() {
 // ---- player, timeline, the final value's form -------------------------------------------
 async function mountViews(adj) {
   const { packet, schema } = adj;
-  let player;
-  try {
-    player = await mountPlayer($("#player"), { urls: config.media, keyboard: false });
-  } catch (error) {
-    $("#player-error").hidden = false;
-    $("#player-error").textContent = `The video could not be loaded: ${error.message}`;
-    player = null;
+  let player = null;
+  // No video by design (an annotation-only import; the page says so and what to do): the
+  // controls are drawn disabled and nothing is loaded, so the keys that play or step do
+  // nothing. Any other video that does not load gets the load error.
+  if (config.annotationOnly) {
+    mountNoVideo($("#player"), { frameCount: packet.video.frame_count || 1, reason: "This packet has no video (annotation-only)." });
+  } else {
+    try {
+      player = await mountPlayer($("#player"), { urls: config.media, keyboard: false });
+    } catch (error) {
+      $("#player-error").hidden = false;
+      $("#player-error").textContent = `The video could not be loaded: ${error.message}`;
+    }
   }
   window.frameledger.player = player;
-  const thumbs = await api.get(config.media.thumbsMeta).catch(() => null);
+  const thumbs = config.annotationOnly ? null : await api.get(config.media.thumbsMeta).catch(() => null);
   const frameCount = (player && player.frameCount) || packet.video.frame_count || 1;
   adj.player = player;
   adj.timeline = new Timeline($("#timeline"), { frameCount, thumbs });

@@ -20,6 +20,7 @@ import { SAVE, createStore, eventByKey, events, hasUnsaved, initialState, reduce
 import { connectPacket, renderLiveState, renderPresence } from "./live.js";
 import { secondStep } from "./navigation.js";
 import { mountPlayer } from "./player.js";
+import { mountNoVideo, stillPlayer } from "./player_still.js";
 import { mountMomentSearch, withInterval } from "./moment_search.js";
 import { FORM_KEYS, WORKSPACE_SHORTCUTS } from "./shortcuts.js";
 import { Timeline } from "./timeline.js";
@@ -45,23 +46,6 @@ const gate = new KeyGate({
   },
 });
 window.frameledger.keyGate = gate;
-
-// A stand-in when the video cannot be played: editing still works, frames typed by hand.
-function stillPlayer(frameCount) {
-  let current = 0;
-  const target = new EventTarget();
-  // (Object.assign would copy the getter's value once: define it on the object.)
-  Object.defineProperty(target, "currentFrame", { get: () => current });
-  return Object.assign(target, {
-    frameCount,
-    clock: null,
-    async seekToFrame(n) { current = Math.max(0, Math.min(frameCount - 1, Math.round(n))); target.dispatchEvent(new CustomEvent("frame", { detail: { frame: current } })); return current; },
-    step(k) { return this.seekToFrame(current + k); },
-    togglePlay() {},
-    setRate() {},
-    pause() { return current; },
-  });
-}
 
 async function loadLedger() {
   const { data, etag } = await api.request("GET", ledgerUrl);
@@ -129,15 +113,22 @@ function mountStore(packet, ledger, ledgerId) {
 // ---- player, timeline, form -----------------------------------------------------------
 async function mountViews(ws) {
   let player;
-  try {
-    player = await mountPlayer($("#player"), { urls: config.media, keyboard: false });
-  } catch (error) {
-    $("#player-error").hidden = false;
-    $("#player-error").textContent = `The video could not be loaded (${error.message}); frames can still be typed in.`;
-    player = stillPlayer(ws.packet.video.frame_count || 1);
+  // No video by design (an annotation-only import; the server says so, and the page says
+  // what to do): nothing is loaded and the controls are disabled. Any other video that does
+  // not load gets the load error, and frames can still be typed in.
+  if (config.annotationOnly) {
+    player = mountNoVideo($("#player"), { frameCount: ws.packet.video.frame_count || 1, reason: "This packet has no video (annotation-only): type the interval's seconds in the form." });
+  } else {
+    try {
+      player = await mountPlayer($("#player"), { urls: config.media, keyboard: false });
+    } catch (error) {
+      $("#player-error").hidden = false;
+      $("#player-error").textContent = `The video could not be loaded (${error.message}); frames can still be typed in.`;
+      player = stillPlayer(ws.packet.video.frame_count || 1);
+    }
   }
   window.frameledger.player = player;
-  const thumbs = await api.get(config.media.thumbsMeta).catch(() => null);
+  const thumbs = config.annotationOnly ? null : await api.get(config.media.thumbsMeta).catch(() => null);
   ws.player = player;
   ws.timeline = new Timeline($("#timeline"), { frameCount: player.frameCount || ws.packet.video.frame_count || 1, thumbs });
   // The type-ahead ranks the values this ledger used most first (event_schema.js).
@@ -257,6 +248,11 @@ function mountFormWiring(ws) {
 }
 
 // ---- the keys: command name -> what it does (the key table is in shortcuts.js) ----------------
+// The commands that need a video to play or step through (refused where there is none).
+const NO_VIDEO_COMMANDS = [
+  "step-1", "step+1", "step-10", "step+10", "step-second-back", "step-second-forward", "first-frame", "last-frame",
+  "prev-keyframe", "next-keyframe", "go-to-frame", "play", "play-half", "shuttle-back", "shuttle-stop", "shuttle-forward",
+];
 function mountKeys(ws) {
   const { player, timeline, form, seek } = ws;
   const commands = {
@@ -303,6 +299,13 @@ function mountKeys(ws) {
     "use-candidate": () => ws.search && ws.search.useHighlighted(),
     help: () => $("#help-dialog").showModal(),
   };
+  // No video by design: the keys that would play, step or seek through it say so instead
+  // of doing nothing (typed frames, i / o, Enter and the form work as everywhere).
+  if (player.noVideo) {
+    for (const name of NO_VIDEO_COMMANDS) {
+      commands[name] = () => ws.setNotice("This packet has no video: nothing to play or step through. Type the interval's start and end (seconds) in the form, then Enter.", "bad");
+    }
+  }
   // The start a relative end ("32O") counts from: the selected event's, else the draft's.
   const startFrame = () => {
     if (!ws.bounds) return null;
