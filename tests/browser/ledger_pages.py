@@ -56,6 +56,32 @@ def wait_saved(page, timeout: float = 15000) -> None:
     )
 
 
+# What the workspace shows, for a failed wait's message: the save status, the events and
+# the pending operations, the notice, the draft and the focused element.
+PAGE_STATE_JS = """() => {
+    const form = document.querySelector('#event-form');
+    const state = window.frameledger && window.frameledger.store ? window.frameledger.store.getState() : null;
+    return {
+        status: document.querySelector('#save-status')?.dataset.status,
+        rows: document.querySelectorAll('#ledger-table tbody tr').length,
+        pending: state ? state.pending.length : null,
+        notice: document.querySelector('#notice')?.textContent,
+        draft: form ? Object.fromEntries([...form.querySelectorAll('[name]')].map((e) => [e.name, e.value])) : null,
+        focus: ((a) => a && (a.id || a.name || a.tagName))(document.activeElement),
+    };
+}"""
+
+
+def wait_status(page, status: str, timeout: float = 30000) -> None:
+    """The save status reads ``status``; on a time-out the failure says what the page showed."""
+    try:
+        page.wait_for_function(
+            "(s) => document.querySelector('#save-status').dataset.status === s", arg=status, timeout=timeout
+        )
+    except Exception as error:  # playwright's TimeoutError: say what was on screen instead
+        raise AssertionError(f"save status never read {status!r}: {page.evaluate(PAGE_STATE_JS)}") from error
+
+
 def add_action_by_keyboard(page, start: int, end: int, verb: str, nouns: list[str]) -> None:
     """Create one action-ledger event with keys only: seek, i, seek, o (the focus moves to
     the verb), the verb, Enter, the nouns separated by "," and Enter (adds the last, saves)."""

@@ -185,6 +185,45 @@ def test_space_after_clicking_a_button_plays_and_h_toggles_half_speed(page_as, m
     assert page.evaluate("document.querySelector('video.fl-video').playbackRate") == 1
 
 
+def test_half_speed_stopped_with_space_still_goes_back_to_the_rate_before(page_as, media_packet, annotator_a):
+    packet = media_packet(VIDEO)
+    page = open_workspace(page_as, annotator_a, packet)
+    page.locator("#workspace").focus()
+    rate = "() => document.querySelector('video.fl-video').playbackRate"
+    page.keyboard.press("h")
+    page.wait_for_function("() => !window.frameledger.player.paused")
+    assert page.evaluate(rate) == 0.5
+    page.keyboard.press(" ")  # stops half speed another way
+    page.wait_for_function("() => window.frameledger.player.paused")
+    page.keyboard.press("h")
+    page.wait_for_function("() => !window.frameledger.player.paused")
+    assert page.evaluate(rate) == 0.5
+    page.keyboard.press("h")
+    page.wait_for_function("() => window.frameledger.player.paused")
+    assert page.evaluate(rate) == 1
+
+
+def test_h_pressed_40_ms_after_space_paused_plays_at_half_speed(page_as, media_packet, annotator_a):
+    """Space pauses (and snaps to the frame shown); h pressed before that snap has landed
+    still plays at 0.5x, and the h after it stops at the rate before."""
+    packet = media_packet(VIDEO)
+    page = open_workspace(page_as, annotator_a, packet)
+    rate = "() => document.querySelector('video.fl-video').playbackRate"
+    for gap_ms in (30, 50):
+        page.keyboard.press(" ")
+        page.wait_for_function("() => window.frameledger.player.currentFrame > 2")
+        page.keyboard.press(" ")
+        page.wait_for_timeout(gap_ms)
+        page.keyboard.press("h")
+        page.wait_for_function("() => !document.querySelector('video.fl-video').paused")
+        assert page.evaluate(rate) == 0.5, gap_ms
+        page.keyboard.press("h")
+        page.wait_for_function("() => window.frameledger.player.paused")
+        assert page.evaluate(rate) == 1, gap_ms
+        page.keyboard.press("Home")  # back to frame 0 for the next gap
+        wait_frame(page, 0)
+
+
 def test_go_to_frame_boundary_and_keyframe_jumps_and_one_second_steps(page_as, media_packet, annotator_a):
     packet = media_packet(VIDEO)
     page = open_workspace(page_as, annotator_a, packet)

@@ -10,7 +10,14 @@ from __future__ import annotations
 import pytest
 
 from annotator.models import Ledger
-from tests.browser.ledger_pages import add_action_by_keyboard, go_to_frame, ledger_rows, wait_ready, wait_saved
+from tests.browser.ledger_pages import (
+    add_action_by_keyboard,
+    go_to_frame,
+    ledger_rows,
+    wait_ready,
+    wait_saved,
+    wait_status,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -128,7 +135,7 @@ def test_unsaved_changes_survive_a_closed_tab_and_are_saved_on_the_next_visit(pa
     context = page.context
     context.set_offline(True)
     add_action_by_keyboard(page, 40, 80, "spread", ["cheese"])
-    page.wait_for_function("() => document.querySelector('#save-status').dataset.status === 'failed'")
+    wait_status(page, "failed")
     page.close(run_before_unload=False)
     assert server_events(packet) == []
     context.set_offline(False)

@@ -214,3 +214,35 @@ def test_the_same_check_fails_when_the_player_seeks_to_pts_instead_of_the_midpoi
     # What rVFC reported is still what the screen shows: the error is the seek target, not the confirmation.
     for r in results:
         assert synthetic.decode_cell_means(r["means"]) == r["got"]
+
+
+def test_play_asked_for_right_after_a_pause_plays_after_the_pause_snaps(page_as, media_packet, annotator_a):
+    """A pause snaps to the displayed frame (a seek that pauses the element). Playback asked
+    for before that snap has landed (Space, then h 40 ms later) plays after it: the snap
+    does not undo it, and the frame played from is the one snapped to."""
+    page, count = open_player(page_as, media_packet, annotator_a, ENCODINGS[0])
+    for gap_ms in (0, 10, 40):
+        seen = page.evaluate(
+            """async ({ start, gapMs }) => {
+                 const player = window.frameledger.player;
+                 await player.seekToFrame(start);
+                 await player.play();
+                 const moved = (n) => new Promise((resolve) => {
+                   const check = () => (player.currentFrame >= n ? resolve() : setTimeout(check, 10));
+                   check();
+                 });
+                 await moved(start + 3);
+                 const pausing = player.pause();
+                 if (gapMs) await new Promise((resolve) => setTimeout(resolve, gapMs));
+                 const playing = player.play();
+                 const snapped = await pausing;
+                 await playing;
+                 await new Promise((resolve) => setTimeout(resolve, 300));  // nothing pauses it late
+                 const out = { paused: player.paused, element: player.video.paused, error: player.lastError,
+                               past: player.currentFrame > snapped };
+                 await player.pause();
+                 return out;
+               }""",
+            {"start": count // 4, "gapMs": gap_ms},
+        )
+        assert seen == {"paused": False, "element": False, "error": None, "past": True}, gap_ms

@@ -163,16 +163,27 @@ def test_the_player_starts_on_the_remux_and_switches_to_the_proxy_keeping_the_fr
     assert failures(results) == []
 
 
-@pytest.mark.usefixtures("eager_celery")
-def test_playback_asked_for_during_a_switch_goes_on_after_it_at_the_same_rate(
-    page_as, synthetic_source, maintainer, annotator_a, annotator_b, adjudicator, monkeypatch
+def player_with_the_proxy_just_made(
+    page_as, monkeypatch, synthetic_source, maintainer, annotator_a, annotator_b, adjudicator
 ):
-    video, packet, _job, held = remux_first_packet(
+    """Annotator A's player page opened on the remux, then the proxy made (the player has not
+    switched yet: its next check of the renditions does)."""
+    _video, packet, _job, held = remux_first_packet(
         monkeypatch, synthetic_source, maintainer, annotator_a, annotator_b, adjudicator
     )
     page = page_as(annotator_a, f"/packets/{packet.pk}/player/")
     page.wait_for_function("() => window.frameledger && (window.frameledger.player || window.frameledger.loadError)")
     tasks.ingest_proxy(*held)
+    return page
+
+
+@pytest.mark.usefixtures("eager_celery")
+def test_playback_asked_for_during_a_switch_goes_on_after_it_at_the_same_rate(
+    page_as, synthetic_source, maintainer, annotator_a, annotator_b, adjudicator, monkeypatch
+):
+    page = player_with_the_proxy_just_made(
+        page_as, monkeypatch, synthetic_source, maintainer, annotator_a, annotator_b, adjudicator
+    )
     # The switch starts while paused (as a poll would), and playback at 0.5x is asked for
     # before it is done: the switch pauses for the new source, then playback goes on.
     switched = page.evaluate(
@@ -196,3 +207,62 @@ def test_playback_asked_for_during_a_switch_goes_on_after_it_at_the_same_rate(
 
     page.evaluate("() => window.frameledger.player.pause()")
     assert page.evaluate("window.frameledger.player.paused") is True
+
+
+@pytest.mark.usefixtures("eager_celery")
+def test_keys_read_during_a_switch_act_on_the_playback_asked_for(
+    page_as, synthetic_source, maintainer, annotator_a, annotator_b, adjudicator, monkeypatch
+):
+    """A switch pauses the element for a moment; the player still counts as playing then,
+    so Space (or h) pressed during it stops the playback that was asked for, and stays
+    stopped after the switch, instead of being read as "play"."""
+    page = player_with_the_proxy_just_made(
+        page_as, monkeypatch, synthetic_source, maintainer, annotator_a, annotator_b, adjudicator
+    )
+    # Playback is asked for as the switch begins (before it reaches the element); when the
+    # new source has loaded, the element is paused for the switch: Space is pressed then.
+    seen = page.evaluate(
+        """async () => {
+            const p = window.frameledger.player;
+            let during = null, toggled = null;
+            p.addEventListener("rendition", () => {
+                during = { paused: p.paused, element: p.video.paused };
+                toggled = p.togglePlay();
+            }, { once: true });
+            const switching = p.checkRenditions();
+            await p.play();
+            await switching;
+            await toggled;
+            await new Promise((resolve) => setTimeout(resolve, 300));  // no late resume
+            return { during, after: p.paused, element: p.video.paused, rendition: p.rendition };
+        }"""
+    )
+    assert seen == {
+        "during": {"paused": False, "element": True},
+        "after": True,
+        "element": True,
+        "rendition": "proxy",
+    }
+
+
+@pytest.mark.usefixtures("eager_celery")
+def test_a_rate_chosen_during_a_switch_is_the_rate_after_it(
+    page_as, synthetic_source, maintainer, annotator_a, annotator_b, adjudicator, monkeypatch
+):
+    """The rate is the one last chosen (a key, the menu), even when it is chosen while the
+    new source loads: h pressed to stop half speed during a switch leaves 1x, not 0.5x."""
+    page = player_with_the_proxy_just_made(
+        page_as, monkeypatch, synthetic_source, maintainer, annotator_a, annotator_b, adjudicator
+    )
+    seen = page.evaluate(
+        """async () => {
+            const p = window.frameledger.player;
+            p.setRate(0.5);
+            let chosen = false;
+            p.video.addEventListener("loadstart", () => { p.setRate(1.5); chosen = true; }, { once: true });
+            await p.checkRenditions();
+            return { chosen, element: p.video.playbackRate, menu: p.rateSelect.value, rendition: p.rendition };
+        }"""
+    )
+    assert seen == {"chosen": True, "element": 1.5, "menu": "1.5", "rendition": "proxy"}
+    assert page.evaluate("window.frameledger.player.rate") == 1.5

@@ -24,7 +24,7 @@ def rows(page) -> int:
 
 def mark(page, start: int, length: int) -> None:
     page.locator("#workspace").focus()
-    page.wait_for_function("!window.frameledger.player.seeking")
+    page.wait_for_function("() => !window.frameledger.player.seeking")
     page.keyboard.type(f"{start}i{length}O", delay=DELAY)
     page.wait_for_function(
         "([s, e]) => document.querySelector('#ev-start_frame').value === String(s)"

@@ -24,7 +24,8 @@
 // poll now): the same frame stays on screen, confirmed by rVFC, on the same frame table
 // (checked). It never starts a switch during playback (the switch waits for the next poll
 // while paused); playback started while a switch is under way goes on after it, at the
-// same rate.
+// same rate, and `paused` reads false meanwhile (what was asked for, not the element's
+// pause for the switch).
 //
 // The ladder's on-demand rung (docs/media.md §4.1): on a packet, the "Full resolution"
 // button (useFullResolution()) asks the server for the video at its own height (the
@@ -80,6 +81,11 @@ export class FramePlayer extends EventTarget {
     this._lastPlayed = null;
     this._playToken = 0;
     this._pauses = 0; // pause() calls, so that a switch does not resume what was paused meanwhile
+    this._pausing = null; // a pause() waiting for its "pause" event (and so its snap)
+    // Playback asked for and not started yet (play() waiting for a seek, a switch that will
+    // resume): { pauses, requests } at the time; a pause() (or, for a switch, a seek) since
+    // cancels it.
+    this._pendingPlay = null;
     this.seeks = new SeekQueue(
       (target) => this._seekExact(target),
       (target, error) => {
@@ -90,7 +96,7 @@ export class FramePlayer extends EventTarget {
     this.renditions = new Renditions(this.urls, {
       pollMs,
       clock: () => this.clock,
-      paused: () => this.video.paused,
+      paused: () => this.paused,
       swap: (rendition, src) => this._swap(rendition, src),
       showError: (message) => this._showError(message),
     });
@@ -106,8 +112,17 @@ export class FramePlayer extends EventTarget {
     return this.clock ? this.clock.frameCount : 0;
   }
 
+  // Paused as the person asked: while playback they asked for waits to start (behind a
+  // seek, or across a rendition switch that pauses the element for a moment), the player
+  // counts as playing, so a key read then (Space, h) acts on what was asked for.
   get paused() {
-    return this.video.paused;
+    return this.video.paused && !this._playIsPending();
+  }
+
+  _playIsPending() {
+    const pending = this._pendingPlay;
+    if (!pending || pending.pauses !== this._pauses) return false;
+    return pending.requests === null || pending.requests === this.seeks.requests;
   }
 
   get seeking() {
@@ -276,8 +291,14 @@ export class FramePlayer extends EventTarget {
     const requests = this.seeks.requests;
     const pauses = this._pauses;
     const frame = this.seeks.intended;
-    await this.seeks.runNow(frame, () => this._swapSource(rendition, src, frame));
-    if (playing && this.seeks.requests === requests && this._pauses === pauses && this.video.paused) await this.play().catch(() => undefined);
+    const pending = playing ? { pauses, requests } : null;
+    if (pending) this._pendingPlay = pending;
+    try {
+      await this.seeks.runNow(frame, () => this._swapSource(rendition, src, frame));
+      if (playing && this.seeks.requests === requests && this._pauses === pauses && this.video.paused) await this.play().catch(() => undefined);
+    } finally {
+      if (pending && this._pendingPlay === pending) this._pendingPlay = null;
+    }
   }
 
   async _swapSource(rendition, src, frame) {
@@ -287,12 +308,13 @@ export class FramePlayer extends EventTarget {
       await this.frames.settle();
       this._playToken += 1;
     }
-    const rate = this.video.playbackRate;
     this.frames.release();
     const loaded = once(this.video, "loadeddata", 30000);
     this.video.src = src;
     await loaded;
-    this.video.playbackRate = rate;
+    // A new source starts at the element's default rate: put back the rate last chosen,
+    // which may have been chosen while the source loaded.
+    this.video.playbackRate = this.rate;
     this.renditions.playing(rendition, src);
     this.stats.switches += 1;
     this.frames.forget();
@@ -350,24 +372,47 @@ export class FramePlayer extends EventTarget {
 
   // --- playback ----------------------------------------------------------------------
 
+  // Play once what is under way has landed: a seek, a switch's new source, or the snap
+  // after a pause (a seek of its own, which would pause the element again). A pause()
+  // asked for meanwhile wins.
   async play() {
-    if (this.seeks.inflight) await this.seeks.inflight;
-    await this.video.play();
+    const pending = { pauses: this._pauses, requests: null };
+    this._pendingPlay = pending;
+    try {
+      while (this.seeks.inflight || this._pausing || this._snapPromise) {
+        await Promise.resolve(this.seeks.inflight || this._pausing || this._snapPromise).catch(() => undefined);
+        if (pending.pauses !== this._pauses) return;
+      }
+      // Interrupted by our own pause for a seek or a switch (which resumes, if it should).
+      await this.video.play().catch((error) => {
+        if (error.name !== "AbortError") throw error;
+      });
+    } finally {
+      if (this._pendingPlay === pending) this._pendingPlay = null;
+    }
   }
 
   // Pause and snap to the displayed frame; resolves with that frame.
   async pause() {
     this._pauses += 1;
     if (!this.video.paused) {
-      const paused = once(this.video, "pause", 2000);
+      // Until the "pause" event starts the snap (_onPause), play() waits on this.
+      const paused = once(this.video, "pause", 2000).catch(() => undefined);
+      this._pausing = paused;
       this.video.pause();
-      await paused.catch(() => undefined);
+      await paused;
+      if (this._pausing === paused) this._pausing = null;
     }
     return this._snapPromise || this._current;
   }
 
   togglePlay() {
-    return this.video.paused ? this.play() : this.pause();
+    return this.paused ? this.play() : this.pause();
+  }
+
+  // The rate last chosen (setRate), which the element plays at once its source has loaded.
+  get rate() {
+    return Number(this.rateSelect.value);
   }
 
   setRate(rate) {

@@ -131,7 +131,10 @@ export function mountSeeking(ws) {
       await player.pause();
       return;
     }
-    rateBeforeHalf = player.video ? player.video.playbackRate : 1;
+    // Half speed stopped another way (Space, K) leaves the rate at 0.5: the rate to go back
+    // to is still the one before the first h.
+    const rate = player.rate ?? 1;
+    if (rateBeforeHalf === null || rate !== 0.5) rateBeforeHalf = rate;
     player.setRate(0.5);
     await player.play();
   };
@@ -145,7 +148,7 @@ export function mountSeeking(ws) {
       await player.pause();
       return ws.seek(player.step(-secondStep(player.clock)));
     }
-    const rate = player.video ? player.video.playbackRate : 1;
+    const rate = player.rate ?? 1;
     if (player.paused) {
       if (rate < 1) player.setRate(1);
       return player.play();
