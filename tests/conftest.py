@@ -89,6 +89,12 @@ def use_test_broker(settings, tmp_path, prefix: str) -> tuple[str, str]:
     app.conf.broker_url = broker
     app.conf.task_default_queue = queue
     fresh_producer_pools(app)
+    if broker.startswith("sqla+"):
+        # kombu's SQL transport creates its tables and a queue's row on first use, each as a
+        # SELECT then an INSERT: two workers starting together on a new queue race, and the
+        # loser dies of a UNIQUE violation. Made here, before any worker starts.
+        with kombu.Connection(broker) as conn:
+            conn.default_channel.queue_declare(queue=queue)
     return broker, queue
 
 
