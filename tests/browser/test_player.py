@@ -246,3 +246,32 @@ def test_play_asked_for_right_after_a_pause_plays_after_the_pause_snaps(page_as,
             {"start": count // 4, "gapMs": gap_ms},
         )
         assert seen == {"paused": False, "element": False, "error": None, "past": True}, gap_ms
+
+
+def test_a_seek_asked_for_right_after_a_pause_is_where_the_player_stops(page_as, media_packet, annotator_b):
+    """The pause's snap to the displayed frame never overrides a seek asked for after the
+    pause() call, even before the element's "pause" event has fired."""
+    page, count = open_player(page_as, media_packet, annotator_b, ENCODINGS[0])
+    for gap_ms in (0, 10, 40):
+        seen = page.evaluate(
+            """async ({ start, target, gapMs, boxes }) => {
+                 const player = window.frameledger.player;
+                 await player.seekToFrame(start);
+                 await player.play();
+                 await new Promise((resolve) => {
+                   const check = () => (player.currentFrame >= start + 3 ? resolve() : setTimeout(check, 10));
+                   check();
+                 });
+                 const pausing = player.pause();
+                 if (gapMs) await new Promise((resolve) => setTimeout(resolve, gapMs));
+                 const got = await player.seekToFrame(target);
+                 await pausing;
+                 await new Promise((resolve) => setTimeout(resolve, 300));
+                 const means = window.__flReadCells(boxes);
+                 return { got, current: player.currentFrame, paused: player.paused, means };
+               }""",
+            {"start": count // 4, "target": count - 5, "gapMs": gap_ms, "boxes": BOXES},
+        )
+        shown = synthetic.decode_cell_means(seen.pop("means"))
+        assert seen == {"got": count - 5, "current": count - 5, "paused": True}, gap_ms
+        assert shown == count - 5, gap_ms
