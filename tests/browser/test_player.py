@@ -216,6 +216,21 @@ def test_the_same_check_fails_when_the_player_seeks_to_pts_instead_of_the_midpoi
         assert synthetic.decode_cell_means(r["means"]) == r["got"]
 
 
+# Plays from `start` until 3 frames have gone by, then pauses and waits `gapMs` (the
+# body's first lines): `player` and `pausing` (pause()'s promise) are what follows has.
+PLAY_THEN_PAUSE_JS = """
+  const player = window.frameledger.player;
+  await player.seekToFrame(start);
+  await player.play();
+  await new Promise((resolve) => {
+    const check = () => (player.currentFrame >= start + 3 ? resolve() : setTimeout(check, 10));
+    check();
+  });
+  const pausing = player.pause();
+  if (gapMs) await new Promise((resolve) => setTimeout(resolve, gapMs));
+"""
+
+
 def test_play_asked_for_right_after_a_pause_plays_after_the_pause_snaps(page_as, media_packet, annotator_a):
     """A pause snaps to the displayed frame (a seek that pauses the element). Playback asked
     for before that snap has landed (Space, then h 40 ms later) plays after it: the snap
@@ -223,17 +238,9 @@ def test_play_asked_for_right_after_a_pause_plays_after_the_pause_snaps(page_as,
     page, count = open_player(page_as, media_packet, annotator_a, ENCODINGS[0])
     for gap_ms in (0, 10, 40):
         seen = page.evaluate(
-            """async ({ start, gapMs }) => {
-                 const player = window.frameledger.player;
-                 await player.seekToFrame(start);
-                 await player.play();
-                 const moved = (n) => new Promise((resolve) => {
-                   const check = () => (player.currentFrame >= n ? resolve() : setTimeout(check, 10));
-                   check();
-                 });
-                 await moved(start + 3);
-                 const pausing = player.pause();
-                 if (gapMs) await new Promise((resolve) => setTimeout(resolve, gapMs));
+            "async ({ start, gapMs }) => {"
+            + PLAY_THEN_PAUSE_JS
+            + """
                  const playing = player.play();
                  const snapped = await pausing;
                  await playing;
@@ -254,16 +261,9 @@ def test_a_seek_asked_for_right_after_a_pause_is_where_the_player_stops(page_as,
     page, count = open_player(page_as, media_packet, annotator_b, ENCODINGS[0])
     for gap_ms in (0, 10, 40):
         seen = page.evaluate(
-            """async ({ start, target, gapMs, boxes }) => {
-                 const player = window.frameledger.player;
-                 await player.seekToFrame(start);
-                 await player.play();
-                 await new Promise((resolve) => {
-                   const check = () => (player.currentFrame >= start + 3 ? resolve() : setTimeout(check, 10));
-                   check();
-                 });
-                 const pausing = player.pause();
-                 if (gapMs) await new Promise((resolve) => setTimeout(resolve, gapMs));
+            "async ({ start, target, gapMs, boxes }) => {"
+            + PLAY_THEN_PAUSE_JS
+            + """
                  const got = await player.seekToFrame(target);
                  await pausing;
                  await new Promise((resolve) => setTimeout(resolve, 300));
