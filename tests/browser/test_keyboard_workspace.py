@@ -224,6 +224,33 @@ def test_h_pressed_40_ms_after_space_paused_plays_at_half_speed(page_as, media_p
         wait_frame(page, 0)
 
 
+def test_i_pressed_30_ms_after_space_paused_marks_the_frame_the_pause_shows(page_as, media_packet, annotator_a):
+    """Space pauses and snaps to the frame on screen; i pressed before that snap has landed
+    marks the frame the player then stops on, not the one before it."""
+    packet = media_packet(VIDEO)
+    page = open_workspace(page_as, annotator_a, packet)
+    settled = (
+        "() => { const p = window.frameledger.player;"
+        " return p.paused && !p.seeking && p.presentedFrame === p.currentFrame; }"
+    )
+    for gap_ms in (0, 30, 50):
+        page.keyboard.press(" ")
+        page.wait_for_function("() => window.frameledger.player.currentFrame > 4")
+        page.keyboard.press(" ")
+        if gap_ms:
+            page.wait_for_timeout(gap_ms)
+        page.keyboard.press("i")
+        page.wait_for_function("() => document.querySelector('#ev-start_frame').value !== ''")
+        page.wait_for_function(settled)
+        shown = page.evaluate("window.frameledger.player.currentFrame")
+        assert page.input_value("#ev-start_frame") == str(shown), gap_ms
+        page.keyboard.press("Escape")
+        page.keyboard.press("Escape")  # the draft discarded: the next i fills an empty box
+        page.wait_for_function("() => document.querySelector('#ev-start_frame').value === ''")
+        page.keyboard.press("Home")
+        wait_frame(page, 0)
+
+
 def test_go_to_frame_boundary_and_keyframe_jumps_and_one_second_steps(page_as, media_packet, annotator_a):
     packet = media_packet(VIDEO)
     page = open_workspace(page_as, annotator_a, packet)

@@ -34,6 +34,7 @@
 
 import { FrameClock } from "./frame_clock.js";
 import { api } from "./api.js";
+import { packetMediaUrls } from "./media_urls.js";
 import { Renditions } from "./renditions.js";
 import { SeekQueue } from "./seek_queue.js";
 import { el } from "./ui.js";
@@ -41,26 +42,6 @@ import { VideoFrames, once } from "./video_frames.js";
 
 export const RATES = [0.25, 0.5, 1, 1.5, 2];
 const POLL_MS = 5000;
-
-function mediaUrls(base) {
-  return {
-    proxy: `${base}/proxy.mp4`,
-    renditions: `${base}/renditions.json`,
-    frames: `${base}/frames.json`,
-    framePng: `${base}/frames/{n}.png`,
-  };
-}
-
-export function packetMediaUrls(packetId) {
-  return {
-    ...mediaUrls(`/media/packets/${encodeURIComponent(packetId)}`),
-    full: `/api/packets/${encodeURIComponent(packetId)}/renditions/full/`,
-  };
-}
-
-export function videoMediaUrls(videoId) {
-  return mediaUrls(`/media/videos/${encodeURIComponent(videoId)}`);
-}
 
 export class FramePlayer extends EventTarget {
   constructor(root, { packetId = null, urls = null, keyboard = true, seekMode = "midpoint", pollMs = POLL_MS } = {}) {
@@ -379,8 +360,8 @@ export class FramePlayer extends EventTarget {
     const pending = { pauses: this._pauses, requests: null };
     this._pendingPlay = pending;
     try {
-      while (this.seeks.inflight || this._pausing || this._snapPromise) {
-        await Promise.resolve(this.seeks.inflight || this._pausing || this._snapPromise).catch(() => undefined);
+      for (let busy = this._underWay(); busy; busy = this._underWay()) {
+        await busy;
         if (pending.pauses !== this._pauses) return;
       }
       // Interrupted by our own pause for a seek or a switch (which resumes, if it should).
@@ -390,6 +371,20 @@ export class FramePlayer extends EventTarget {
     } finally {
       if (this._pendingPlay === pending) this._pendingPlay = null;
     }
+  }
+
+  // What would still move the frame: a seek (a switch runs as one), a pause() waiting for
+  // its "pause" event, or the snap after it; null when nothing is under way.
+  _underWay() {
+    const busy = this.seeks.inflight || this._pausing || this._snapPromise;
+    return busy ? Promise.resolve(busy).catch(() => undefined) : null;
+  }
+
+  // Resolves with the current frame once nothing is under way (a mark read right after a
+  // pause is the frame the pause snaps to).
+  async settled() {
+    for (let busy = this._underWay(); busy; busy = this._underWay()) await busy;
+    return this._current;
   }
 
   // Pause and snap to the displayed frame; resolves with that frame.

@@ -155,6 +155,7 @@ function mountFrames(ws) {
     do {
       pending = lastSeek;
       await pending;
+      if (player.settled) await player.settled(); // a pause's snap too (not a seek of ours)
     } while (pending !== lastSeek);
     return player.currentFrame;
   };
