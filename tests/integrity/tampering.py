@@ -5,10 +5,12 @@ SQLite: the triggers dropped and created again). Everything happens inside the t
 
 from __future__ import annotations
 
+import io
 import json
 from contextlib import contextmanager
 
 import pytest
+from django.core.management import call_command
 from django.db import IntegrityError, connection, transaction
 from django.db.models import QuerySet
 
@@ -61,3 +63,13 @@ def refused(statement: str, params=()) -> str:
         cursor.execute(statement, params)
     assert "frameledger:" in str(caught.value)
     return str(caught.value)
+
+
+def verify(*args) -> tuple[int, str]:
+    """``verify_integrity --no-record`` with ``args``: (its exit code, what it printed)."""
+    out = io.StringIO()
+    try:
+        call_command("verify_integrity", "--no-record", *args, stdout=out)
+    except SystemExit as exit_:
+        return exit_.code, out.getvalue()
+    return 0, out.getvalue()

@@ -8,14 +8,12 @@ stays writable by its worker. With the triggers dropped, a change to any sealed 
 
 from __future__ import annotations
 
-import io
 import json
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.conf import settings as django_settings
-from django.core.management import call_command
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
@@ -30,18 +28,9 @@ from annotator.reads.integrity import describe
 from tests.factories import client_for
 from tests.grading.sandbox_helpers import bundle
 from tests.grading.test_bundles import synthetic_version
-from tests.integrity.tampering import refused, remove, tamper, triggers_off
+from tests.integrity.tampering import refused, remove, tamper, triggers_off, verify
 
 pytestmark = pytest.mark.django_db
-
-
-def verify() -> tuple[int, str]:
-    out = io.StringIO()
-    try:
-        call_command("verify_integrity", "--no-record", stdout=out)
-    except SystemExit as exit_:
-        return exit_.code, out.getvalue()
-    return 0, out.getvalue()
 
 
 def assert_integrity_error(response) -> None:

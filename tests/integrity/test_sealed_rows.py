@@ -6,13 +6,11 @@ DELETE is refused by the database (SQLite here, PostgreSQL on the suite's Postgr
 
 from __future__ import annotations
 
-import io
 import json
 import uuid
 from datetime import timedelta
 
 import pytest
-from django.core.management import call_command
 from django.utils import timezone
 
 from annotator.models import (
@@ -27,20 +25,11 @@ from annotator.reads.integrity import describe
 from tests.factories import client_for, make_packet
 from tests.grading.conftest import scored, upload
 from tests.integrity.conftest import PROVISIONAL
-from tests.integrity.tampering import refused, remove, tamper, triggers_off
+from tests.integrity.tampering import refused, remove, tamper, triggers_off, verify
 
 pytestmark = pytest.mark.django_db
 
 AGENT = json.dumps({"actions": PROVISIONAL}).encode()
-
-
-def verify(*args) -> tuple[int, str]:
-    out = io.StringIO()
-    try:
-        call_command("verify_integrity", "--no-record", *args, stdout=out)
-    except SystemExit as exit_:
-        return exit_.code, out.getvalue()
-    return 0, out.getvalue()
 
 
 @pytest.fixture

@@ -7,16 +7,14 @@ routes, and ``verify_integrity`` names the union."""
 
 from __future__ import annotations
 
-import io
 import json
 
 import pytest
-from django.core.management import call_command
 
 from annotator.models import AuditEntry, GroundTruthVersion, Union, UnionItem
 from annotator.reads.integrity import describe
 from tests.factories import client_for
-from tests.integrity.tampering import refused, remove, tamper, triggers_off
+from tests.integrity.tampering import refused, remove, tamper, triggers_off, verify
 
 pytestmark = pytest.mark.django_db
 
@@ -35,15 +33,6 @@ COLUMNS = [
     ("union", "ledger_b_sha256", "0" * 64),
     ("union", "scorer_id", "another-scorer"),
 ]
-
-
-def verify() -> tuple[int, str]:
-    out = io.StringIO()
-    try:
-        call_command("verify_integrity", "--no-record", stdout=out)
-    except SystemExit as exit_:
-        return exit_.code, out.getvalue()
-    return 0, out.getvalue()
 
 
 def agreed_item(packet) -> UnionItem:
