@@ -26,6 +26,9 @@ What the configuration does:
   ``FRAMELEDGER_MEDIA_ACCEL_PREFIX`` (an ``internal`` location aliased to ``MEDIA_ROOT``), so nginx
   sends the file with ``sendfile`` and answers ``Range``/``If-Range`` itself;
 - websocket upgrade on every path (the Channels routes are under ``/ws/``);
+- ``Host`` forwarded as the client sent it, port included (``$http_host``; ``$host`` only when
+  the client sent none), so Django's CSRF origin check and ``ALLOWED_HOSTS`` see the address
+  the browser used: a stack on ``:8080`` signs in (``Origin: http://127.0.0.1:8080``);
 - ``client_max_body_size``: ``FRAMELEDGER_MAX_BODY_BYTES`` everywhere, the larger limit only on the
   upload routes of ``FRAMELEDGER_UPLOAD_PATHS`` (``deploy/body_limits.py``), where the body streams
   to the application unbuffered; over the limit nginx answers the API's JSON 413;
@@ -83,7 +86,7 @@ def render(*, site: bool = False) -> str:
     proxy = (
         "        proxy_pass http://frameledger;\n"
         "        proxy_http_version 1.1;\n"
-        "        proxy_set_header Host $host;\n"
+        "        proxy_set_header Host $frameledger_host;\n"
         "        proxy_set_header X-Real-IP $remote_addr;\n"
         "        proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;\n"
         "        proxy_set_header X-Forwarded-Proto $scheme;\n"
@@ -138,6 +141,10 @@ def render(*, site: bool = False) -> str:
         "map $http_upgrade $connection_upgrade {\n"
         "    default upgrade;\n"
         "    '' '';\n"
+        "}\n"
+        "map $http_host $frameledger_host {\n"
+        "    default $http_host;\n"
+        "    '' $host;\n"
         "}\n"
         "upstream frameledger {\n"
         "    least_conn;\n" + "".join(f"    server {u} max_fails=0;\n" for u in upstreams) + "    keepalive 64;\n"

@@ -77,13 +77,14 @@ class Stack:
         response = session.post(
             f"{self.base}/login/",
             data={"username": username, "password": self.passwords[username], "csrfmiddlewaretoken": token},
-            headers={"Referer": f"{self.base}/login/"},
+            headers={"Referer": f"{self.base}/login/", "Origin": self.base},  # as a browser sends them
             timeout=30,
             allow_redirects=False,
         )
         assert response.status_code == 302, response.text[:500]
         session.headers["X-CSRFToken"] = session.cookies["csrftoken"]
         session.headers["Referer"] = f"{self.base}/"
+        session.headers["Origin"] = self.base
         return session
 
     def manage(self, *args: str) -> str:

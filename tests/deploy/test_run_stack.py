@@ -17,6 +17,7 @@ import requests
 from websockets.sync.client import connect
 
 from annotator.base.media import synthetic
+from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS
 from tests.deploy.stack import EGOCENTRIC_SOLUTION, run_stack, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.redis]
@@ -29,6 +30,27 @@ def packet_socket(stack, session, packet_id: int):
         additional_headers={"Cookie": cookie, "Origin": stack.base},
         open_timeout=20,
     )
+
+
+def sign_in_with_chromium(stack, username: str) -> None:
+    if not os.path.exists(CHROMIUM):
+        pytest.fail(f"{CHROMIUM} is missing (bin/test installs it when run as root)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page()
+            page.goto(f"{stack.base}/login/")
+            page.fill("input[name=username]", username)
+            page.fill("input[name=password]", stack.passwords[username])
+            with page.expect_navigation():
+                page.click("button[type=submit], input[type=submit]")
+            assert "CSRF" not in page.content(), page.content()[:2000]
+            assert page.url.rstrip("/") == stack.base, page.url
+            assert username in page.content()
+        finally:
+            browser.close()
 
 
 def test_run_stack_serves_ingests_scores_and_stops_cleanly(tmp_path):
@@ -50,6 +72,10 @@ def test_run_stack_serves_ingests_scores_and_stops_cleanly(tmp_path):
         assert css, page.text[:2000]
         static = maintainer.get(stack.base + css[0])
         assert static.status_code == 200 and "Cache-Control" in static.headers  # nginx's expires
+
+        # a real browser signs in through nginx on this non-80 port (its POST carries
+        # Origin: http://127.0.0.1:<port>, which Django checks against the forwarded Host)
+        sign_in_with_chromium(stack, "annotator_b")
 
         # a websocket through nginx: presence arrives
         annotator = stack.session("annotator_a")
