@@ -13,6 +13,16 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks(["annotator.entry"])
 
 
+# With LOG_FILE (bin/run-demo), the worker keeps Django's LOGGING (deploy/logs.py: the file gets
+# every record, the console what LOG_CONSOLE_* let through) instead of Celery's own handlers: a
+# receiver of setup_logging tells Celery to leave logging alone.
+if os.environ.get("LOG_FILE", "").strip():
+
+    @signals.setup_logging.connect
+    def _keep_django_logging(**_):
+        pass
+
+
 # Task run times for /metrics (deploy/metrics.py; shared through PROMETHEUS_MULTIPROC_DIR).
 _started: dict[str, float] = {}
 

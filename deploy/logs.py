@@ -3,7 +3,9 @@
 Each line has ``time`` (UTC, ISO 8601), ``level``, ``logger``, ``message``, the process id,
 and, when present, ``exc`` (the formatted traceback) and the request's ``method``, ``path``
 and ``status`` (Django's request loggers attach the request). ``LOG_FORMAT=text`` gives the
-plain one-line format instead.
+plain one-line format instead. ``LOG_FILE`` adds a file that gets every record, and then
+``LOG_CONSOLE_LEVEL`` / ``LOG_CONSOLE_INFO`` choose what the console still shows
+(``bin/run-demo``: warnings and errors, and the job progress of ``annotator.actions``).
 """
 
 from __future__ import annotations
@@ -35,17 +37,54 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry, default=str)
 
 
-def logging_config(fmt: str, level: str) -> dict:
+class ConsoleFilter(logging.Filter):
+    """Lets a record through to the console when it is at ``level`` or above, or comes from one
+    of the ``info`` logger prefixes at INFO or above (``LOG_CONSOLE_LEVEL`` and
+    ``LOG_CONSOLE_INFO``): the demo's console keeps warnings, errors and job progress while
+    every request line goes to the file of ``LOG_FILE`` only."""
+
+    def __init__(self, level: str = "DEBUG", info: str = ""):
+        super().__init__()
+        self.level = logging.getLevelName(level.upper()) if isinstance(level, str) else level
+        self.prefixes = tuple(p.strip() for p in info.split(",") if p.strip())
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno >= self.level:
+            return True
+        return record.levelno >= logging.INFO and any(
+            record.name == p or record.name.startswith(p + ".") for p in self.prefixes
+        )
+
+
+def logging_config(
+    fmt: str, level: str, *, log_file: str = "", console_level: str = "", console_info: str = ""
+) -> dict:
+    """Every record at ``level`` or above on stderr; with ``log_file``, every record in that file
+    too, and the console only what ``ConsoleFilter(console_level, console_info)`` lets through."""
     formatter = (
         {"()": "deploy.logs.JsonFormatter"}
         if fmt == "json"
         else {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}
     )
+    console: dict = {"class": "logging.StreamHandler", "formatter": "main"}
+    handlers: dict = {"console": console}
+    filters: dict = {}
+    if console_level or console_info:
+        filters["console"] = {
+            "()": "deploy.logs.ConsoleFilter",
+            "level": console_level or "DEBUG",
+            "info": console_info,
+        }
+        console["filters"] = ["console"]
+    if log_file:
+        os.makedirs(os.path.dirname(os.path.abspath(log_file)), exist_ok=True)
+        handlers["file"] = {"class": "logging.FileHandler", "formatter": "main", "filename": log_file}
     return {
         "version": 1,
         "disable_existing_loggers": False,
         "formatters": {"main": formatter},
-        "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "main"}},
-        "root": {"handlers": ["console"], "level": level},
+        "filters": filters,
+        "handlers": handlers,
+        "root": {"handlers": list(handlers), "level": level},
         "loggers": {"django.db.backends": {"level": "INFO"}},
     }

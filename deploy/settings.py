@@ -353,7 +353,16 @@ CELERY_TASK_ROUTES = {
     if queue
 }
 # Structured logs (deploy/logs.py): LOG_FORMAT=json (default) or text.
-LOGGING = logging_config(envstr("LOG_FORMAT", "json"), envstr("LOG_LEVEL", "INFO"))
+# LOG_FILE: every record in that file too; then LOG_CONSOLE_LEVEL and LOG_CONSOLE_INFO (logger
+# prefixes shown at INFO) choose what the console keeps.
+LOG_FILE = envstr("LOG_FILE", "")
+LOGGING = logging_config(
+    envstr("LOG_FORMAT", "json"),
+    envstr("LOG_LEVEL", "INFO"),
+    log_file=LOG_FILE,
+    console_level=envstr("LOG_CONSOLE_LEVEL", ""),
+    console_info=envstr("LOG_CONSOLE_INFO", ""),
+)
 
 # Submission zip archives (annotator/base/grading/uploads.py): an archive over any cap is
 # refused with a 400 before or while it is inflated.

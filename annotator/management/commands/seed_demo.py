@@ -1,4 +1,6 @@
-"""Demo data a newcomer can click through (idempotent; passwords are reset and printed).
+"""Demo data a newcomer can click through (idempotent; passwords are reset and printed, or,
+with ``--accounts-file``, kept in that file, mode 0600, for ``manage.py demo_accounts`` and
+``bin/run-demo`` to print once the server answers).
 
 - users ``annotator_a``, ``annotator_b``, ``adjudicator``, ``maintainer`` (maintainers group);
 - a generated 24 fps demo video with the GTEA video's frame count (25,692 frames,
@@ -9,6 +11,7 @@
 
 from __future__ import annotations
 
+import os
 import secrets
 import tempfile
 from pathlib import Path
@@ -35,13 +38,44 @@ LABELS = (
 PEOPLE = ["annotator_a", "annotator_b", "adjudicator", "maintainer"]
 
 
+def sign_in_box(url: str, passwords: dict[str, str]) -> str:
+    """The framed box ``bin/run-demo`` prints last: where to go, and who can sign in with what."""
+    lines = [
+        f"FrameLedger demo: open {url}",
+        "",
+        "Sign in as one of (passwords are new on every start of bin/run-demo):",
+        *(f"  {name:12s} {passwords[name]}" for name in PEOPLE),
+        "",
+        "Print this again: .venv/bin/python manage.py demo_accounts",
+    ]
+    width = max(len(line) for line in lines)
+    rule = "+" + "-" * (width + 2) + "+"
+    return "\n".join([rule, *(f"| {line:<{width}} |" for line in lines), rule]) + "\n"
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` readable by its owner only (0600 from the first byte)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.unlink(missing_ok=True)
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(text)
+    os.replace(temporary, path)
+
+
 class Command(BaseCommand):
     help = "Create the demo users, video, packet and provisional version."
 
     def add_arguments(self, parser):
         parser.add_argument("--frames", type=int, default=GTEA_FRAMES, help="demo video length in frames")
+        parser.add_argument(
+            "--accounts-file",
+            help="write the sign-in box (URL, accounts, passwords) to this file, mode 0600, instead of printing it",
+        )
+        parser.add_argument("--url", default="http://127.0.0.1:8000/", help="the address the sign-in box names")
 
-    def handle(self, *args, frames: int, **options):
+    def handle(self, *args, frames: int, accounts_file: str | None, url: str, **options):
         passwords = self.make_users()
         packet = Packet.objects.filter(title=DEMO_PACKET).first()
         if packet is None:
@@ -67,6 +101,10 @@ class Command(BaseCommand):
                 )
             else:
                 self.stdout.write("demo video shorter than the GTEA labels: provisional import skipped")
+        if accounts_file:
+            write_private(Path(accounts_file), sign_in_box(url, passwords))
+            self.stdout.write(f"demo accounts ready: new passwords in {accounts_file}")
+            return
         self.stdout.write(self.style.SUCCESS("Demo accounts (passwords are new on every start):"))
         for name in PEOPLE:
             self.stdout.write(f"  {name:12s} {passwords[name]}")
