@@ -43,21 +43,32 @@ class ConsoleFilter(logging.Filter):
     ``LOG_CONSOLE_INFO``): the demo's console keeps warnings, errors and job progress while
     every request line goes to the file of ``LOG_FILE`` only."""
 
-    def __init__(self, level: str = "DEBUG", info: str = ""):
+    def __init__(self, level: str = "DEBUG", info: str = "", periodic: str = ""):
         super().__init__()
         self.level = logging.getLevelName(level.upper()) if isinstance(level, str) else level
         self.prefixes = tuple(p.strip() for p in info.split(",") if p.strip())
+        # the periodic tasks' own lines (a sweep every minute) are not progress worth a console line
+        self.periodic = tuple(f"{name.strip()}[" for name in periodic.split(",") if name.strip())
 
     def filter(self, record: logging.LogRecord) -> bool:
         if record.levelno >= self.level:
             return True
-        return record.levelno >= logging.INFO and any(
+        if record.levelno < logging.INFO or not any(
             record.name == p or record.name.startswith(p + ".") for p in self.prefixes
-        )
+        ):
+            return False
+        message = record.getMessage()
+        return not any(task in message for task in self.periodic)
 
 
 def logging_config(
-    fmt: str, level: str, *, log_file: str = "", console_level: str = "", console_info: str = ""
+    fmt: str,
+    level: str,
+    *,
+    log_file: str = "",
+    console_level: str = "",
+    console_info: str = "",
+    periodic_tasks: tuple[str, ...] = (),
 ) -> dict:
     """Every record at ``level`` or above on stderr; with ``log_file``, every record in that file
     too, and the console only what ``ConsoleFilter(console_level, console_info)`` lets through."""
@@ -74,6 +85,7 @@ def logging_config(
             "()": "deploy.logs.ConsoleFilter",
             "level": console_level or "DEBUG",
             "info": console_info,
+            "periodic": ",".join(periodic_tasks),
         }
         console["filters"] = ["console"]
     if log_file:

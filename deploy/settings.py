@@ -362,6 +362,7 @@ LOGGING = logging_config(
     log_file=LOG_FILE,
     console_level=envstr("LOG_CONSOLE_LEVEL", ""),
     console_info=envstr("LOG_CONSOLE_INFO", ""),
+    periodic_tasks=tuple(entry["task"] for entry in CELERY_BEAT_SCHEDULE.values()),
 )
 
 # Submission zip archives (annotator/base/grading/uploads.py): an archive over any cap is

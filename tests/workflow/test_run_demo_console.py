@@ -142,3 +142,22 @@ def test_a_taken_port_is_said_before_any_slow_step(tmp_path):
     assert answer.returncode == 1
     assert f"Port {port} is taken" in answer.stderr and "PORT=" in answer.stderr
     assert "== Migrating" not in answer.stdout
+
+
+def test_the_console_filter_keeps_warnings_and_task_lines_but_not_requests_or_sweeps():
+    import logging
+
+    from deploy.logs import ConsoleFilter
+
+    console = ConsoleFilter("WARNING", "celery.app.trace,annotator.actions", "annotator.ingest_sweep")
+
+    def record(name: str, level: int, message: str) -> logging.LogRecord:
+        return logging.LogRecord(name, level, __file__, 1, message, None, None)
+
+    assert console.filter(record("frameledger.access", logging.WARNING, "a slow request"))
+    assert not console.filter(record("frameledger.access", logging.INFO, '127.0.0.1 "GET /" 200'))
+    assert console.filter(record("celery.app.trace", logging.INFO, "Task annotator.score_batch[1] succeeded"))
+    assert not console.filter(record("celery.app.trace", logging.INFO, "Task annotator.ingest_sweep[2] succeeded"))
+    assert console.filter(record("annotator.actions.ingest", logging.INFO, "video 1: proxy first"))
+    assert not console.filter(record("annotator.actionsx", logging.INFO, "another logger"))
+    assert not console.filter(record("annotator.actions.ingest", logging.DEBUG, "detail"))
