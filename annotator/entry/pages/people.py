@@ -18,25 +18,35 @@ from django.utils.http import urlsafe_base64_decode
 from django.views.decorators.http import require_http_methods
 
 from annotator.actions import people
-from annotator.base.errors import WorkflowError
+from annotator.base.errors import NotPermitted, WorkflowError
 from annotator.entry.pages.site import _or_404
 from annotator.reads import access
 
 ROLE_CHOICES = list(people.ROLE_GROUPS)
 
 
+def _administration(request) -> dict:
+    """Whether the viewer may administer accounts now, and if not who can (separation of
+    duties, ``docs/workflow.md``)."""
+    refusal = access.administration_refusal(request.user)
+    administrators = access.people_administrators() if refusal else []
+    return {"refusal": refusal, "administrators": administrators, "sign_in_times": refusal is None}
+
+
 def _people_context(request, **extra) -> dict:
     users = get_user_model().objects.order_by("username").prefetch_related("groups")
+    administration = _administration(request)
     rows = [
         {
             "user": u,
             "roles": people.roles_of(u),
             "on_packets": people.packet_roles_of(u),  # shown when no role group says it
             "has_password": u.has_usable_password(),
+            "last_login": u.last_login if administration["sign_in_times"] or u.pk == request.user.pk else None,
         }
         for u in users
     ]
-    return {"people": rows, "role_choices": ROLE_CHOICES, **extra}
+    return {"people": rows, "role_choices": ROLE_CHOICES, **administration, **extra}
 
 
 @login_required
@@ -64,7 +74,8 @@ def people_list(request):
 def person(request, person_id: int):
     """One account: roles, active, one-time password link, or a password set directly."""
     person = _or_404(access.access_person, request, person_id)
-    context = {"person": person, "role_choices": ROLE_CHOICES}
+    context = {"person": person, "role_choices": ROLE_CHOICES, **_administration(request)}
+    status = 200
     if request.method == "POST":
         op = request.POST.get("op")
         try:
@@ -88,10 +99,9 @@ def person(request, person_id: int):
             else:
                 context["error"] = "Unknown operation."
         except WorkflowError as error:
-            context["error"] = error.message
+            context["error"], status = error.message, 403 if isinstance(error, NotPermitted) else 400
         person.refresh_from_db()
     context["roles"] = people.roles_of(person)
-    status = 400 if context.get("error") else 200
     return render(request, "frontend/people/person.html", context, status=status)
 
 
