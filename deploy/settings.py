@@ -159,6 +159,7 @@ FRAMELEDGER_LOGIN_WINDOW_SECONDS = envint("FRAMELEDGER_LOGIN_WINDOW_SECONDS", 15
 FRAMELEDGER_LOGIN_LOCKOUT_SECONDS = envint("FRAMELEDGER_LOGIN_LOCKOUT_SECONDS", 15 * 60)
 # API tokens (annotator/entry/api/tokens.py) stop working this long after they are issued.
 FRAMELEDGER_TOKEN_TTL_SECONDS = envint("FRAMELEDGER_TOKEN_TTL_SECONDS", 30 * 24 * 3600)
+FRAMELEDGER_TOKENS_PER_PERSON = envint("FRAMELEDGER_TOKENS_PER_PERSON", 10)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

@@ -35,6 +35,7 @@ from django.db.models import Q
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
+from annotator.actions.tokens import do_revoke_tokens
 from annotator.base.errors import Conflict, InvalidInput, NotPermitted
 from annotator.models import Packet
 from annotator.models.audit_log import record
@@ -168,6 +169,8 @@ def do_set_active(*, actor, person, active: bool) -> None:
     person.is_active = active
     person.save(update_fields=["is_active"])
     record(actor, "activate_person" if active else "deactivate_person", person, details={"username": person.username})
+    if not active:  # a reactivated account starts with no token
+        do_revoke_tokens(actor=actor, person=person, reason="account deactivated")
     if not active:  # their open sockets close and hear nothing more
         transaction.on_commit(functools.partial(realtime.revoke_person, person.pk))
 
@@ -205,6 +208,19 @@ def do_set_password(*, actor, person, password: str, confirmation: str) -> None:
     person.save(update_fields=["password"])
     operation = "set_own_password" if actor is not None and actor.pk == person.pk else "set_password"
     record(actor, operation, person, details={"username": person.username})
+    do_revoke_tokens(actor=actor, person=person, reason="password changed")
+
+
+@transaction.atomic
+def do_change_own_password(*, person, password: str) -> None:
+    """A signed-in person changes their own password (``/account/password/``; the caller
+    checked the old one). Recorded as ``change_own_password``, which leaves who may hold the
+    password as it was (``annotator.reads.separation``: whoever knew the old one could have
+    typed it); their API tokens are revoked."""
+    person.set_password(password)
+    person.save(update_fields=["password"])
+    record(person, "change_own_password", person, details={"username": person.username})
+    do_revoke_tokens(actor=person, person=person, reason="password changed")
 
 
 def _text(value, field: str) -> str:
@@ -257,3 +273,13 @@ def check_set_password(*, actor, person, password, confirmation) -> None:
         ensure_may_manage(actor, person)
     validate_new_password(person, password, confirmation)
     do_set_password(actor=actor, person=person, password=password, confirmation=confirmation)
+
+
+def check_change_own_password(*, actor, old_password, password, confirmation) -> None:
+    """The signed-in password form: the current password, then a new one typed twice."""
+    old_password = _text(old_password, "old_password")
+    password, confirmation = _text(password, "password"), _text(confirmation, "password")
+    if not actor.check_password(old_password):
+        raise InvalidInput("the current password is not right", field="old_password")
+    validate_new_password(actor, password, confirmation)
+    do_change_own_password(person=actor, password=password)

@@ -34,6 +34,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Q, QuerySet
 
 from annotator.models import (
+    ApiToken,
     AuditEntry,
     GroundTruthVersion,
     Job,
@@ -214,6 +215,7 @@ def maintained_packets(user: AbstractBaseUser) -> QuerySet[Packet]:
 
 # Imports recorded once, on their task kind, for packets of many (``actions.moment_imports``).
 KIND_IMPORT_OPERATIONS = ("import_moment_packets",)
+TOKEN_OPERATIONS = ("issue_token", "revoke_token")
 
 
 def visible_audit_entries(user: AbstractBaseUser) -> QuerySet[AuditEntry]:
@@ -245,6 +247,8 @@ def visible_audit_entries(user: AbstractBaseUser) -> QuerySet[AuditEntry]:
         entries = entries.exclude(
             Q(packet__isnull=True, operation__in=KIND_IMPORT_OPERATIONS, object_id__in=kinds) & ~Q(actor=user)
         )
+    if administration_refusal(user) is not None:  # when others ask for API tokens is their activity
+        entries = entries.exclude(Q(operation__in=TOKEN_OPERATIONS) & ~Q(object_id=str(user.pk)))
     return entries
 
 
@@ -255,6 +259,34 @@ def access_person(user: AbstractBaseUser, person_id: int | str):
         return get_user_model().objects.get(pk=int(person_id))
     except (get_user_model().DoesNotExist, ValueError, TypeError):
         raise NotFound("person") from None
+
+
+def visible_tokens(user: AbstractBaseUser, person=None) -> QuerySet[ApiToken]:
+    """API tokens: one's own; another person's for a maintainer who may administer accounts
+    (``administration_refusal``: a blind maintainer does not read when the other annotator
+    last asked for one)."""
+    if not user.is_authenticated or not user.is_active:
+        raise NotFound("tokens")
+    if person is not None and person.pk != user.pk and administration_refusal(user) is not None:
+        raise NotFound("tokens")
+    return ApiToken.objects.filter(user=person or user).select_related("user")
+
+
+def access_token(user: AbstractBaseUser, token_id: int | str, *, for_update: bool = False) -> ApiToken:
+    """One API token, to revoke it: the owner's, or any for a maintainer who may administer
+    accounts; anyone else gets the missing answer."""
+    if not user.is_authenticated or not user.is_active:
+        raise NotFound("token")
+    tokens = ApiToken.objects.select_related("user")
+    if for_update:
+        tokens = tokens.select_for_update(of=("self",))
+    try:
+        token = tokens.filter(pk=int(token_id)).first()
+    except (ValueError, TypeError):
+        token = None
+    if token is None or (token.user_id != user.pk and administration_refusal(user) is not None):
+        raise NotFound("token")
+    return token
 
 
 def access_project(user: AbstractBaseUser, project_id: int | str) -> Project:

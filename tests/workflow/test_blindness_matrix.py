@@ -179,6 +179,7 @@ def api_visible(name, params, persona, state, scenario, cast):
     frozen = state in {"both_frozen", "published"}
     rules = {
         "api-me": True,
+        "api-tokens": True,  # one's own API tokens
         "api-task-kinds": True,
         "api-task-kind": True,
         "api-packets": True,
@@ -242,6 +243,7 @@ SCOPED = {
 
 POST_ONLY = {
     "api-token",
+    "api-token-detail",  # DELETE only (revoke)
     "api-ledger-events",
     "api-ledger-event",
     "api-ledger-freeze",

@@ -17,7 +17,7 @@ from django.utils.encoding import force_str
 from django.utils.http import urlsafe_base64_decode
 from django.views.decorators.http import require_http_methods
 
-from annotator.actions import people
+from annotator.actions import people, tokens
 from annotator.base.errors import NotPermitted, WorkflowError
 from annotator.entry.pages.site import _or_404
 from annotator.reads import access
@@ -88,6 +88,9 @@ def person(request, person_id: int):
             elif op == "link":
                 path = people.check_issue_password_link(actor=request.user, person=person)
                 context["link"] = request.build_absolute_uri(path)
+            elif op == "revoke-token":
+                tokens.check_revoke_token(actor=request.user, token_id=request.POST.get("token", ""))
+                context["notice"] = "Token revoked."
             elif op == "password":
                 people.check_set_password(
                     actor=request.user,
@@ -100,8 +103,12 @@ def person(request, person_id: int):
                 context["error"] = "Unknown operation."
         except WorkflowError as error:
             context["error"], status = error.message, 403 if isinstance(error, NotPermitted) else 400
+        except access.NotFound:
+            context["error"], status = "No such token.", 404
         person.refresh_from_db()
     context["roles"] = people.roles_of(person)
+    if not context["refusal"]:
+        context["tokens"] = access.visible_tokens(request.user, person)
     return render(request, "frontend/people/person.html", context, status=status)
 
 
@@ -136,3 +143,18 @@ def set_password_from_link(request, uidb64: str, token: str):
             return render(request, "frontend/people/set_password.html", context, status=400)
         return redirect("/login/?password_set=1")
     return render(request, "frontend/people/set_password.html", context)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def own_tokens(request):
+    """One's own API tokens (prefix, issued, expires) and a button to revoke each."""
+    context, status = {}, 200
+    if request.method == "POST":
+        try:
+            tokens.check_revoke_token(actor=request.user, token_id=request.POST.get("token", ""))
+            context["notice"] = "Token revoked."
+        except access.NotFound:
+            context["error"], status = "No such token.", 404
+    context["tokens"] = access.visible_tokens(request.user)
+    return render(request, "frontend/people/tokens.html", context, status=status)
