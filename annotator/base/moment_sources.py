@@ -35,10 +35,39 @@ SOURCES = {"qvhighlights": {"prefix": "qv", "grid_step": 2.0}, "charades-sta": {
 MAX_FILE_BYTES = 64 * 1024**2
 
 
+# Rows of one file (the .jsonl's lines, each CSV's), counted before any is parsed: parsing
+# costs several times a file's bytes in memory, and a release has far fewer (QVHighlights
+# train: 7,218). Re-annotation CSVs per import: Charades-STA publishes three.
+MAX_ROWS = 50_000
+MAX_REANNOTATION_FILES = 8
+
+
 def size_refusal(size: int) -> str | None:
     """Why a file of ``size`` bytes is refused, or None."""
     if size > MAX_FILE_BYTES:
         return f"annotation files are limited to {MAX_FILE_BYTES // 1024**2} MiB ({MAX_FILE_BYTES} bytes)"
+    return None
+
+
+def count_rows(chunks) -> int:
+    """Lines in a file given as byte chunks (a last line without a newline counts)."""
+    rows, last = 0, b"\n"
+    for chunk in chunks:
+        if chunk:
+            rows, last = rows + chunk.count(b"\n"), chunk[-1:]
+    return rows + (last != b"\n")
+
+
+def rows_refusal(rows: int) -> str | None:
+    """Why a file of ``rows`` lines is refused, or None."""
+    if rows > MAX_ROWS:
+        return f"annotation files are limited to {MAX_ROWS} rows; this one has {rows}"
+    return None
+
+
+def files_refusal(reannotation_files: int) -> str | None:
+    if reannotation_files > MAX_REANNOTATION_FILES:
+        return f"at most {MAX_REANNOTATION_FILES} re-annotation files per import; {reannotation_files} were sent"
     return None
 
 
@@ -112,13 +141,16 @@ def read_jsonl(
     extra = _reannotations(reannotated) if source == "charades-sta" else {}
     if reannotated and source != "charades-sta":
         raise SourceError("re-annotation CSVs belong to Charades-STA")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise SourceError(f"{name} is not UTF-8 text") from None
+    refusal = rows_refusal(count_rows([data]))
+    if refusal:
+        raise SourceError(refusal)
     videos: dict[str, SourceVideo] = {}
     seen: set[str] = set()
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, raw in enumerate(io.BytesIO(data), start=1):  # one line at a time, never all at once
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise SourceError(f"{name} is not UTF-8 text (line {number})") from None
         if not line.strip():
             continue
         row = _row(line, number, name)
@@ -150,6 +182,9 @@ def read_jsonl(
 def _reannotations(files: Sequence[bytes]) -> dict[tuple[str, str], list[tuple[float, float]]]:
     extra: dict[tuple[str, str], list[tuple[float, float]]] = defaultdict(list)
     for index, data in enumerate(files, start=1):
+        refusal = rows_refusal(count_rows([data]))
+        if refusal:
+            raise SourceError(f"re-annotation file {index}: {refusal}")
         try:
             reader = csv.DictReader(io.StringIO(data.decode("utf-8-sig")))
         except UnicodeDecodeError:
