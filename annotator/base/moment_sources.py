@@ -23,6 +23,7 @@ import hashlib
 import io
 import json
 import math
+import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -39,6 +40,13 @@ MAX_FILE_BYTES = 64 * 1024**2
 # costs several times a file's bytes in memory, and a release has far fewer (QVHighlights
 # train: 7,218). Re-annotation CSVs per import: Charades-STA publishes three.
 MAX_ROWS = 50_000
+# One row's fields: the video id names a Video row (``<source>:<id>`` in a 300-character
+# column), the query is a sentence; durations are seconds of a video (ten days at most).
+MAX_VIDEO_ID_CHARS = 200
+MAX_QUERY_CHARS = 2000
+MAX_QID_CHARS = 40
+MAX_DURATION = 10 * 24 * 3600.0
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 MAX_REANNOTATION_FILES = 8
 
 
@@ -108,6 +116,15 @@ def _row(line: str, number: int, name: str) -> dict:
             raise SourceError(f"{name} line {number}: no {key!r}")
     if not isinstance(row["query"], str) or not isinstance(row["vid"], str) or not row["vid"]:
         raise SourceError(f"{name} line {number}: 'query' and 'vid' must be text")
+    for key, limit in (("vid", MAX_VIDEO_ID_CHARS), ("query", MAX_QUERY_CHARS)):
+        if len(row[key]) > limit:
+            raise SourceError(f"{name} line {number}: {key!r} is at most {limit} characters")
+        if CONTROL.search(row[key]):
+            raise SourceError(f"{name} line {number}: {key!r} must not contain control characters (NUL included)")
+    if not isinstance(row["qid"], (int, str)) or isinstance(row["qid"], bool) or len(str(row["qid"])) > MAX_QID_CHARS:
+        raise SourceError(f"{name} line {number}: 'qid' is a number or text of at most {MAX_QID_CHARS} characters")
+    if CONTROL.search(str(row["qid"])):
+        raise SourceError(f"{name} line {number}: 'qid' must not contain control characters (NUL included)")
     if not isinstance(row["relevant_windows"], list) or not row["relevant_windows"]:
         raise SourceError(f"{name} line {number}: 'relevant_windows' must be a non-empty list")
     return row
@@ -156,8 +173,8 @@ def read_jsonl(
         row = _row(line, number, name)
         where = f"{name} line {number}"
         duration = _number(row["duration"], where)
-        if duration <= 0:
-            raise SourceError(f"{where}: duration must be positive")
+        if not 0 < duration <= MAX_DURATION:
+            raise SourceError(f"{where}: duration must be positive and at most {MAX_DURATION:g} seconds")
         video = videos.get(row["vid"])
         if video is None:
             video = videos[row["vid"]] = SourceVideo(source, row["vid"], duration, SOURCES[source]["grid_step"])

@@ -4,8 +4,10 @@ from django.conf import settings
 from django.db import models
 from django.utils.crypto import salted_hmac
 
+from annotator.models.checked import CheckedModel
 
-class ApiToken(models.Model):
+
+class ApiToken(CheckedModel):
     """An API token for scripts. Only the SHA-256 of the token is stored; the token
     itself is shown once, when it is issued (``annotator.actions.tokens``)."""
 
