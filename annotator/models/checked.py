@@ -2,16 +2,18 @@
 
 PostgreSQL refuses what SQLite stores: text longer than its column, a NUL character in text
 or in JSON, integers past the column's range; every database takes a float of 1e308 that no
-JSON reader or frame arithmetic survives. So the check runs before each save, with the
-model's own field definitions (``max_length``, integer kind), and refuses with ``InvalidInput``
-naming the field: a 400 on every entry point, where PostgreSQL would answer a 500 and SQLite
-would store it. Every model of the app derives from :class:`CheckedModel` (rows written by
-``bulk_create`` or ``update()`` are judged where they are made).
+JSON reader or frame arithmetic survives, and control characters in a name or a title. So
+the check runs before each save, with the model's own field definitions (``max_length``,
+integer kind), and refuses with ``InvalidInput`` naming the field: a 400 on every entry point,
+where PostgreSQL would answer a 500 and SQLite would store it. Every model of the app derives
+from :class:`CheckedModel` (rows written by ``bulk_create`` or ``update()`` are judged where
+they are made).
 """
 
 from __future__ import annotations
 
 import math
+import re
 
 from django.db import models
 
@@ -30,6 +32,10 @@ INTEGER_RANGES = {
     "AutoField": (1, 2**31 - 1),
 }
 MAX_FLOAT = 1e15  # seconds, frames, scores, sizes: far past any real value, far below overflow
+# Names, titles, labels, ids: one line of text, so no control characters but tab, line feed
+# and carriage return (multi-line text, ``TextField``, is judged for NUL only).
+SINGLE_LINE = {"CharField", "SlugField", "EmailField", "URLField", "FileField"}
+CONTROL = re.compile(r"[\x01-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 def value_problem(field: models.Field, value) -> str | None:
@@ -40,9 +46,12 @@ def value_problem(field: models.Field, value) -> str | None:
     if isinstance(value, str):
         if NUL in value:
             return "text must not contain NUL characters (\\u0000)"
-        limit = getattr(field, "max_length", None)
-        if kind in {"CharField", "SlugField", "EmailField", "URLField", "FileField"} and limit and len(value) > limit:
-            return f"at most {limit} characters (got {len(value)})"
+        if kind in SINGLE_LINE:
+            limit = getattr(field, "max_length", None)
+            if limit and len(value) > limit:
+                return f"at most {limit} characters (got {len(value)})"
+            if CONTROL.search(value):
+                return "text must not contain control characters"
         return None
     if kind in INTEGER_RANGES and isinstance(value, int) and not isinstance(value, bool):
         low, high = INTEGER_RANGES[kind]

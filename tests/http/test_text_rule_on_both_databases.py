@@ -99,6 +99,7 @@ def test_the_rule_judges_every_field_kind_before_storage(maintainer):
         (Video(title="v", duration=1e308), "duration"),
         (Video(title="v", frame_count=2**31), "frame_count"),
         (Video(title="v", original_name="x" * 301), "original_name"),
+        (Video(title="a\x1b[31mred"), "title"),
     ]
     for row, field in cases:
         with pytest.raises(InvalidInput) as refused:
