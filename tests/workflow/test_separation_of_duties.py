@@ -166,3 +166,21 @@ def test_password_knowledge_is_followed_through_the_accounts_it_opens(
     packet = make_packet(maintainer, annotator_a, annotator_b, adjudicator)
     key = with_provisional_key(packet, maintainer)
     assert signed_in("third", "Third-account-9").get(f"/api/versions/{key.pk}/").status_code == 404
+
+
+@pytest.mark.django_db
+def test_the_django_admin_follows_the_same_rule_and_records_the_passwords_it_sets(
+    maintainer, annotator_a, annotator_b, adjudicator
+):
+    root = User.objects.create_superuser("root", password=PASSWORD)
+    admin = signed_in("root")
+    form = {"password1": "Admin-set-secret-9", "password2": "Admin-set-secret-9"}
+    assert admin.post(f"/admin/auth/user/{annotator_a.pk}/password/", form).status_code == 302
+    entry = AuditEntry.objects.filter(operation="set_password").latest("seq")
+    assert entry.actor_id == root.pk and entry.object_id == str(annotator_a.pk)
+    # Now root annotates: the admin refuses changes, and the account root set is fenced.
+    packet = make_packet(maintainer, annotator_a, root, adjudicator)
+    assert admin.get(f"/admin/auth/user/{annotator_b.pk}/change/").status_code in {200, 403}
+    again = {"password1": "Another-secret-9", "password2": "Another-secret-9"}
+    assert admin.post(f"/admin/auth/user/{annotator_b.pk}/password/", again).status_code == 403
+    assert signed_in("annotator_a", "Admin-set-secret-9").get(f"/api/packets/{packet.pk}/ledger/").status_code == 404
