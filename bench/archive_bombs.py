@@ -8,7 +8,11 @@ at a time, with the server's peak (VmHWM) reset before each (``/proc/<pid>/clear
 - ``features.npz``: ~1 MB that inflates to 1 GiB of zeros (``POST /api/videos/<id>/search-index/``);
 - ``text_features.npz``: valid features, text embeddings inflating to 1 GiB;
 - ``features.npy`` whose header claims 10^16 floats;
-- a 60 MB moment import of 400,000 rows (``POST /api/moment-imports/``).
+- a 60 MB moment import of 400,000 rows (``POST /api/moment-imports/``);
+
+then uploads valid features at the caps and builds the index in a child process, as the
+worker does, printing its peak memory above what the process held before the build (budget
+300 MB; Django, numpy and torch imported weigh about 400 MiB on their own).
 
     .venv/bin/python bench/archive_bombs.py
 
@@ -171,7 +175,42 @@ def main() -> None:
                     f"({'within' if peak <= BUDGET else 'OVER'} {BUDGET // MIB} MiB)",
                     flush=True,
                 )
+            failures += worker_peak(env, port, token, video)
         sys.exit(1 if failures else 0)
+
+
+def worker_peak(env: dict[str, str], port: int, token: str, video: int) -> int:
+    """Upload features at the caps (32,768 x 512 float32, 64 MiB), then build the index in
+    a child process as the worker would, and print that process's peak memory."""
+    import numpy as np
+
+    buffer = io.BytesIO()
+    np.save(buffer, np.random.default_rng(2).normal(size=(32768, 512)).astype(np.float32))
+    body, content_type = multipart({"clip_length": "2"}, {"features": ("f.npy", buffer.getvalue())})
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/api/videos/{video}/search-index/", data=body, method="POST",
+        headers={"Authorization": f"Token {token}", "Content-Type": content_type},
+    )  # fmt: skip
+    with urllib.request.urlopen(request, timeout=600) as response:
+        status = response.status
+    script = (
+        "import resource, django; django.setup()\n"
+        "from annotator.actions.search import do_build_search_index\n"
+        "import retrieval.features, numpy\n"
+        "base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        f"row = do_build_search_index({video})\n"
+        "print(row.status, base * 1024, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], env=env, cwd=ROOT, capture_output=True, text=True, check=True)
+    state, base, peak = out.stdout.split()[-3:]
+    over = int(peak) - int(base) > 300 * 1000 * 1000  # the build's own cost (the imports weigh ~400 MiB)
+    print(
+        f"worker build of features at the caps (upload answered {status}): index {state}; worker peak "
+        f"{int(peak) / MIB:.0f} MiB, {(int(peak) - int(base)) / MIB:.0f} MiB above its {int(base) / MIB:.0f} MiB "
+        f"before the build ({'OVER' if over else 'within'} 300 MB)",
+        flush=True,
+    )
+    return int(over)
 
 
 if __name__ == "__main__":
