@@ -89,12 +89,17 @@ def do_rebuild_search_index(video: Video, *, actor) -> VideoSearchIndex:
 # ---------------------------------------------------------------------- uploads
 
 
-def _write_atomic(folder: Path, name: str, data: bytes) -> Path:
+def _write_atomic(folder: Path, name: str, data: bytes | BinaryIO) -> Path:
+    """Write bytes, or a file's contents copied in chunks (never held whole), under ``name``."""
     folder.mkdir(parents=True, exist_ok=True)
     fd, temp = tempfile.mkstemp(dir=folder, prefix=".upload-")
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            if isinstance(data, bytes):
+                handle.write(data)
+            else:
+                data.seek(0)
+                shutil.copyfileobj(data, handle, 1024 * 1024)
         os.replace(temp, folder / name)
     except BaseException:
         Path(temp).unlink(missing_ok=True)
@@ -145,18 +150,38 @@ def validate_text_upload(data: bytes | BinaryIO, dim: int) -> int:
     return count
 
 
+def _size(data: bytes | BinaryIO) -> int:
+    if isinstance(data, bytes):
+        return len(data)
+    data.seek(0, os.SEEK_END)
+    return data.tell()
+
+
+def _rewound(data):
+    if data is not None and not isinstance(data, bytes):
+        data.seek(0)
+    return data
+
+
 @transaction.atomic
 def do_upload_search_features(
-    video: Video, *, actor, features: bytes, name: str, clip_length: float, text_features: bytes | None = None
+    video: Video,
+    *,
+    actor,
+    features: bytes | BinaryIO,
+    name: str,
+    clip_length: float,
+    text_features: bytes | BinaryIO | None = None,
 ) -> VideoSearchIndex:
     """Store CLIP frame features (and optional text features) for a video and queue its
-    index build. ``InvalidInput`` for a file that is not an ``L x D`` float array."""
+    index build. ``InvalidInput`` for a file that is not an ``L x D`` float array. The files
+    may be bytes or files (an upload where it lies): they are judged and copied in chunks."""
     if not (isinstance(clip_length, (int, float)) and 0 < clip_length <= 60):
         raise InvalidInput("clip_length must be seconds per feature frame, 0 < clip_length <= 60", field="clip_length")
-    if len(features) > MAX_FEATURE_BYTES:
+    if _size(features) > MAX_FEATURE_BYTES:
         raise InvalidInput(f"features are limited to {MAX_FEATURE_BYTES} bytes", field="features")
-    clips, dim = validate_feature_upload(features, name)
-    count = validate_text_upload(text_features, dim) if text_features else 0
+    clips, dim = validate_feature_upload(_rewound(features), name)
+    count = validate_text_upload(_rewound(text_features), dim) if text_features else 0
     folder = Path(settings.MEDIA_ROOT) / INDEX_DIR / str(video.pk)
     token = uuid.uuid4().hex[:12]
     suffix = ".npy" if name.lower().endswith(".npy") else ".npz"
