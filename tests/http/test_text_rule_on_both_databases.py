@@ -48,6 +48,17 @@ def test_nul_in_a_multipart_submission_label_is_a_400_naming_label(packet, maint
     assert not Submission.objects.exists()
 
 
+def test_nul_in_a_multipart_video_title_is_a_400_naming_title_and_keeps_no_file(maintainer, settings):
+    from pathlib import Path
+
+    body = {"file": SimpleUploadedFile("match.mp4", b"x" * 10), "title": f"Match{NUL}1"}
+    response = client_for(maintainer).post("/api/videos/", body, format="multipart")
+    assert_refused(response, "title")
+    assert not Video.objects.exists()
+    kept = [p for p in Path(settings.MEDIA_ROOT).rglob("*") if p.is_file()]
+    assert not [p for p in kept if "match" in p.name], kept
+
+
 def test_nul_in_a_tus_upload_metadata_filename_is_a_400(maintainer):
     name = base64.b64encode(f"match{NUL}.mp4".encode()).decode()
     response = client_for(maintainer).post(
