@@ -28,6 +28,7 @@ bench:          ## every bench that runs here unattended (PostgreSQL at 127.0.0.
 	DJANGO_SETTINGS_MODULE=deploy.test_settings .venv/bin/python bench/media.py
 	.venv/bin/python bench/grading.py
 	.venv/bin/python bench/zip_bomb.py
+	.venv/bin/python bench/archive_bombs.py
 	DJANGO_SETTINGS_MODULE=deploy.test_settings .venv/bin/python bench/body_limits.py
 	.venv/bin/python bench/integrity.py
 	.venv/bin/python bench/leaderboard.py

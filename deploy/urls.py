@@ -3,7 +3,9 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
 from annotator.base.login_guard import refuse_when_locked
-from deploy import health
+from deploy import admin_users, health
+
+admin_users.install()
 
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),

@@ -54,6 +54,7 @@ from annotator.models import (
     VersionReadiness,
 )
 from annotator.models.audit_log import record
+from annotator.models.checked import check_row
 from annotator.reads import grading as reads
 from annotator.reads.grading_inputs import ScoringInputs, check_scorer_id, scorer_code_sha256, scoring_inputs
 from annotator.reads.integrity import TamperedData
@@ -85,7 +86,7 @@ def do_upload_submissions(packet: Packet, files: Sequence[SubmissionFile], *, ac
     if not files:
         raise InvalidInput("no submission files were uploaded", field="files")
     batch = uuid.uuid4().hex
-    created = Submission.objects.bulk_create(
+    rows = [
         Submission(
             packet=packet,
             label=item.label,
@@ -98,7 +99,10 @@ def do_upload_submissions(packet: Packet, files: Sequence[SubmissionFile], *, ac
             uploaded_by=actor,
         )
         for item in files
-    )
+    ]
+    for row in rows:  # bulk_create skips save(): the same rule (annotator.models.checked)
+        check_row(row)
+    created = Submission.objects.bulk_create(rows)
     if any(s.pk is None for s in created):  # backends without RETURNING on bulk insert
         created = list(Submission.objects.filter(batch=batch).order_by("id"))
     record(

@@ -35,7 +35,16 @@ from annotator.actions.taskkinds import do_create_task_kind
 from annotator.actions.versions import do_import_provisional_version
 from annotator.base.canonical import sha256_hex
 from annotator.base.errors import InvalidInput
-from annotator.base.moment_sources import SourceError, SourceVideo, read_jsonl, select, size_refusal
+from annotator.base.moment_sources import (
+    SourceError,
+    SourceVideo,
+    count_rows,
+    files_refusal,
+    read_jsonl,
+    rows_refusal,
+    select,
+    size_refusal,
+)
 from annotator.models import GroundTruthVersion, Packet, TaskKind, Video
 from annotator.models.audit_log import record
 from annotator.reads.access import may_import_labels
@@ -188,10 +197,13 @@ def check_import_moment_packets(
 
 
 def _refuse_large(files: Sequence[bytes]) -> None:
-    for size in (len(data) for data in files):
-        refusal = size_refusal(size)
-        if refusal is not None:
-            raise InvalidInput(refusal, field="file")
+    """Sizes, the number of files and rows: the caps every archive-like upload has, checked
+    before a file is parsed."""
+    refusal = files_refusal(len(files) - 1)
+    for data in files:
+        refusal = refusal or size_refusal(len(data)) or rows_refusal(count_rows([data]))
+    if refusal is not None:
+        raise InvalidInput(refusal, field="file")
 
 
 def check_stage_moment_files(files: Sequence[bytes]) -> list[str]:

@@ -15,8 +15,10 @@ the role on that packet alone.
 Every write here records one audit entry (no password or token ever goes into one).
 
 The pages call the ``check_*`` of each write: it refuses bad form input (and a person the
-actor may not manage) with ``InvalidInput`` / ``Conflict`` and then calls the ``do_*``,
-which keeps its own rules for callers without a form.
+actor may not manage) with ``InvalidInput`` / ``Conflict``, refuses an actor who may not
+administer accounts now (``access.administration_refusal``: separation of duties, 403) and
+then calls the ``do_*``, which keeps its own rules for callers without a form. The operator's
+``manage.py people`` calls the ``do_*`` with no actor.
 """
 
 from __future__ import annotations
@@ -33,10 +35,11 @@ from django.db.models import Q
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
-from annotator.base.errors import Conflict, InvalidInput
+from annotator.actions.tokens import do_revoke_tokens
+from annotator.base.errors import Conflict, InvalidInput, NotPermitted
 from annotator.models import Packet
 from annotator.models.audit_log import record
-from annotator.reads import realtime
+from annotator.reads import access, realtime
 from annotator.reads.access import MAINTAINERS_GROUP
 
 ROLE_GROUPS = {"annotator": "annotators", "adjudicator": "adjudicators", "maintainer": MAINTAINERS_GROUP}
@@ -91,6 +94,18 @@ def ensure_may_manage(actor, person) -> None:
         raise Conflict("only a superuser can change a superuser's account", field="person")
 
 
+def ensure_may_administer(actor) -> None:
+    """Separation of duties: nobody blind on a packet (nor anyone who may hold a blind
+    person's password) invites, changes roles, activity or passwords of accounts, or issues
+    links (``docs/workflow.md``). The refusal names who can. No actor: the operator."""
+    if actor is None:
+        return
+    refusal = access.administration_refusal(actor)
+    if refusal is not None:
+        names = ", ".join(u.username for u in access.people_administrators()) or "the operator (manage.py people)"
+        raise NotPermitted(f"{refusal}: {names}", field="actor")
+
+
 def _set_groups(user, roles: list[str]) -> None:
     for role, name in ROLE_GROUPS.items():
         group, _ = Group.objects.get_or_create(name=name)
@@ -131,7 +146,7 @@ def do_set_roles(*, actor, person, roles) -> list[str]:
     (someone must be left to manage people)."""
     roles = validate_roles(roles)
     ensure_may_manage(actor, person)
-    if person.pk == actor.pk and "maintainer" not in roles:
+    if actor is not None and person.pk == actor.pk and "maintainer" not in roles:
         raise Conflict("you cannot remove your own maintainer role", field="roles")
     before = roles_of(person)
     _set_groups(person, roles)
@@ -147,13 +162,15 @@ def do_set_active(*, actor, person, active: bool) -> None:
     and ``annotator.reads.access`` gives them no role on any packet; their ledgers and
     assignments stay as they are (reassign an empty ledger: ``do_reassign_annotator``)."""
     ensure_may_manage(actor, person)
-    if person.pk == actor.pk and not active:
+    if actor is not None and person.pk == actor.pk and not active:
         raise Conflict("you cannot deactivate your own account", field="active")
     if person.is_active == active:
         return
     person.is_active = active
     person.save(update_fields=["is_active"])
     record(actor, "activate_person" if active else "deactivate_person", person, details={"username": person.username})
+    if not active:  # a reactivated account starts with no token
+        do_revoke_tokens(actor=actor, person=person, reason="account deactivated")
     if not active:  # their open sockets close and hear nothing more
         transaction.on_commit(functools.partial(realtime.revoke_person, person.pk))
 
@@ -191,6 +208,19 @@ def do_set_password(*, actor, person, password: str, confirmation: str) -> None:
     person.save(update_fields=["password"])
     operation = "set_own_password" if actor is not None and actor.pk == person.pk else "set_password"
     record(actor, operation, person, details={"username": person.username})
+    do_revoke_tokens(actor=actor, person=person, reason="password changed")
+
+
+@transaction.atomic
+def do_change_own_password(*, person, password: str) -> None:
+    """A signed-in person changes their own password (``/account/password/``; the caller
+    checked the old one). Recorded as ``change_own_password``, which leaves who may hold the
+    password as it was (``annotator.reads.separation``: whoever knew the old one could have
+    typed it); their API tokens are revoked."""
+    person.set_password(password)
+    person.save(update_fields=["password"])
+    record(person, "change_own_password", person, details={"username": person.username})
+    do_revoke_tokens(actor=person, person=person, reason="password changed")
 
 
 def _text(value, field: str) -> str:
@@ -202,6 +232,7 @@ def _text(value, field: str) -> str:
 def check_invite_person(*, actor, username, email="", roles) -> tuple:
     """The invitation form: a user name (``do_invite_person`` judges it), an e-mail
     address of at most ``MAX_EMAIL_CHARS`` characters (the column's), known roles."""
+    ensure_may_administer(actor)
     email = _text(email, "email").strip()
     if len(email) > MAX_EMAIL_CHARS:
         raise InvalidInput(f"an e-mail address is at most {MAX_EMAIL_CHARS} characters", field="email")
@@ -211,6 +242,7 @@ def check_invite_person(*, actor, username, email="", roles) -> tuple:
 
 def check_set_roles(*, actor, person, roles) -> list[str]:
     """The roles form: known roles, for a person the actor may manage."""
+    ensure_may_administer(actor)
     roles = validate_roles(roles)
     ensure_may_manage(actor, person)
     return do_set_roles(actor=actor, person=person, roles=roles)
@@ -218,6 +250,7 @@ def check_set_roles(*, actor, person, roles) -> list[str]:
 
 def check_set_active(*, actor, person, active) -> None:
     """The activate / deactivate buttons."""
+    ensure_may_administer(actor)
     if not isinstance(active, bool):
         raise InvalidInput("active is true or false", field="active")
     ensure_may_manage(actor, person)
@@ -226,6 +259,7 @@ def check_set_active(*, actor, person, active) -> None:
 
 def check_issue_password_link(*, actor, person) -> str:
     """The one-time link button: for a person the actor may manage."""
+    ensure_may_administer(actor)
     ensure_may_manage(actor, person)
     return do_issue_password_link(actor=actor, person=person)
 
@@ -235,6 +269,17 @@ def check_set_password(*, actor, person, password, confirmation) -> None:
     link: then ``actor`` is the person), judged by Django's password validators."""
     password, confirmation = _text(password, "password"), _text(confirmation, "password")
     if actor is None or actor.pk != person.pk:
+        ensure_may_administer(actor)
         ensure_may_manage(actor, person)
     validate_new_password(person, password, confirmation)
     do_set_password(actor=actor, person=person, password=password, confirmation=confirmation)
+
+
+def check_change_own_password(*, actor, old_password, password, confirmation) -> None:
+    """The signed-in password form: the current password, then a new one typed twice."""
+    old_password = _text(old_password, "old_password")
+    password, confirmation = _text(password, "password"), _text(confirmation, "password")
+    if not actor.check_password(old_password):
+        raise InvalidInput("the current password is not right", field="old_password")
+    validate_new_password(actor, password, confirmation)
+    do_change_own_password(person=actor, password=password)

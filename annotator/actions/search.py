@@ -19,19 +19,32 @@ its error; the previous files are removed only once the new ones are in place.
 
 from __future__ import annotations
 
+import io
 import os
+import shutil
 import tempfile
 import time
 import uuid
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from annotator.base.arrays import (
+    FEATURES,
+    SEARCH_FEATURES,
+    Member,
+    finite_floats,
+    inspect_npy,
+    inspect_npz,
+    non_empty_texts,
+)
 from annotator.base.errors import Conflict, InvalidInput
 from annotator.base.families import adapter_for, family_names
+from annotator.base.grading.uploads import UploadRefused
 from annotator.base.queue import BUILD_SEARCH_INDEX, RECOMPUTE_CALIBRATION, enqueue_on_commit
 from annotator.models import GroundTruthVersion, Packet, Video, VideoSearchIndex
 from annotator.models.audit_log import record
@@ -76,12 +89,17 @@ def do_rebuild_search_index(video: Video, *, actor) -> VideoSearchIndex:
 # ---------------------------------------------------------------------- uploads
 
 
-def _write_atomic(folder: Path, name: str, data: bytes) -> Path:
+def _write_atomic(folder: Path, name: str, data: bytes | BinaryIO) -> Path:
+    """Write bytes, or a file's contents copied in chunks (never held whole), under ``name``."""
     folder.mkdir(parents=True, exist_ok=True)
     fd, temp = tempfile.mkstemp(dir=folder, prefix=".upload-")
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            if isinstance(data, bytes):
+                handle.write(data)
+            else:
+                data.seek(0)
+                shutil.copyfileobj(data, handle, 1024 * 1024)
         os.replace(temp, folder / name)
     except BaseException:
         Path(temp).unlink(missing_ok=True)
@@ -93,55 +111,77 @@ def _relative(path: Path) -> str:
     return str(path.relative_to(Path(settings.MEDIA_ROOT)))
 
 
-def validate_feature_upload(data: bytes, name: str) -> np.ndarray:
-    """The uploaded ``L x D`` frame features, or ``InvalidInput`` saying what is wrong."""
-    from retrieval.features import FeatureError, load_feature_array
-
-    suffix = ".npy" if name.lower().endswith(".npy") else ".npz"
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / f"features{suffix}"
-        path.write_bytes(data)
-        try:
-            return load_feature_array(path)
-        except FeatureError as error:
-            raise InvalidInput(str(error).replace(path.name, name), field="features") from None
-
-
-def validate_text_upload(data: bytes, dim: int) -> int:
-    """Text features: an ``.npz`` with ``texts`` (strings) and ``embeddings`` (N x D)."""
-    import io
-    import zipfile
-
+def validate_feature_upload(data: bytes | BinaryIO, name: str) -> tuple[int, int]:
+    """The shape ``(L, D)`` of uploaded frame features (``.npz`` key ``features``, or
+    ``.npy``), judged by ``annotator.base.arrays`` without loading them: declared shape and
+    dtype before any data, the data streamed and counted (finite floats), the zip caps of
+    every archive upload; else ``InvalidInput`` saying what is wrong."""
+    stream = io.BytesIO(data) if isinstance(data, bytes) else data
     try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
-            texts = [str(t) for t in npz["texts"]]
-            embeddings = np.asarray(npz["embeddings"])
-    except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile) as error:
+        if name.lower().endswith(".npy"):
+            declared = inspect_npy(stream, name, SEARCH_FEATURES, FEATURES)
+        else:
+            declared = inspect_npz(stream, name, SEARCH_FEATURES, {"features": FEATURES})["features"]
+    except UploadRefused as error:
+        raise InvalidInput(str(error), field="features") from None
+    shape = declared.shape if len(declared.shape) == 2 else (1, *declared.shape)
+    if min(shape) < 1:
+        raise InvalidInput(f"{name}: expected an L x D array, got shape {declared.shape}", field="features")
+    return shape[0], shape[1]
+
+
+def validate_text_upload(data: bytes | BinaryIO, dim: int) -> int:
+    """Text features: an ``.npz`` with ``texts`` (strings) and ``embeddings`` (N x D), judged
+    as the frame features are (never loaded); the number of texts."""
+    stream = io.BytesIO(data) if isinstance(data, bytes) else data
+    members = {"texts": Member("U", (1,), non_empty_texts), "embeddings": Member("f", (2,), finite_floats)}
+    try:
+        found = inspect_npz(stream, "text features", SEARCH_FEATURES, members)
+    except UploadRefused as error:
         raise InvalidInput(f"text features: an .npz with 'texts' and 'embeddings' is needed ({error})",
                            field="text_features") from None  # fmt: skip
-    if embeddings.shape != (len(texts), dim) or not np.issubdtype(embeddings.dtype, np.floating):
+    [count] = found["texts"].shape
+    if found["embeddings"].shape != (count, dim):
         raise InvalidInput(
-            f"text features: embeddings must be {len(texts)} x {dim} floats (the features' dimension), "
-            f"got {embeddings.shape}",
+            f"text features: embeddings must be {count} x {dim} floats (the features' dimension), "
+            f"got {found['embeddings'].shape}",
             field="text_features",
         )
-    if not np.all(np.isfinite(embeddings)) or not all(t.strip() for t in texts):
-        raise InvalidInput("text features: finite embeddings and non-empty texts only", field="text_features")
-    return len(texts)
+    return count
+
+
+def _size(data: bytes | BinaryIO) -> int:
+    if isinstance(data, bytes):
+        return len(data)
+    data.seek(0, os.SEEK_END)
+    return data.tell()
+
+
+def _rewound(data):
+    if data is not None and not isinstance(data, bytes):
+        data.seek(0)
+    return data
 
 
 @transaction.atomic
 def do_upload_search_features(
-    video: Video, *, actor, features: bytes, name: str, clip_length: float, text_features: bytes | None = None
+    video: Video,
+    *,
+    actor,
+    features: bytes | BinaryIO,
+    name: str,
+    clip_length: float,
+    text_features: bytes | BinaryIO | None = None,
 ) -> VideoSearchIndex:
     """Store CLIP frame features (and optional text features) for a video and queue its
-    index build. ``InvalidInput`` for a file that is not an ``L x D`` float array."""
+    index build. ``InvalidInput`` for a file that is not an ``L x D`` float array. The files
+    may be bytes or files (an upload where it lies): they are judged and copied in chunks."""
     if not (isinstance(clip_length, (int, float)) and 0 < clip_length <= 60):
         raise InvalidInput("clip_length must be seconds per feature frame, 0 < clip_length <= 60", field="clip_length")
-    if len(features) > MAX_FEATURE_BYTES:
+    if _size(features) > MAX_FEATURE_BYTES:
         raise InvalidInput(f"features are limited to {MAX_FEATURE_BYTES} bytes", field="features")
-    array = validate_feature_upload(features, name)
-    count = validate_text_upload(text_features, array.shape[1]) if text_features else 0
+    clips, dim = validate_feature_upload(_rewound(features), name)
+    count = validate_text_upload(_rewound(text_features), dim) if text_features else 0
     folder = Path(settings.MEDIA_ROOT) / INDEX_DIR / str(video.pk)
     token = uuid.uuid4().hex[:12]
     suffix = ".npy" if name.lower().endswith(".npy") else ".npz"
@@ -156,7 +196,7 @@ def do_upload_search_features(
     transaction.on_commit(lambda: _remove([o for o in old if o]))
     record(
         actor, "search_index.upload", video,
-        details={"clips": int(array.shape[0]), "dim": int(array.shape[1]), "clip_length": clip_length, "texts": count},
+        details={"clips": clips, "dim": dim, "clip_length": clip_length, "texts": count},
     )  # fmt: skip
     request_search_index(video, force=True)
     # The zero-shot calibration anchor of the video's moment versions needs features: computed
@@ -215,7 +255,11 @@ def _from_uploaded(row: VideoSearchIndex) -> tuple[np.ndarray, float, Path | Non
         path, clip, text = found
         label = f"packet parameters ({path.name})"
     try:
+        with open(path, "rb") as handle:  # judged before it is loaded: the caps of the upload
+            validate_feature_upload(handle, path.name)
         clips = load_feature_array(path)
+    except InvalidInput as error:
+        raise ValueError(f"uploaded features: {error.message}") from None
     except FeatureError as error:
         raise ValueError(f"uploaded features: {error}") from None
     if not clip:
@@ -265,9 +309,10 @@ def _from_frames(video: Video, encoder) -> tuple[np.ndarray, float]:
 
 
 def _save_text(folder: Path, token: str, source: Path, dim: int) -> str:
-    validate_text_upload(source.read_bytes(), dim)
+    with open(source, "rb") as handle:
+        validate_text_upload(handle, dim)
     target = folder / f"text-{token}.npz"
-    target.write_bytes(source.read_bytes())
+    shutil.copyfile(source, target)
     return _relative(target)
 
 

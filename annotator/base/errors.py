@@ -25,6 +25,13 @@ class Conflict(WorkflowError):
     code = "conflict"
 
 
+class NotPermitted(WorkflowError):
+    """The person sees the object but may not do this now (separation of duties)."""
+
+    status = 403
+    code = "forbidden"
+
+
 class StaleVersion(WorkflowError):
     """The caller's version of the ledger is not the current one; nothing was changed."""
 

@@ -1,17 +1,31 @@
-"""Brute-force limits on password sign-in (``/login/``, ``/admin/login/``, ``/api/auth/token/``).
+"""Brute-force limits on password sign-in (``/login/``, ``/admin/login/``, ``/api/auth/token/``)
+that an attacker cannot turn on the account's owner.
 
-Failed attempts are counted in Django's cache (``deploy/settings.py``: Redis when
-``REDIS_URL`` is set, otherwise a file cache under ``FRAMELEDGER_VAR_DIR``, so every web
-process of a machine shares the counts) per client address and per username, in a
-window of ``FRAMELEDGER_LOGIN_WINDOW_SECONDS`` that starts at the first failure. Reaching
-``FRAMELEDGER_LOGIN_MAX_FAILURES_PER_IP`` or ``..._PER_USER`` locks that address or that
-username out for ``FRAMELEDGER_LOGIN_LOCKOUT_SECONDS``: every attempt is refused, a
-correct password included, with 429 and ``Retry-After``. A success clears the
-username's count (not the address's).
+Failed attempts are counted in Django's cache (``deploy/settings.py``: Redis when ``REDIS_URL``
+is set, otherwise a file cache under ``FRAMELEDGER_VAR_DIR``, so every web process of a machine
+shares the counts), each in a window of ``FRAMELEDGER_LOGIN_WINDOW_SECONDS`` from its first
+failure:
+
+- **per address** (any usernames): ``FRAMELEDGER_LOGIN_MAX_FAILURES_PER_IP`` failures lock that
+  address out for ``FRAMELEDGER_LOGIN_LOCKOUT_SECONDS``;
+- **per account and address**: ``FRAMELEDGER_LOGIN_MAX_FAILURES_PER_USER`` failures lock that
+  username *from that address* out as long: the account's owner, signing in from elsewhere,
+  is not affected;
+- **per account, across addresses** (a guessing attack spread over many addresses):
+  ``FRAMELEDGER_LOGIN_MAX_FAILURES_PER_ACCOUNT`` failures put the account on the **slow path**
+  for the rest of the window instead of locking it: from addresses that have not signed in
+  to it before (``FRAMELEDGER_LOGIN_KNOWN_SECONDS``), the account takes one password attempt
+  every ``FRAMELEDGER_LOGIN_SLOW_SECONDS``, the others waiting that long (429, ``Retry-After``);
+  addresses it was signed in from go on as usual.
+
+A refusal is a 429 with ``Retry-After`` (a text page for the forms, the JSON error body for
+the API), a correct password included. A success clears the account-and-address count and
+remembers the address as known to the account. ``docs/deploy.md`` sets the choice against
+OWASP's guidance.
 
 Two places use it: ``ThrottledModelBackend`` (every ``authenticate()`` with a password
-counts and is refused during a lock-out) and ``refuse_when_locked`` around the three
-sign-in views (so the answer is a 429, not a form error).
+counts and is refused while limited) and ``refuse_when_locked`` around the three sign-in
+views (so the answer is a 429, not a form error).
 """
 
 from __future__ import annotations
@@ -44,45 +58,90 @@ def client_address(request) -> str:
     return (request.META.get("REMOTE_ADDR") if request is not None else None) or "unknown"
 
 
+def _name(username: str) -> str:
+    return hashlib.sha256(username.strip().lower().encode()).hexdigest()[:32]
+
+
+def _address(address: str) -> str:
+    return hashlib.sha256(address.encode()).hexdigest()[:32]
+
+
 def _keys(address: str, username: str | None) -> list[tuple[str, int]]:
+    """The counts that lock out: the address, and the account from this address."""
     keys = [(f"{PREFIX}:ip:{address}", settings.FRAMELEDGER_LOGIN_MAX_FAILURES_PER_IP)]
     if username:
-        name = hashlib.sha256(username.strip().lower().encode()).hexdigest()[:32]
-        keys.append((f"{PREFIX}:user:{name}", settings.FRAMELEDGER_LOGIN_MAX_FAILURES_PER_USER))
+        keys.append(
+            (f"{PREFIX}:pair:{_name(username)}:{_address(address)}", settings.FRAMELEDGER_LOGIN_MAX_FAILURES_PER_USER)
+        )
     return keys
 
 
+def _known(address: str, username: str) -> bool:
+    return bool(_cache().get(f"{PREFIX}:known:{_name(username)}:{_address(address)}"))
+
+
+def _slow_wait(address: str, username: str | None, now: float) -> int:
+    """Seconds this address must wait for the account's next attempt on the slow path (0: none)."""
+    if not username:
+        return 0
+    cache, name = _cache(), _name(username)
+    if not cache.get(f"{PREFIX}:slow:{name}") or _known(address, username):
+        return 0
+    following = cache.get(f"{PREFIX}:next:{name}") or 0
+    return int(following - now) + 1 if following > now else 0
+
+
 def locked_for(address: str, username: str | None) -> int:
-    """Seconds left of a lock-out on this address or username (0: not locked)."""
+    """Seconds left of a lock-out of this address, or of this account from this address, or
+    of the account's slow-path wait (0: the attempt may go ahead)."""
     cache = _cache()
     now = time.time()
     until = [cache.get(f"{key}:locked") for key, _ in _keys(address, username)]
-    return max((int(u - now) + 1 for u in until if u and u > now), default=0)
+    locked = max((int(u - now) + 1 for u in until if u and u > now), default=0)
+    return max(locked, _slow_wait(address, username, now))
 
 
 def check_allowed(address: str, username: str | None) -> None:
+    """Refuse a limited attempt; on the slow path, an attempt that goes ahead takes the
+    account's next slot."""
     left = locked_for(address, username)
     if left:
         raise LockedOut(left)
+    cache = _cache()
+    if username and cache.get(f"{PREFIX}:slow:{_name(username)}") and not _known(address, username):
+        slow = settings.FRAMELEDGER_LOGIN_SLOW_SECONDS
+        cache.set(f"{PREFIX}:next:{_name(username)}", time.time() + slow, timeout=slow)
+
+
+def _count(cache, key: str, window: int) -> int:
+    cache.add(key, 0, timeout=window)
+    try:
+        return cache.incr(key)
+    except ValueError:  # expired between add and incr
+        cache.set(key, 1, timeout=window)
+        return 1
 
 
 def record_failure(address: str, username: str | None) -> None:
     cache = _cache()
     window, lockout = settings.FRAMELEDGER_LOGIN_WINDOW_SECONDS, settings.FRAMELEDGER_LOGIN_LOCKOUT_SECONDS
     for key, limit in _keys(address, username):
-        cache.add(key, 0, timeout=window)
-        try:
-            count = cache.incr(key)
-        except ValueError:  # expired between add and incr
-            cache.set(key, 1, timeout=window)
-            count = 1
-        if count >= limit:
+        if _count(cache, key, window) >= limit:
             cache.set(f"{key}:locked", time.time() + lockout, timeout=lockout)
             cache.delete(key)
+    if username:
+        key = f"{PREFIX}:account:{_name(username)}"
+        if _count(cache, key, window) >= settings.FRAMELEDGER_LOGIN_MAX_FAILURES_PER_ACCOUNT:
+            cache.set(f"{PREFIX}:slow:{_name(username)}", True, timeout=window)
 
 
 def record_success(address: str, username: str | None) -> None:
-    _cache().delete(_keys(address, username)[-1][0] if username else "")
+    if not username:
+        return
+    cache = _cache()
+    cache.delete(_keys(address, username)[-1][0])
+    known = f"{PREFIX}:known:{_name(username)}:{_address(address)}"
+    cache.set(known, True, timeout=settings.FRAMELEDGER_LOGIN_KNOWN_SECONDS)
 
 
 class ThrottledModelBackend(ModelBackend):

@@ -23,6 +23,7 @@ import hashlib
 import io
 import json
 import math
+import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -35,10 +36,46 @@ SOURCES = {"qvhighlights": {"prefix": "qv", "grid_step": 2.0}, "charades-sta": {
 MAX_FILE_BYTES = 64 * 1024**2
 
 
+# Rows of one file (the .jsonl's lines, each CSV's), counted before any is parsed: parsing
+# costs several times a file's bytes in memory, and a release has far fewer (QVHighlights
+# train: 7,218). Re-annotation CSVs per import: Charades-STA publishes three.
+MAX_ROWS = 50_000
+# One row's fields: the video id names a Video row (``<source>:<id>`` in a 300-character
+# column), the query is a sentence; durations are seconds of a video (ten days at most).
+MAX_VIDEO_ID_CHARS = 200
+MAX_QUERY_CHARS = 2000
+MAX_QID_CHARS = 40
+MAX_DURATION = 10 * 24 * 3600.0
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+MAX_REANNOTATION_FILES = 8
+
+
 def size_refusal(size: int) -> str | None:
     """Why a file of ``size`` bytes is refused, or None."""
     if size > MAX_FILE_BYTES:
         return f"annotation files are limited to {MAX_FILE_BYTES // 1024**2} MiB ({MAX_FILE_BYTES} bytes)"
+    return None
+
+
+def count_rows(chunks) -> int:
+    """Lines in a file given as byte chunks (a last line without a newline counts)."""
+    rows, last = 0, b"\n"
+    for chunk in chunks:
+        if chunk:
+            rows, last = rows + chunk.count(b"\n"), chunk[-1:]
+    return rows + (last != b"\n")
+
+
+def rows_refusal(rows: int) -> str | None:
+    """Why a file of ``rows`` lines is refused, or None."""
+    if rows > MAX_ROWS:
+        return f"annotation files are limited to {MAX_ROWS} rows; this one has {rows}"
+    return None
+
+
+def files_refusal(reannotation_files: int) -> str | None:
+    if reannotation_files > MAX_REANNOTATION_FILES:
+        return f"at most {MAX_REANNOTATION_FILES} re-annotation files per import; {reannotation_files} were sent"
     return None
 
 
@@ -79,6 +116,15 @@ def _row(line: str, number: int, name: str) -> dict:
             raise SourceError(f"{name} line {number}: no {key!r}")
     if not isinstance(row["query"], str) or not isinstance(row["vid"], str) or not row["vid"]:
         raise SourceError(f"{name} line {number}: 'query' and 'vid' must be text")
+    for key, limit in (("vid", MAX_VIDEO_ID_CHARS), ("query", MAX_QUERY_CHARS)):
+        if len(row[key]) > limit:
+            raise SourceError(f"{name} line {number}: {key!r} is at most {limit} characters")
+        if CONTROL.search(row[key]):
+            raise SourceError(f"{name} line {number}: {key!r} must not contain control characters (NUL included)")
+    if not isinstance(row["qid"], (int, str)) or isinstance(row["qid"], bool) or len(str(row["qid"])) > MAX_QID_CHARS:
+        raise SourceError(f"{name} line {number}: 'qid' is a number or text of at most {MAX_QID_CHARS} characters")
+    if CONTROL.search(str(row["qid"])):
+        raise SourceError(f"{name} line {number}: 'qid' must not contain control characters (NUL included)")
     if not isinstance(row["relevant_windows"], list) or not row["relevant_windows"]:
         raise SourceError(f"{name} line {number}: 'relevant_windows' must be a non-empty list")
     return row
@@ -112,20 +158,23 @@ def read_jsonl(
     extra = _reannotations(reannotated) if source == "charades-sta" else {}
     if reannotated and source != "charades-sta":
         raise SourceError("re-annotation CSVs belong to Charades-STA")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise SourceError(f"{name} is not UTF-8 text") from None
+    refusal = rows_refusal(count_rows([data]))
+    if refusal:
+        raise SourceError(refusal)
     videos: dict[str, SourceVideo] = {}
     seen: set[str] = set()
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, raw in enumerate(io.BytesIO(data), start=1):  # one line at a time, never all at once
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise SourceError(f"{name} is not UTF-8 text (line {number})") from None
         if not line.strip():
             continue
         row = _row(line, number, name)
         where = f"{name} line {number}"
         duration = _number(row["duration"], where)
-        if duration <= 0:
-            raise SourceError(f"{where}: duration must be positive")
+        if not 0 < duration <= MAX_DURATION:
+            raise SourceError(f"{where}: duration must be positive and at most {MAX_DURATION:g} seconds")
         video = videos.get(row["vid"])
         if video is None:
             video = videos[row["vid"]] = SourceVideo(source, row["vid"], duration, SOURCES[source]["grid_step"])
@@ -150,6 +199,9 @@ def read_jsonl(
 def _reannotations(files: Sequence[bytes]) -> dict[tuple[str, str], list[tuple[float, float]]]:
     extra: dict[tuple[str, str], list[tuple[float, float]]] = defaultdict(list)
     for index, data in enumerate(files, start=1):
+        refusal = rows_refusal(count_rows([data]))
+        if refusal:
+            raise SourceError(f"re-annotation file {index}: {refusal}")
         try:
             reader = csv.DictReader(io.StringIO(data.decode("utf-8-sig")))
         except UnicodeDecodeError:

@@ -5,6 +5,7 @@ from django.db import models
 from django.utils import timezone
 
 from annotator.base.canonical import canonical_sha256
+from annotator.models.checked import CheckedModel
 from annotator.models.immutable import ImmutableModel
 
 # ``prev_sha256`` of the first entry of the chain.
@@ -76,7 +77,7 @@ def entry_sha256(*, seq, prev_sha256, at, actor_id, operation, object_type, obje
     return canonical_sha256(document)[1]
 
 
-class Job(models.Model):
+class Job(CheckedModel):
     """A long-running task (ingest, scoring batch, the work a freeze or a publication
     leaves for after its commit). Progress lives here so any web process can relay it to
     the browser, whatever channel layer is configured. ``packet`` and ``version`` name

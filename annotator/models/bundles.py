@@ -9,8 +9,10 @@ score. Written only by ``annotator.actions.bundles``.
 from django.conf import settings
 from django.db import models
 
+from annotator.models.checked import CheckedModel
 
-class BundleRun(models.Model):
+
+class BundleRun(CheckedModel):
     class Status(models.TextChoices):
         QUEUED = "queued"
         RUNNING = "running"

@@ -9,6 +9,7 @@ calibration is recomputed only when asked for again (same inputs, same table).
 from django.conf import settings
 from django.db import models
 
+from annotator.models.checked import CheckedModel
 from annotator.models.immutable import ImmutableModel, ImmutableRowError
 
 
@@ -38,7 +39,7 @@ class Submission(ImmutableModel):
         return f"{self.label} ({self.sha256[:12]})"
 
 
-class ScoringRun(models.Model):
+class ScoringRun(CheckedModel):
     """A batch of submissions scored against one pinned version with one scorer.
 
     ``params`` are the task parameters handed to the scorer; ``ground_truth_sha256``
@@ -63,7 +64,7 @@ class ScoringRun(models.Model):
         return f"run {self.pk}: {self.scorer_id} on version {self.version_id}"
 
 
-class SubmissionScore(models.Model):
+class SubmissionScore(CheckedModel):
     """The scorer's output for one submission in one run: the exact bytes it writes.
 
     Created ``pending``; written once to ``scored`` (the scorer ran, whatever the
@@ -109,7 +110,7 @@ class SubmissionScore(models.Model):
         raise ImmutableRowError(f"score {self.pk} is kept")
 
 
-class VersionCalibration(models.Model):
+class VersionCalibration(CheckedModel):
     """The calibration anchors of one version under one scorer (``python -m scoring
     anchors``), with the expectations checked: ``ok`` or ``blocked`` (``problems`` says why)."""
 

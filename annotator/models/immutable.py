@@ -14,6 +14,8 @@ The first two give a clear Python error early; the third is the one that holds.
 
 from django.db import models
 
+from annotator.models.checked import CheckedModel
+
 
 class ImmutableRowError(Exception):
     """Raised when code tries to update or delete a row that is immutable."""
@@ -33,7 +35,7 @@ class ImmutableQuerySet(models.QuerySet):
         raise ImmutableRowError(f"{self.model.__name__} rows are immutable; deletion is refused")
 
 
-class ImmutableModel(models.Model):
+class ImmutableModel(CheckedModel):
     """A row that can be inserted once and then never updated or deleted."""
 
     objects = ImmutableQuerySet.as_manager()

@@ -4,10 +4,11 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
+from annotator.models.checked import CheckedModel
 from annotator.models.immutable import ImmutableRowError
 
 
-class Packet(models.Model):
+class Packet(CheckedModel):
     """A video + task kind + instructions, sent to two annotators and one adjudicator.
 
     ``sha256`` hashes the packet's canonical content (see ``annotator.base.canonical``) at
@@ -68,7 +69,7 @@ class LedgerQuerySet(models.QuerySet):
         return super().delete()
 
 
-class Ledger(models.Model):
+class Ledger(CheckedModel):
     """One annotator's events for one packet. ``version`` guards every write.
 
     Once frozen (``do_freeze_ledger``) the row never changes again: ``save()`` and
@@ -128,7 +129,7 @@ class Ledger(models.Model):
         return f'"ledger-{self.pk}-v{self.version}"'
 
 
-class LedgerEvent(models.Model):
+class LedgerEvent(CheckedModel):
     """One event of a ledger; ``data`` holds the fields the task kind defines."""
 
     ledger = models.ForeignKey(Ledger, on_delete=models.CASCADE, related_name="events")

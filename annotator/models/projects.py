@@ -1,8 +1,10 @@
 from django.conf import settings
 from django.db import models
 
+from annotator.models.checked import CheckedModel
 
-class Project(models.Model):
+
+class Project(CheckedModel):
     """Packets of one task kind made and assigned together (``annotator.actions.projects``).
 
     ``parameters`` are checked against the kind's family (``FamilyAdapter.check_project_parameters``) and

@@ -1,7 +1,9 @@
 from django.db import models
 
+from annotator.models.checked import CheckedModel
 
-class VideoSearchIndex(models.Model):
+
+class VideoSearchIndex(CheckedModel):
     """The moment-search index of one video: one vector per clip (``clip_length``
     seconds), from the first feature source available (docs/retrieval.md, "the search
     index"). Files live under the media root; the row says where and how they were made.

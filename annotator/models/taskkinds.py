@@ -1,7 +1,9 @@
 from django.db import models
 
+from annotator.models.checked import CheckedModel
 
-class TaskKind(models.Model):
+
+class TaskKind(CheckedModel):
     """A declarative event schema plus the scorer that grades ledgers of this kind.
 
     ``schema`` is validated by ``annotator.models.taskkind_schema.check_schema``; its shape is

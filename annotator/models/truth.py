@@ -1,10 +1,11 @@
 from django.conf import settings
 from django.db import models
 
+from annotator.models.checked import CheckedModel
 from annotator.models.immutable import ImmutableModel
 
 
-class Union(models.Model):
+class Union(CheckedModel):
     """The aligned union of a packet's two frozen ledgers (built once, then decided)."""
 
     packet = models.OneToOneField("annotator.Packet", on_delete=models.PROTECT, related_name="union")
@@ -17,7 +18,7 @@ class Union(models.Model):
         return f"union of packet {self.packet_id}"
 
 
-class UnionItem(models.Model):
+class UnionItem(CheckedModel):
     """One aligned item: agreed, conflicting, only in A or only in B."""
 
     class Status(models.TextChoices):
@@ -44,7 +45,7 @@ class UnionItem(models.Model):
         return f"union {self.union_id} item {self.position} ({self.status})"
 
 
-class Decision(models.Model):
+class Decision(CheckedModel):
     """The adjudicator's current decision on a union item (history is in the audit log)."""
 
     class Action(models.TextChoices):

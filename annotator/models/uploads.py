@@ -7,8 +7,10 @@ whole, until the bundle or submission route takes it by its key (once: ``consume
 from django.conf import settings
 from django.db import models
 
+from annotator.models.checked import CheckedModel
 
-class ResumableUpload(models.Model):
+
+class ResumableUpload(CheckedModel):
     class Kind(models.TextChoices):
         VIDEO = "video", "video"
         BUNDLE = "bundle", "bundle"

@@ -1,8 +1,10 @@
 from django.conf import settings
 from django.db import models
 
+from annotator.models.checked import CheckedModel
 
-class Video(models.Model):
+
+class Video(CheckedModel):
     """A source video and everything ingest derives from it.
 
     The frame table (``frame_table`` file, JSON) is the single source of truth for

@@ -34,6 +34,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Q, QuerySet
 
 from annotator.models import (
+    ApiToken,
     AuditEntry,
     GroundTruthVersion,
     Job,
@@ -47,8 +48,12 @@ from annotator.models import (
     Union,
     Video,
 )
+from annotator.reads import separation
 from annotator.reads.integrity import verified_access_columns, verify_ledger_states
 from annotator.reads.sealed_rows import verify_runs, verify_scores, verify_submissions, verify_union
+from annotator.reads.separation import is_released, released_packet_id
+
+__all__ = ["is_released", "released_packet_id"]  # decided in ``separation``, asked here
 
 MAINTAINERS_GROUP = "maintainers"
 
@@ -116,7 +121,14 @@ def require_maintainer(user: AbstractBaseUser) -> None:
 
 
 def role_on_packet(user: AbstractBaseUser, packet: Packet) -> str | None:
-    """The one role a person has on a packet (see the module docstring), or ``None``."""
+    """The one role a person has on a packet (see the module docstring), or ``None``;
+    ``None`` too where someone blind on the packet may hold the account's password
+    (:func:`fenced`)."""
+    role = _assigned_role(user, packet)
+    return None if role is None or fenced(user, packet, role) else role
+
+
+def _assigned_role(user: AbstractBaseUser, packet: Packet) -> str | None:
     if not user.is_authenticated or not user.is_active:
         return None
     side = {packet.annotator_a_id: "annotator_a", packet.annotator_b_id: "annotator_b"}.get(user.pk)
@@ -129,28 +141,63 @@ def role_on_packet(user: AbstractBaseUser, packet: Packet) -> str | None:
     return None
 
 
-def is_released(packet: Packet) -> bool:
-    """The blind phase of the packet is over for its annotators: an adjudicated version
-    is published, so both ledgers are frozen for good and nothing anyone sees can change
-    them any more."""
-    return released_packet_id(packet.pk)
+def fenced(user: AbstractBaseUser, packet: Packet, role: str) -> bool:
+    """Separation of duties (``docs/workflow.md``): an account whose password a person blind
+    on the packet chose (set it directly, or through accounts whose passwords they chose)
+    gets nothing of the packet; one whose one-time link such a person issued (they may have
+    used it) gets no maintainer's view of it."""
+    return any(
+        (strength == separation.CERTAIN or role == "maintainer") and separation.blind_on(packet, knower)
+        for knower, strength in separation.credential_knowers(user.pk).items()
+    )
 
 
-def released_packet_id(packet_id: int) -> bool:
-    """``is_released`` by id. The tier column is read through the verified manifest: a
-    version whose tier (or packet, or number) was changed by SQL answers the integrity
-    error instead of releasing the packet."""
-    versions = GroundTruthVersion.objects.filter(packet_id=packet_id, tier=GroundTruthVersion.Tier.ADJUDICATED)
-    return any([verified_access_columns(v) for v in versions.defer("canonical_json")])
+def fenced_packet_ids(user: AbstractBaseUser) -> set[int]:
+    """:func:`fenced` as a set of packet ids, for the lists."""
+    knowers = separation.credential_knowers(user.pk)
+    if not knowers:
+        return set()
+    candidates = Packet.objects.filter(pk__in=separation.blind_packet_ids(knowers))
+    return {p.pk for p in candidates if (role := _assigned_role(user, p)) is not None and fenced(user, p, role)}
+
+
+def administration_refusal(user: AbstractBaseUser) -> str | None:
+    """Why the person may not administer accounts (invite, roles, passwords, links,
+    activity) now, or ``None``: while they, or anyone who may hold their password, are
+    blind on a packet, an account they make or change would see what that blindness hides."""
+    if not is_maintainer(user):
+        return "maintainers only"
+    if separation.blind_packet_ids([user.pk]):
+        return "you annotate or adjudicate a packet that is blind for you, so another maintainer administers accounts"
+    if separation.blind_packet_ids(separation.credential_knowers(user.pk)):
+        return (
+            "someone who may hold your password (they set it or issued your one-time link) annotates or"
+            " adjudicates a packet, so another maintainer administers accounts"
+        )
+    return None
+
+
+def people_administrators() -> list:
+    """The active maintainers who may administer accounts now (the people page names them)."""
+    users = (
+        get_user_model().objects.filter(is_active=True).filter(Q(is_superuser=True) | Q(groups__name=MAINTAINERS_GROUP))
+    )
+    return [u for u in users.distinct().order_by("username") if administration_refusal(u) is None]
+
+
+def sees_sign_in_times(user: AbstractBaseUser) -> bool:
+    """Other people's last sign-in on the people pages: not while the viewer is blind on a
+    packet (when the other annotator last worked is their progress)."""
+    return administration_refusal(user) is None
 
 
 def visible_packets(user: AbstractBaseUser) -> QuerySet[Packet]:
     packets = Packet.objects.select_related("video", "task_kind")
-    if is_maintainer(user):
-        return packets
     if not user.is_authenticated:
         return packets.none()
-    return packets.filter(Q(annotator_a=user) | Q(annotator_b=user) | Q(adjudicator=user))
+    if not is_maintainer(user):
+        packets = packets.filter(Q(annotator_a=user) | Q(annotator_b=user) | Q(adjudicator=user))
+    return packets.exclude(pk__in=fenced_packet_ids(user))
 
 
 def maintained_packets(user: AbstractBaseUser) -> QuerySet[Packet]:
@@ -163,11 +210,12 @@ def maintained_packets(user: AbstractBaseUser) -> QuerySet[Packet]:
     annotated = Packet.objects.filter(Q(annotator_a=user) | Q(annotator_b=user)).values_list("pk", flat=True)
     blind = [pk for pk in annotated if not released_packet_id(pk)]
     packets = Packet.objects.select_related("video", "task_kind", "project")
-    return packets.exclude(adjudicator=user).exclude(pk__in=blind)
+    return packets.exclude(adjudicator=user).exclude(pk__in=blind).exclude(pk__in=fenced_packet_ids(user))
 
 
 # Imports recorded once, on their task kind, for packets of many (``actions.moment_imports``).
 KIND_IMPORT_OPERATIONS = ("import_moment_packets",)
+TOKEN_OPERATIONS = ("issue_token", "revoke_token")
 
 
 def visible_audit_entries(user: AbstractBaseUser) -> QuerySet[AuditEntry]:
@@ -181,7 +229,9 @@ def visible_audit_entries(user: AbstractBaseUser) -> QuerySet[AuditEntry]:
     # Entries about a video (who asked for its full rendition, when) belong to no packet; on a
     # video of a packet the person annotates blind or adjudicates, they would show the other
     # people's activity. Their own stay.
-    on_packets = Packet.objects.filter(Q(annotator_a=user) | Q(annotator_b=user) | Q(adjudicator=user))
+    on_packets = Packet.objects.filter(
+        Q(annotator_a=user) | Q(annotator_b=user) | Q(adjudicator=user) | Q(pk__in=fenced_packet_ids(user))
+    )
     blind_videos = on_packets.exclude(pk__in=maintained.values("pk")).values_list("video_id", flat=True)
     hidden = [str(pk) for pk in blind_videos]
     if hidden:
@@ -197,6 +247,8 @@ def visible_audit_entries(user: AbstractBaseUser) -> QuerySet[AuditEntry]:
         entries = entries.exclude(
             Q(packet__isnull=True, operation__in=KIND_IMPORT_OPERATIONS, object_id__in=kinds) & ~Q(actor=user)
         )
+    if administration_refusal(user) is not None:  # when others ask for API tokens is their activity
+        entries = entries.exclude(Q(operation__in=TOKEN_OPERATIONS) & ~Q(object_id=str(user.pk)))
     return entries
 
 
@@ -207,6 +259,34 @@ def access_person(user: AbstractBaseUser, person_id: int | str):
         return get_user_model().objects.get(pk=int(person_id))
     except (get_user_model().DoesNotExist, ValueError, TypeError):
         raise NotFound("person") from None
+
+
+def visible_tokens(user: AbstractBaseUser, person=None) -> QuerySet[ApiToken]:
+    """API tokens: one's own; another person's for a maintainer who may administer accounts
+    (``administration_refusal``: a blind maintainer does not read when the other annotator
+    last asked for one)."""
+    if not user.is_authenticated or not user.is_active:
+        raise NotFound("tokens")
+    if person is not None and person.pk != user.pk and administration_refusal(user) is not None:
+        raise NotFound("tokens")
+    return ApiToken.objects.filter(user=person or user).select_related("user")
+
+
+def access_token(user: AbstractBaseUser, token_id: int | str, *, for_update: bool = False) -> ApiToken:
+    """One API token, to revoke it: the owner's, or any for a maintainer who may administer
+    accounts; anyone else gets the missing answer."""
+    if not user.is_authenticated or not user.is_active:
+        raise NotFound("token")
+    tokens = ApiToken.objects.select_related("user")
+    if for_update:
+        tokens = tokens.select_for_update(of=("self",))
+    try:
+        token = tokens.filter(pk=int(token_id)).first()
+    except (ValueError, TypeError):
+        token = None
+    if token is None or (token.user_id != user.pk and administration_refusal(user) is not None):
+        raise NotFound("token")
+    return token
 
 
 def access_project(user: AbstractBaseUser, project_id: int | str) -> Project:
@@ -277,6 +357,8 @@ def access_own_ledger(user: AbstractBaseUser, packet_id: int | str, *, for_updat
         ledger = ledgers.get(packet_id=int(packet_id), annotator=user)
     except (Ledger.DoesNotExist, ValueError, TypeError):
         raise NotFound("ledger") from None
+    if fenced(user, ledger.packet, f"annotator_{ledger.side.lower()}"):
+        raise NotFound("ledger")
     if not ledger.is_frozen:  # unfrozen by SQL after its freeze: never writable again
         verify_ledger_states([ledger])
     return ledger

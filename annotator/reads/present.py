@@ -336,3 +336,14 @@ def readiness_view(r: VersionReadiness | None) -> dict | None:
         return None
     return {"scorer_id": r.scorer_id, "marked_by": r.marked_by.username if r.marked_by else None,
             "marked_at": r.marked_at.isoformat()}  # fmt: skip
+
+
+def token_view(token) -> dict:
+    """An API token as its owner (or a maintainer) sees it: never the token itself."""
+    return {
+        "id": token.pk,
+        "prefix": token.prefix,
+        "user": token.user.username,
+        "created_at": token.created_at.isoformat(),
+        "expires_at": token.expires_at.isoformat(),
+    }

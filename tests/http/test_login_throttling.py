@@ -1,5 +1,6 @@
 """Item 6 of issue 10: no brute-force limit on /login/, /admin/login/ or /api/auth/token/.
-Failures are now counted per address and per username in the cache, with a lock-out."""
+Failures are now counted per address and per account-and-address in the cache, with a
+lock-out (the account's owner elsewhere: tests/http/test_sign_in_throttling_victim.py)."""
 
 from __future__ import annotations
 
@@ -101,7 +102,7 @@ def test_failure_counts_are_shared_between_processes(kind, limits, tmp_path, mon
     monkeypatch.setattr(login_guard, "_cache", lambda: next(caches_in_turn))
     for _ in range(3):
         login_guard.record_failure("10.1.1.1", "someone")
-    assert login_guard.locked_for("10.1.1.2", "someone") > 0
+    assert login_guard.locked_for("10.1.1.1", "someone") > 0  # the pair, read by the other process
     for cache in (first, second):
         cache.clear() if kind == "file" else cache.delete_many([])
 

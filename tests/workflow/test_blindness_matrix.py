@@ -3,9 +3,13 @@
 The URL list is read from the URL configuration itself, so a new endpoint is covered
 (or, for the API, must be classified in ``api_visible`` or this test fails).
 
-Casts: ``plain`` (five different people, one of them the maintainer) and ``dual``
+Casts: ``plain`` (five different people, one of them the maintainer), ``dual``
 (annotator A and the adjudicator are maintainers too, and the submissions and scoring
-runs are another maintainer's). A dual-role person is judged by their role on the
+runs are another maintainer's) and ``administered``: annotator B is a maintainer who,
+through the people pages' own writes, made a maintainer account for himself (invited it and
+used its one-time link: the ``sockpuppet`` persona) and set annotator A's password (a
+taken-over account); separation of duties leaves both with nothing of the packet while B is
+blind on it (``docs/workflow.md``). A dual-role person is judged by their role on the
 packet: blind like anyone else in that role, maintainer-wide material (users, videos,
 ingest jobs) aside. A maintainer who annotated gets the maintainer's view of the
 packet only once an adjudicated version is published (``docs/workflow.md``).
@@ -23,6 +27,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from annotator.actions.adjudication import do_decide_item
 from annotator.actions.grading import do_score_batch, do_start_scoring_run, do_upload_submissions
 from annotator.actions.ledgers import do_add_event, do_freeze_ledger
+from annotator.actions.people import do_invite_person, do_set_password
 from annotator.actions.union import do_build_union
 from annotator.actions.versions import do_import_provisional_version, do_publish_adjudicated_version
 from annotator.base.canonical import sha256_hex
@@ -33,7 +38,7 @@ from tests.factories import after_commit, client_for, make_maintainer
 GOOD_EDIT = {"verb": "put", "nouns": ["cup"], "start_frame": 2, "end_frame": 30}
 ROLES = ["annotator_a", "annotator_b", "adjudicator", "maintainer", "outsider"]
 STATES = ["annotating", "a_frozen", "both_frozen", "published"]
-CASTS = ["plain", "dual"]
+CASTS = ["plain", "dual", "administered"]
 ATTESTATION = "I labelled this video alone, from the video only."
 
 # Frame numbers that occur only in one ledger (or the provisional tier).
@@ -138,20 +143,43 @@ def expand(route, packet, scenario):
 def packet_role(persona, cast, state):
     """The role the packet gives this persona: a maintainer who annotated is treated as
     the annotator until an adjudicated version is published, a maintainer who
-    adjudicates stays the adjudicator (decisions stay revisable)."""
+    adjudicates stays the adjudicator (decisions stay revisable). Accounts whose password
+    annotator B may hold get nothing of the packet until B's blind phase is over."""
     if cast == "dual" and persona == "annotator_a" and state == "published":
         return "maintainer"
+    if cast == "administered":
+        released = state == "published"
+        return {
+            "annotator_a": "annotator_a" if released else "outsider",
+            "annotator_b": "maintainer" if released else "annotator_b",
+            "sockpuppet": "maintainer" if released else "outsider",
+        }.get(persona, persona)
     return persona
+
+
+def administer_accounts(annotator_a, annotator_b):
+    """Annotator B, a maintainer, makes an account for himself and takes over A's: the
+    people writes as they ran before B was blind (the pages refuse them now)."""
+    make_maintainer(annotator_b)
+    sockpuppet, _ = do_invite_person(actor=annotator_b, username="sockpuppet", roles=["maintainer"])
+    do_set_password(actor=sockpuppet, person=sockpuppet, password="Sock-puppet-9", confirmation="Sock-puppet-9")
+    do_set_password(actor=annotator_b, person=annotator_a, password="Taken-over-9", confirmation="Taken-over-9")
+    return sockpuppet
 
 
 def api_visible(name, params, persona, state, scenario, cast):
     """Whether GET on an API route must answer 200 for this persona in this state."""
     role = packet_role(persona, cast, state)
-    in_group = persona == "maintainer" or (cast == "dual" and persona in {"annotator_a", "adjudicator"})
+    in_group = (
+        persona == "maintainer"
+        or (cast == "dual" and persona in {"annotator_a", "adjudicator"})
+        or (cast == "administered" and persona in {"annotator_b", "sockpuppet"})
+    )
     on_packet = role != "outsider"
     frozen = state in {"both_frozen", "published"}
     rules = {
         "api-me": True,
+        "api-tokens": True,  # one's own API tokens
         "api-task-kinds": True,
         "api-task-kind": True,
         "api-packets": True,
@@ -164,8 +192,8 @@ def api_visible(name, params, persona, state, scenario, cast):
         "api-packet-versions": on_packet,
         # The full-height rendition of the packet's video (issue 16): anyone on the packet.
         "api-packet-full-rendition": on_packet,
-        "api-own-ledger": persona in {"annotator_a", "annotator_b"},
-        "api-ledger-side": persona == f"annotator_{params.get('side', '').lower()}"
+        "api-own-ledger": persona in {"annotator_a", "annotator_b"} and on_packet,
+        "api-ledger-side": (persona == f"annotator_{params.get('side', '').lower()}" and on_packet)
         or (role in {"adjudicator", "maintainer"} and frozen),
         "api-union": role in {"adjudicator", "maintainer"} and frozen,
         # The publishing preview (issue 14): whoever may read the union.
@@ -215,6 +243,7 @@ SCOPED = {
 
 POST_ONLY = {
     "api-token",
+    "api-token-detail",  # DELETE only (revoke)
     "api-ledger-events",
     "api-ledger-event",
     "api-ledger-freeze",
@@ -241,12 +270,16 @@ def test_every_route_answers_each_role_without_leaking(
     if cast == "dual":
         make_maintainer(annotator_a)
         make_maintainer(adjudicator)
+    roles = ROLES
+    if cast == "administered":
+        users["sockpuppet"] = administer_accounts(annotator_a, annotator_b)
+        roles = [*ROLES, "sockpuppet"]
     with after_commit():  # the state as its derived work leaves it (agreement report, anchors)
         scenario = build_scenario(state, packet, users)
     unclassified, problems, checked = [], [], 0
     for route, name in all_routes():
         for url, params in expand(route, packet, scenario):
-            for role in ROLES:
+            for role in roles:
                 response = client_for(users[role]).get("/" + url)
                 checked += 1
                 body = response.content.decode("utf-8", "replace")
@@ -258,7 +291,7 @@ def test_every_route_answers_each_role_without_leaking(
                     problems.append(f"{label}: {response.status_code}, expected {sorted(expected)}")
                 elif expected == {404} and route.startswith("api/") and json.loads(body) != NOT_FOUND:
                     problems.append(f"{label}: a 404 body other than a missing object's")
-                problems += leaks(body, packet_role(role, cast, state), state, scenario, label, name)
+                problems += leaks(body, packet_role(role, cast, state), state, scenario, label, name, persona=role)
     print(f"\nblindness matrix {cast} {state}: {checked} responses checked, {len(problems)} problems")
     assert not unclassified, f"classify these API routes in api_visible: {sorted(set(unclassified))}"
     assert not problems, f"{len(problems)} problems:\n" + "\n".join(problems[:60])
@@ -295,7 +328,7 @@ ALL_USERS_ROUTES = {
 }
 
 
-def leaks(body, role, state, scenario, label, name) -> list[str]:
+def leaks(body, role, state, scenario, label, name, persona=None) -> list[str]:
     secrets = scenario["secrets"]
     forbidden = []
     if role != "maintainer":
@@ -309,6 +342,7 @@ def leaks(body, role, state, scenario, label, name) -> list[str]:
         forbidden += secrets["A"] + secrets["B"]
     if name in ALL_USERS_ROUTES or name == "api-schema":  # the schema holds no data; it names the field "annotator_b"
         forbidden = [s for s in forbidden if s not in {"annotator_a", "annotator_b"}]
+    forbidden = [s for s in forbidden if s != persona]  # a fenced account still knows its own name
     return [
         f"{label} leaks {secret}"
         for secret in forbidden

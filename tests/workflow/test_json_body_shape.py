@@ -46,6 +46,7 @@ NO_BODY = {
     ("api-publish", "post"),
     ("api-version-ready", "post"),
     ("video-detail", "delete"),
+    ("api-token-detail", "delete"),  # revoking a token: the id is in the path
     ("api-packet-full-rendition", "post"),
     # Resumable uploads (tus): the metadata comes in headers, a piece is raw bytes of
     # application/offset+octet-stream; a JSON body is never parsed.

@@ -6,15 +6,17 @@ is still loading."""
 from __future__ import annotations
 
 from django.utils import timezone
+from django.utils.crypto import constant_time_compare
 from rest_framework import exceptions
 from rest_framework.authentication import TokenAuthentication
 
 from annotator.models import ApiToken
-from annotator.models.tokens import token_digest
+from annotator.models.tokens import credential_of, token_digest
 
 
 class ExpiringTokenAuthentication(TokenAuthentication):
-    """Looks the token up by its SHA-256; refuses expired tokens and inactive users."""
+    """Looks the token up by its SHA-256; refuses expired tokens, inactive users and tokens
+    issued under another password than the account's current one."""
 
     def authenticate_credentials(self, key):
         token = ApiToken.objects.select_related("user").filter(digest=token_digest(key)).first()
@@ -24,4 +26,6 @@ class ExpiringTokenAuthentication(TokenAuthentication):
             raise exceptions.AuthenticationFailed("Token expired; ask /api/auth/token/ for a new one.")
         if not token.user.is_active:
             raise exceptions.AuthenticationFailed("User inactive or deleted.")
+        if not constant_time_compare(token.credential, credential_of(token.user)):
+            raise exceptions.AuthenticationFailed("Token revoked: the password changed; ask for a new one.")
         return token.user, token

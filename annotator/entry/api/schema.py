@@ -71,6 +71,7 @@ SUCCESS_STATUS = {
     ("UploadListView", "POST"): 201,
     ("UploadDetailView", "PATCH"): 204,
     ("UploadDetailView", "DELETE"): 204,
+    ("TokenDetailView", "DELETE"): 204,
 }
 
 # The tus views answer 412 to a request without ``Tus-Resumable: 1.0.0``.
@@ -246,6 +247,9 @@ QUERY_PARAMETERS = {
         OpenApiParameter("end_frame", int, description="last frame of the example interval"),
         OpenApiParameter("k", int, description="how many intervals (1-50, default 10)"),
     ],
+    ("TokenListView", "GET"): [
+        OpenApiParameter("user", int, description="another person's tokens (maintainers who may administer accounts)")
+    ],
     ("VersionExportView", "GET"): [
         OpenApiParameter("file", str, description="one file of the export (e.g. gt.json) instead of the zip")
     ],
@@ -313,7 +317,7 @@ class AutoSchema(SpectacularAutoSchema):
     def error_statuses(self) -> list[int]:
         name, method = self.key
         if name == "TokenView":
-            return [400, 413, 415, 429]
+            return [400, 409, 413, 415, 429]
         statuses = {403}
         if name != "MeView":
             statuses.add(404)

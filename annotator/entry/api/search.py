@@ -125,9 +125,9 @@ class VideoSearchIndexView(APIView):
             if not math.isfinite(clip_length):
                 raise InvalidInput("clip_length must be a finite number", field="clip_length")
             text = request.FILES.get("text_features")
-            do_upload_search_features(
-                video, actor=request.user, features=upload.read(), name=upload.name, clip_length=clip_length,
-                text_features=text.read() if text is not None else None,
+            do_upload_search_features(  # the uploads where they lie: judged and copied in chunks
+                video, actor=request.user, features=upload, name=upload.name, clip_length=clip_length,
+                text_features=text,
             )  # fmt: skip
         else:
             do_rebuild_search_index(video, actor=request.user)

@@ -5,6 +5,8 @@ from annotator.entry.api import tokens, views
 
 urlpatterns = [
     path("auth/token/", tokens.TokenView.as_view(), name="api-token"),
+    path("auth/tokens/", tokens.TokenListView.as_view(), name="api-tokens"),
+    path("auth/tokens/<id:token_id>/", tokens.TokenDetailView.as_view(), name="api-token-detail"),
     path("me/", views.MeView.as_view(), name="api-me"),
     path("users/", views.UserListView.as_view(), name="api-users"),
     path("task-kinds/", views.TaskKindListView.as_view(), name="api-task-kinds"),

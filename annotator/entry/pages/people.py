@@ -17,26 +17,36 @@ from django.utils.encoding import force_str
 from django.utils.http import urlsafe_base64_decode
 from django.views.decorators.http import require_http_methods
 
-from annotator.actions import people
-from annotator.base.errors import WorkflowError
+from annotator.actions import people, tokens
+from annotator.base.errors import NotPermitted, WorkflowError
 from annotator.entry.pages.site import _or_404
 from annotator.reads import access
 
 ROLE_CHOICES = list(people.ROLE_GROUPS)
 
 
+def _administration(request) -> dict:
+    """Whether the viewer may administer accounts now, and if not who can (separation of
+    duties, ``docs/workflow.md``)."""
+    refusal = access.administration_refusal(request.user)
+    administrators = access.people_administrators() if refusal else []
+    return {"refusal": refusal, "administrators": administrators, "sign_in_times": refusal is None}
+
+
 def _people_context(request, **extra) -> dict:
     users = get_user_model().objects.order_by("username").prefetch_related("groups")
+    administration = _administration(request)
     rows = [
         {
             "user": u,
             "roles": people.roles_of(u),
             "on_packets": people.packet_roles_of(u),  # shown when no role group says it
             "has_password": u.has_usable_password(),
+            "last_login": u.last_login if administration["sign_in_times"] or u.pk == request.user.pk else None,
         }
         for u in users
     ]
-    return {"people": rows, "role_choices": ROLE_CHOICES, **extra}
+    return {"people": rows, "role_choices": ROLE_CHOICES, **administration, **extra}
 
 
 @login_required
@@ -64,7 +74,8 @@ def people_list(request):
 def person(request, person_id: int):
     """One account: roles, active, one-time password link, or a password set directly."""
     person = _or_404(access.access_person, request, person_id)
-    context = {"person": person, "role_choices": ROLE_CHOICES}
+    context = {"person": person, "role_choices": ROLE_CHOICES, **_administration(request)}
+    status = 200
     if request.method == "POST":
         op = request.POST.get("op")
         try:
@@ -77,6 +88,9 @@ def person(request, person_id: int):
             elif op == "link":
                 path = people.check_issue_password_link(actor=request.user, person=person)
                 context["link"] = request.build_absolute_uri(path)
+            elif op == "revoke-token":
+                tokens.check_revoke_token(actor=request.user, token_id=request.POST.get("token", ""))
+                context["notice"] = "Token revoked."
             elif op == "password":
                 people.check_set_password(
                     actor=request.user,
@@ -88,10 +102,13 @@ def person(request, person_id: int):
             else:
                 context["error"] = "Unknown operation."
         except WorkflowError as error:
-            context["error"] = error.message
+            context["error"], status = error.message, 403 if isinstance(error, NotPermitted) else 400
+        except access.NotFound:
+            context["error"], status = "No such token.", 404
         person.refresh_from_db()
     context["roles"] = people.roles_of(person)
-    status = 400 if context.get("error") else 200
+    if not context["refusal"]:
+        context["tokens"] = access.visible_tokens(request.user, person)
     return render(request, "frontend/people/person.html", context, status=status)
 
 
@@ -126,3 +143,18 @@ def set_password_from_link(request, uidb64: str, token: str):
             return render(request, "frontend/people/set_password.html", context, status=400)
         return redirect("/login/?password_set=1")
     return render(request, "frontend/people/set_password.html", context)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def own_tokens(request):
+    """One's own API tokens (prefix, issued, expires) and a button to revoke each."""
+    context, status = {}, 200
+    if request.method == "POST":
+        try:
+            tokens.check_revoke_token(actor=request.user, token_id=request.POST.get("token", ""))
+            context["notice"] = "Token revoked."
+        except access.NotFound:
+            context["error"], status = "No such token.", 404
+    context["tokens"] = access.visible_tokens(request.user)
+    return render(request, "frontend/people/tokens.html", context, status=status)

@@ -15,13 +15,16 @@ read too once both ledgers are frozen.
 
 from __future__ import annotations
 
+from django.contrib.auth import update_session_auth_hash
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
-from django.http import Http404
+from django.http import Http404, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.templatetags.static import static
 from django.urls import reverse, reverse_lazy
 
+from annotator.actions import people
+from annotator.base.errors import WorkflowError
 from annotator.reads import access
 from annotator.reads.media import media_urls_for
 from annotator.reads.search import is_annotation_only, is_moment_packet, player_remedy
@@ -100,9 +103,27 @@ def home(request):
     return render(request, "frontend/home.html", {"is_maintainer": access.is_maintainer(request.user)})
 
 
-# One's own password: Django's views (they check the old password, run the validators,
-# keep this session signed in and sign the others out).
-_PASSWORD_CHANGE = auth_views.PasswordChangeView.as_view(
+class _OwnPasswordChange(auth_views.PasswordChangeView):
+    """One's own password: Django's form (it checks the old password and runs the
+    validators), stored by ``people.check_change_own_password`` (audited, API tokens
+    revoked); this session stays signed in, the others are signed out."""
+
+    def form_valid(self, form):
+        try:
+            people.check_change_own_password(
+                actor=self.request.user,
+                old_password=form.cleaned_data["old_password"],
+                password=form.cleaned_data["new_password1"],
+                confirmation=form.cleaned_data["new_password2"],
+            )
+        except WorkflowError as error:
+            form.add_error(None, error.message)
+            return self.form_invalid(form)
+        update_session_auth_hash(self.request, self.request.user)
+        return HttpResponseRedirect(self.get_success_url())
+
+
+_PASSWORD_CHANGE = _OwnPasswordChange.as_view(
     template_name="frontend/password_change.html", success_url=reverse_lazy("password-change-done")
 )
 _PASSWORD_CHANGE_DONE = auth_views.PasswordChangeDoneView.as_view(template_name="frontend/password_change_done.html")

@@ -21,6 +21,7 @@ urlpatterns = [
     # everyone signed in: their own password (Django's views), and the help page
     path("account/password/", pages.password_change, name="password-change"),
     path("account/password/done/", pages.password_change_done, name="password-change-done"),
+    path("account/tokens/", pages_people.own_tokens, name="own-tokens"),
     path("help/", pages.help_page, name="help"),
     path("", pages.home, name="home"),
     path("favicon.ico", pages.favicon, name="favicon"),
