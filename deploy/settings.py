@@ -211,6 +211,13 @@ FRAMELEDGER_INGEST_REMUX_FIRST = bool(envint("FRAMELEDGER_INGEST_REMUX_FIRST", 1
 # Celery beat (`celery -A deploy worker -B`, or a separate `celery -A deploy beat`).
 FRAMELEDGER_INGEST_LEASE_SECONDS = envint("FRAMELEDGER_INGEST_LEASE_SECONDS", 300)
 FRAMELEDGER_INGEST_SWEEP_SECONDS = envint("FRAMELEDGER_INGEST_SWEEP_SECONDS", 60)
+# Scoring batch leases (docs/grading.md, "When a worker or the broker is lost"): a batch
+# whose worker has not renewed its lease for LEASE seconds, or that no worker took while no
+# scoring worker showed a sign of life for as long, is sent again by the sweep (every SWEEP
+# seconds); after MAX_ATTEMPTS sends the run ends failed, with the reason.
+FRAMELEDGER_SCORING_LEASE_SECONDS = envint("FRAMELEDGER_SCORING_LEASE_SECONDS", 30)
+FRAMELEDGER_SCORING_SWEEP_SECONDS = envint("FRAMELEDGER_SCORING_SWEEP_SECONDS", 10)
+FRAMELEDGER_SCORING_MAX_ATTEMPTS = envint("FRAMELEDGER_SCORING_MAX_ATTEMPTS", 5)
 # Where uploaded and derived media live (Django's STORAGES): a local folder by default, which
 # may be a shared volume (NFS, a mounted bucket) so that web and worker machines see the same
 # files. FRAMELEDGER_STORAGE_BACKEND / FRAMELEDGER_STORAGE_OPTIONS (JSON) choose another
@@ -328,6 +335,8 @@ if _broker_scheme in {"redis", "rediss", "sentinel"}:
     )
 CELERY_BEAT_SCHEDULE = {
     "ingest-sweep": {"task": "annotator.ingest_sweep", "schedule": float(FRAMELEDGER_INGEST_SWEEP_SECONDS)},
+    # Scoring batches whose worker vanished or whose message was lost are sent again.
+    "scoring-sweep": {"task": "annotator.scoring_sweep", "schedule": float(FRAMELEDGER_SCORING_SWEEP_SECONDS)},
     # Bundle runs whose worker died (no heartbeat for FRAMELEDGER_BUNDLE_LEASE_SECONDS) end in error.
     "bundle-sweep": {
         "task": "annotator.bundle_sweep",
