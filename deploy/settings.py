@@ -209,8 +209,10 @@ FRAMELEDGER_INGEST_REMUX_FIRST = bool(envint("FRAMELEDGER_INGEST_REMUX_FIRST", 1
 # Chunk leases (docs/media.md §2.1): a chunk (or join) whose worker has not renewed its
 # lease for this long is queued again by the periodic sweep, run every SWEEP seconds by
 # Celery beat (`celery -A deploy worker -B`, or a separate `celery -A deploy beat`).
-FRAMELEDGER_INGEST_LEASE_SECONDS = envint("FRAMELEDGER_INGEST_LEASE_SECONDS", 300)
-FRAMELEDGER_INGEST_SWEEP_SECONDS = envint("FRAMELEDGER_INGEST_SWEEP_SECONDS", 60)
+# A piece sent MAX_ATTEMPTS times and lost again ends the ingest failed, with the reason.
+FRAMELEDGER_INGEST_LEASE_SECONDS = envint("FRAMELEDGER_INGEST_LEASE_SECONDS", 60)
+FRAMELEDGER_INGEST_SWEEP_SECONDS = envint("FRAMELEDGER_INGEST_SWEEP_SECONDS", 10)
+FRAMELEDGER_INGEST_MAX_ATTEMPTS = envint("FRAMELEDGER_INGEST_MAX_ATTEMPTS", 5)
 # Scoring batch leases (docs/grading.md, "When a worker or the broker is lost"): a batch
 # whose worker has not renewed its lease for LEASE seconds, or that no worker took while no
 # scoring worker showed a sign of life for as long, is sent again by the sweep (every SWEEP
