@@ -220,6 +220,10 @@ FRAMELEDGER_INGEST_MAX_ATTEMPTS = envint("FRAMELEDGER_INGEST_MAX_ATTEMPTS", 5)
 FRAMELEDGER_SCORING_LEASE_SECONDS = envint("FRAMELEDGER_SCORING_LEASE_SECONDS", 30)
 FRAMELEDGER_SCORING_SWEEP_SECONDS = envint("FRAMELEDGER_SCORING_SWEEP_SECONDS", 10)
 FRAMELEDGER_SCORING_MAX_ATTEMPTS = envint("FRAMELEDGER_SCORING_MAX_ATTEMPTS", 5)
+# An agreement or calibration job unchanged this long while queued or running is sent again
+# (annotator/actions/derived_sweep.py), at most MAX_ATTEMPTS times in all, then it ends failed.
+FRAMELEDGER_DERIVED_STALE_SECONDS = envint("FRAMELEDGER_DERIVED_STALE_SECONDS", 120)
+FRAMELEDGER_DERIVED_MAX_ATTEMPTS = envint("FRAMELEDGER_DERIVED_MAX_ATTEMPTS", 3)
 # Where uploaded and derived media live (Django's STORAGES): a local folder by default, which
 # may be a shared volume (NFS, a mounted bucket) so that web and worker machines see the same
 # files. FRAMELEDGER_STORAGE_BACKEND / FRAMELEDGER_STORAGE_OPTIONS (JSON) choose another
@@ -339,6 +343,7 @@ CELERY_BEAT_SCHEDULE = {
     "ingest-sweep": {"task": "annotator.ingest_sweep", "schedule": float(FRAMELEDGER_INGEST_SWEEP_SECONDS)},
     # Scoring batches whose worker vanished or whose message was lost are sent again.
     "scoring-sweep": {"task": "annotator.scoring_sweep", "schedule": float(FRAMELEDGER_SCORING_SWEEP_SECONDS)},
+    "derived-sweep": {"task": "annotator.derived_sweep", "schedule": float(FRAMELEDGER_SCORING_SWEEP_SECONDS)},
     # Bundle runs whose worker died (no heartbeat for FRAMELEDGER_BUNDLE_LEASE_SECONDS) end in error.
     "bundle-sweep": {
         "task": "annotator.bundle_sweep",

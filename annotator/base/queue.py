@@ -29,6 +29,7 @@ BUILD_SEARCH_INDEX = "annotator.build_search_index"
 RECOMPUTE_CALIBRATION = "annotator.recompute_calibration"
 AGREEMENT_REPORT = "annotator.agreement_report"
 VERSION_CALIBRATION = "annotator.version_calibration"
+DERIVED_SWEEP = "annotator.derived_sweep"
 
 
 def send(task_name: str, args: Sequence, **options) -> None:

@@ -29,7 +29,8 @@ layer do not import each other.
   a publication leaves for after its commit (``annotator.actions.derived``): the agreement
   report of the two frozen ledgers, the calibration anchors of a new version. Each has a
   ``Job`` row that ends ``done`` or ``failed`` with the reason; both are idempotent, so a
-  redelivered message stores nothing twice.
+  redelivered message stores nothing twice. ``annotator.derived_sweep`` (Celery beat) sends
+  again such a job left queued or running, and fails it after a few tries.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from annotator.base.queue import (
     AGREEMENT_REPORT,
     BUILD_SEARCH_INDEX,
     BUNDLE_SWEEP,
+    DERIVED_SWEEP,
     INGEST_CHUNK,
     INGEST_FULL,
     INGEST_JOIN,
@@ -57,6 +59,7 @@ from annotator.entry.task_retry import with_database_retries
 __all__ = [
     "agreement_report",
     "build_search_index",
+    "derived_sweep",
     "bundle_sweep",
     "ingest_chunk",
     "ingest_full",
@@ -248,3 +251,12 @@ def version_calibration(job_id: int) -> str | None:
 
     with_database_retries(lambda: do_calibration_job(job_id), what=f"calibration job {job_id}")
     return Job.objects.filter(pk=job_id).values_list("status", flat=True).first()
+
+
+@shared_task(name=DERIVED_SWEEP)
+def derived_sweep() -> dict:
+    """Periodic (Celery beat): send again the agreement and calibration jobs left queued or
+    running (``annotator.actions.derived_sweep``), failing those lost too often."""
+    from annotator.actions.derived_sweep import do_sweep_derived_jobs
+
+    return do_sweep_derived_jobs()
