@@ -150,13 +150,19 @@ def ingest_full(video_id: int, job_id: int) -> None:
 @shared_task(name=INGEST_SWEEP)
 def ingest_sweep() -> dict:
     """Periodic (Celery beat, every ``FRAMELEDGER_INGEST_SWEEP_SECONDS``): queue again the
-    chunks and joins of running ingests whose lease expired (a killed worker's work), and
+    chunks and joins of running ingests whose lease expired (a killed worker's work) and the
+    ingest steps left without progress (``annotator.actions.ingest_stale``), and
     drop the remuxes the proxy replaced (``annotator.actions.remux_retention``) and the
     resumable uploads left unfinished for a day (``annotator.actions.uploads``)."""
     from annotator.actions.ingest_leases import do_sweep_ingests
     from annotator.actions.remux_retention import do_drop_superseded_remuxes
 
     report = {str(k): v for k, v in do_sweep_ingests().items()}
+    from annotator.actions.ingest_stale import do_sweep_stale_ingests
+
+    stale = do_sweep_stale_ingests()
+    if stale["requeued"] or stale["failed"]:
+        report["stale"] = stale
     from annotator.actions.uploads import do_expire_uploads
 
     dropped = do_drop_superseded_remuxes()
