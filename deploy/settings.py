@@ -230,11 +230,17 @@ FRAMELEDGER_DERIVED_MAX_ATTEMPTS = envint("FRAMELEDGER_DERIVED_MAX_ATTEMPTS", 3)
 # backend, e.g. django-storages' S3 storage mounted through a POSIX layer (docs/deploy.md).
 STORAGES = {
     "default": {
-        "BACKEND": envstr("FRAMELEDGER_STORAGE_BACKEND", "django.core.files.storage.FileSystemStorage"),
+        # Django's FileSystemStorage, writing under a temporary name renamed once whole
+        # (annotator/base/disk.py): a write that fails half-way (ENOSPC) leaves nothing.
+        "BACKEND": envstr("FRAMELEDGER_STORAGE_BACKEND", "annotator.base.disk.AtomicFileSystemStorage"),
         "OPTIONS": json.loads(envstr("FRAMELEDGER_STORAGE_OPTIONS", "{}")),
     },
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
+# Bytes kept free on the media and upload-spool file systems: an upload (its declared length,
+# checked before its body is read: deploy/body_limits.py) that would leave less is refused
+# with 507 and a JSON error naming the folder (annotator/base/disk.py, docs/deploy.md).
+FRAMELEDGER_DISK_RESERVE_BYTES = envint("FRAMELEDGER_DISK_RESERVE_BYTES", 64 * 1024**2)
 # When set (e.g. "/_media/"), media files are answered with X-Accel-Redirect to this
 # internal nginx location (deploy/nginx.py), so nginx sends the bytes and answers Range.
 FRAMELEDGER_MEDIA_ACCEL_PREFIX = envstr("FRAMELEDGER_MEDIA_ACCEL_PREFIX", "")
