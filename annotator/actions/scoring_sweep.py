@@ -24,7 +24,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import Max, Q
 from django.utils import timezone
 
 from annotator.actions.grading import seal_scores
@@ -42,9 +42,11 @@ def max_attempts() -> int:
     return max(1, int(settings.FRAMELEDGER_SCORING_MAX_ATTEMPTS))
 
 
-def _last_sign_of_life() -> datetime | None:
-    """When any scoring task last took, renewed or finished a batch lease."""
-    moments = ScoringBatch.objects.aggregate(renewed=Max("renewed_at"), done=Max("done_at"))
+def _last_sign_of_life(now: datetime) -> datetime | None:
+    """When any scoring task last took, renewed or finished a batch lease (among the open
+    batches and those done within a lease period: the index on ``done_at`` finds them)."""
+    recent = Q(done_at__isnull=True) | Q(done_at__gte=now - timedelta(seconds=lease_seconds()))
+    moments = ScoringBatch.objects.filter(recent).aggregate(renewed=Max("renewed_at"), done=Max("done_at"))
     present = [m for m in moments.values() if m is not None]
     return max(present) if present else None
 
@@ -64,7 +66,7 @@ def do_sweep_scoring_runs(now: datetime | None = None) -> dict:
     """Send again the batches lost since they were sent, fail the runs whose batch is lost
     for the last time; returns ``{"requeued": [batch ids], "failed": [run ids]}``."""
     now = timezone.now() if now is None else now
-    last = _last_sign_of_life()
+    last = _last_sign_of_life(now)
     idle = last is None or last <= now - timedelta(seconds=lease_seconds())
     report: dict = {"requeued": [], "failed": []}
     for batch in ScoringBatch.objects.filter(done_at__isnull=True).order_by("run_id", "index"):

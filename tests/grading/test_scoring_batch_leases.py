@@ -74,13 +74,16 @@ def test_a_batch_whose_worker_vanished_is_sent_again_and_the_run_ends_done(tenni
     assert not take_batch_lease(first.pk, "host:2:late")  # a live lease is not handed on
     # The second batch is scored by a live worker.
     do_score_batch(run.pk, second.result_ids, batch_id=second.pk)
-    assert do_sweep_scoring_runs() == {"requeued": [], "failed": []}  # the dead lease has not run out yet
-    report = do_sweep_scoring_runs(now=_later(31))
+    first.refresh_from_db()
+    expires = first.lease_expires
+    assert do_sweep_scoring_runs(now=expires - timedelta(seconds=1)) == {"requeued": [], "failed": []}  # live yet
+    report = do_sweep_scoring_runs(now=expires + timedelta(seconds=1))
     assert report == {"requeued": [first.pk], "failed": []}
     first.refresh_from_db()
     assert first.attempts == 2 and first.lease_owner == SWEEP_OWNER and first.lease_expires is None
     assert sent[-1] == (queue.SCORE_BATCH, (run.pk, first.result_ids, first.pk))
-    assert do_sweep_scoring_runs(now=_later(31)) == {"requeued": [], "failed": []}  # just sent: not again
+    # Just sent: not again at the same sweep time.
+    assert do_sweep_scoring_runs(now=expires + timedelta(seconds=1)) == {"requeued": [], "failed": []}
     _run_sent(sent, len(sent) - 1)
     run.job.refresh_from_db()
     assert run.job.status == Job.Status.DONE and run.job.message == "6 of 6 scored"
@@ -98,9 +101,10 @@ def test_batches_lost_from_the_broker_are_sent_again_once_no_worker_shows_life(
     # A worker scores the first batch; the broker loses the other two messages.
     do_score_batch(run.pk, batches[0].result_ids, batch_id=batches[0].pk)
     del sent[:]
+    done_at = ScoringBatch.objects.get(pk=batches[0].pk).done_at
     # Merely waiting in the queue: a worker showed life less than a lease period ago.
-    assert do_sweep_scoring_runs(now=_later(20)) == {"requeued": [], "failed": []}
-    report = do_sweep_scoring_runs(now=_later(31))
+    assert do_sweep_scoring_runs(now=done_at + timedelta(seconds=20)) == {"requeued": [], "failed": []}
+    report = do_sweep_scoring_runs(now=done_at + timedelta(seconds=31))
     assert report == {"requeued": [batches[1].pk, batches[2].pk], "failed": []}
     _run_sent(sent)
     run.job.refresh_from_db()
@@ -113,10 +117,9 @@ def test_a_batch_lost_at_every_attempt_ends_its_run_failed_with_the_reason(tenni
     run = _start(tennis_version, maintainer, 4, chunk_size=2)
     first, second = ScoringBatch.objects.filter(run=run).order_by("index")
     do_score_batch(run.pk, second.result_ids, batch_id=second.pk)
-    now = timezone.now()
     for attempt in range(1, 4):  # each send of the first batch dies with its worker
         assert take_batch_lease(first.pk, f"host:{attempt}:dead")
-        now += timedelta(seconds=31)
+        now = ScoringBatch.objects.get(pk=first.pk).lease_expires + timedelta(seconds=1)
         report = do_sweep_scoring_runs(now=now)
         if attempt < 3:
             assert report == {"requeued": [first.pk], "failed": []}
