@@ -210,7 +210,7 @@ FRAMELEDGER_INGEST_REMUX_FIRST = bool(envint("FRAMELEDGER_INGEST_REMUX_FIRST", 1
 # lease for this long is queued again by the periodic sweep, run every SWEEP seconds by
 # Celery beat (`celery -A deploy worker -B`, or a separate `celery -A deploy beat`).
 # A piece sent MAX_ATTEMPTS times and lost again ends the ingest failed, with the reason.
-FRAMELEDGER_INGEST_LEASE_SECONDS = envint("FRAMELEDGER_INGEST_LEASE_SECONDS", 60)
+FRAMELEDGER_INGEST_LEASE_SECONDS = envint("FRAMELEDGER_INGEST_LEASE_SECONDS", 40)
 FRAMELEDGER_INGEST_SWEEP_SECONDS = envint("FRAMELEDGER_INGEST_SWEEP_SECONDS", 10)
 FRAMELEDGER_INGEST_MAX_ATTEMPTS = envint("FRAMELEDGER_INGEST_MAX_ATTEMPTS", 5)
 # Scoring batch leases (docs/grading.md, "When a worker or the broker is lost"): a batch
