@@ -13,20 +13,23 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 
 from annotator.entry.routing import websocket_urlpatterns  # noqa: E402
 from deploy.access_log import AccessLogMiddleware  # noqa: E402
-from deploy.body_limits import BodyLimitMiddleware  # noqa: E402
+from deploy.body_limits import BodyLimitMiddleware, DiskSpaceMiddleware  # noqa: E402
 from deploy.upload_auth import UploadAuthMiddleware  # noqa: E402
 
 # Outside in: the access log (bytes actually sent), then the body limits (a body over its
 # path's limit is refused before Django, sessions, authentication or CSRF see it), then who
-# the client is (a large body on an upload route needs a signed-in client), then Django.
+# the client is (a large body on an upload route needs a signed-in client), then room on the
+# disks for an upload's declared length (507 otherwise), then Django.
 application = AccessLogMiddleware(
     BodyLimitMiddleware(
         UploadAuthMiddleware(
-            ProtocolTypeRouter(
-                {
-                    "http": django_asgi_app,
-                    "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
-                }
+            DiskSpaceMiddleware(
+                ProtocolTypeRouter(
+                    {
+                        "http": django_asgi_app,
+                        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+                    }
+                )
             )
         )
     )

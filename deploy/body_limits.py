@@ -2,7 +2,10 @@
 
 Every path gets ``FRAMELEDGER_MAX_BODY_BYTES`` (small); only the upload routes listed in
 ``FRAMELEDGER_UPLOAD_PATHS`` (``(regex, bytes)`` pairs matched against the path) get more.
-A body over its limit is answered ``413`` with the JSON error body, whoever sends it.
+A body over its limit is answered ``413`` with the JSON error body, whoever sends it. An
+upload body the disks have no room for (its declared length against the free space of the
+spool and media folders, less ``FRAMELEDGER_DISK_RESERVE_BYTES``) is answered ``507`` by
+``DiskSpaceMiddleware`` before a byte of it is read (inside the upload identity check).
 
 Two layers use the same rule (``limit_for``):
 
@@ -19,10 +22,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
+import tempfile
 from functools import lru_cache
+from pathlib import Path
 
 from django.conf import settings
+
+from annotator.base.disk import OutOfSpace, free_bytes, reserve_bytes, space_message
 
 TOO_LARGE = 413
 
@@ -112,6 +120,52 @@ async def send_error(send, receive, status: int, code: str, message: str) -> Non
     await send({"type": "http.response.body", "body": body, "more_body": True})
     await drain(receive)
     await send({"type": "http.response.body", "body": b""})
+
+
+def _multipart(headers) -> bool:
+    return any(name.lower() == b"content-type" and b"multipart/" in value.lower() for name, value in headers)
+
+
+def _device(folder: str | Path) -> int:
+    path = Path(folder)
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return os.stat(path).st_dev
+
+
+def space_refusal(length: int, multipart: bool) -> str | None:
+    """Why an upload body of ``length`` bytes cannot be taken, or None. Django spools the
+    body to ``FILE_UPLOAD_TEMP_DIR`` (a multipart body once more as the parsed file), then
+    the view writes it under ``MEDIA_ROOT`` (a rename when both are one file system)."""
+    spool = settings.FILE_UPLOAD_TEMP_DIR or tempfile.gettempdir()
+    media = settings.MEDIA_ROOT
+    same = _device(spool) == _device(media)
+    spooled = 2 * length if multipart else length
+    needs = [(spool, spooled + (0 if multipart or not same else length))]
+    if not same:
+        needs.append((media, length))
+    for folder, needed in needs:
+        free = free_bytes(folder) - reserve_bytes()
+        if free < needed:
+            return space_message(folder, free, needed)
+    return None
+
+
+class DiskSpaceMiddleware:
+    """ASGI middleware: 507 for an upload whose declared length the disks cannot take
+    (``space_refusal``), before its body is read. It sits inside ``UploadAuthMiddleware``:
+    only a signed-in client learns what is free where."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http" and limit_for(scope["path"]) > settings.FRAMELEDGER_MAX_BODY_BYTES:
+            length, valid = declared_length(scope.get("headers", []))
+            refusal = space_refusal(length, _multipart(scope.get("headers", []))) if valid and length else None
+            if refusal is not None:
+                return await send_error(send, receive, OutOfSpace.status, OutOfSpace.code, refusal)
+        return await self.app(scope, receive, send)
 
 
 class BodyLimitMiddleware:

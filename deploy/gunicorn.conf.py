@@ -67,6 +67,15 @@ def on_starting(server):
     call_command("check", fail_level="ERROR")
 
 
+def post_fork(server, worker):
+    """In each web worker, at once: SIGTERM when the master exits, however it ends (a master
+    killed with SIGKILL would otherwise leave its workers listening on the port;
+    ``deploy/pdeathsig.py``)."""
+    from deploy.pdeathsig import die_with_parent
+
+    die_with_parent(parent=server.pid)
+
+
 def child_exit(server, worker):
     from prometheus_client import multiprocess
 

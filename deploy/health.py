@@ -2,7 +2,9 @@
 
 - ``GET /healthz``: 200 while the process answers (liveness; touches nothing else).
 - ``GET /readyz``: 200 when the database, the Celery broker and the channel layer all answer
-  within ``READY_TIMEOUT`` seconds, 503 otherwise; the JSON body says which failed.
+  within ``READY_TIMEOUT`` seconds, 503 otherwise; the JSON body says which failed. With
+  ``FRAMELEDGER_INSTANCE`` set (``deploy/stack.py`` sets a fresh token per start), the answer
+  carries it in ``X-FrameLedger-Instance``.
 - ``GET /metrics``: Prometheus text (``deploy/metrics.py``), for ``FRAMELEDGER_METRICS_ALLOW`` only.
 """
 
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import os
 import time
 
 from asgiref.sync import async_to_sync
@@ -20,6 +23,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
 READY_TIMEOUT = 2.0
+INSTANCE_HEADER = "X-FrameLedger-Instance"
 
 
 @never_cache
@@ -77,7 +81,11 @@ def readyz(request):
             results[name] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:300]}
             if name == "database":
                 connection.close_if_unusable_or_obsolete()
-    return JsonResponse({"ready": ready, "checks": results}, status=200 if ready else 503)
+    response = JsonResponse({"ready": ready, "checks": results}, status=200 if ready else 503)
+    instance = os.environ.get("FRAMELEDGER_INSTANCE", "")
+    if instance:  # the token bin/run-stack gave this start: its wait for "up" checks the answer is ours
+        response[INSTANCE_HEADER] = instance
+    return response
 
 
 def metrics_allowed(address: str | None) -> bool:

@@ -213,19 +213,38 @@ FRAMELEDGER_INGEST_REMUX_FIRST = bool(envint("FRAMELEDGER_INGEST_REMUX_FIRST", 1
 # Chunk leases (docs/media.md §2.1): a chunk (or join) whose worker has not renewed its
 # lease for this long is queued again by the periodic sweep, run every SWEEP seconds by
 # Celery beat (`celery -A deploy worker -B`, or a separate `celery -A deploy beat`).
-FRAMELEDGER_INGEST_LEASE_SECONDS = envint("FRAMELEDGER_INGEST_LEASE_SECONDS", 300)
-FRAMELEDGER_INGEST_SWEEP_SECONDS = envint("FRAMELEDGER_INGEST_SWEEP_SECONDS", 60)
+# A piece sent MAX_ATTEMPTS times and lost again ends the ingest failed, with the reason.
+FRAMELEDGER_INGEST_LEASE_SECONDS = envint("FRAMELEDGER_INGEST_LEASE_SECONDS", 40)
+FRAMELEDGER_INGEST_SWEEP_SECONDS = envint("FRAMELEDGER_INGEST_SWEEP_SECONDS", 10)
+FRAMELEDGER_INGEST_MAX_ATTEMPTS = envint("FRAMELEDGER_INGEST_MAX_ATTEMPTS", 5)
+# Scoring batch leases (docs/grading.md, "When a worker or the broker is lost"): a batch
+# whose worker has not renewed its lease for LEASE seconds, or that no worker took while no
+# scoring worker showed a sign of life for as long, is sent again by the sweep (every SWEEP
+# seconds); after MAX_ATTEMPTS sends the run ends failed, with the reason.
+FRAMELEDGER_SCORING_LEASE_SECONDS = envint("FRAMELEDGER_SCORING_LEASE_SECONDS", 30)
+FRAMELEDGER_SCORING_SWEEP_SECONDS = envint("FRAMELEDGER_SCORING_SWEEP_SECONDS", 10)
+FRAMELEDGER_SCORING_MAX_ATTEMPTS = envint("FRAMELEDGER_SCORING_MAX_ATTEMPTS", 5)
+# An agreement or calibration job unchanged this long while queued or running is sent again
+# (annotator/actions/derived_sweep.py), at most MAX_ATTEMPTS times in all, then it ends failed.
+FRAMELEDGER_DERIVED_STALE_SECONDS = envint("FRAMELEDGER_DERIVED_STALE_SECONDS", 120)
+FRAMELEDGER_DERIVED_MAX_ATTEMPTS = envint("FRAMELEDGER_DERIVED_MAX_ATTEMPTS", 3)
 # Where uploaded and derived media live (Django's STORAGES): a local folder by default, which
 # may be a shared volume (NFS, a mounted bucket) so that web and worker machines see the same
 # files. FRAMELEDGER_STORAGE_BACKEND / FRAMELEDGER_STORAGE_OPTIONS (JSON) choose another
 # backend, e.g. django-storages' S3 storage mounted through a POSIX layer (docs/deploy.md).
 STORAGES = {
     "default": {
-        "BACKEND": envstr("FRAMELEDGER_STORAGE_BACKEND", "django.core.files.storage.FileSystemStorage"),
+        # Django's FileSystemStorage, writing under a temporary name renamed once whole
+        # (annotator/base/disk.py): a write that fails half-way (ENOSPC) leaves nothing.
+        "BACKEND": envstr("FRAMELEDGER_STORAGE_BACKEND", "annotator.base.disk.AtomicFileSystemStorage"),
         "OPTIONS": json.loads(envstr("FRAMELEDGER_STORAGE_OPTIONS", "{}")),
     },
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
+# Bytes kept free on the media and upload-spool file systems: an upload (its declared length,
+# checked before its body is read: deploy/body_limits.py) that would leave less is refused
+# with 507 and a JSON error naming the folder (annotator/base/disk.py, docs/deploy.md).
+FRAMELEDGER_DISK_RESERVE_BYTES = envint("FRAMELEDGER_DISK_RESERVE_BYTES", 64 * 1024**2)
 # When set (e.g. "/_media/"), media files are answered with X-Accel-Redirect to this
 # internal nginx location (deploy/nginx.py), so nginx sends the bytes and answers Range.
 FRAMELEDGER_MEDIA_ACCEL_PREFIX = envstr("FRAMELEDGER_MEDIA_ACCEL_PREFIX", "")
@@ -332,6 +351,9 @@ if _broker_scheme in {"redis", "rediss", "sentinel"}:
     )
 CELERY_BEAT_SCHEDULE = {
     "ingest-sweep": {"task": "annotator.ingest_sweep", "schedule": float(FRAMELEDGER_INGEST_SWEEP_SECONDS)},
+    # Scoring batches whose worker vanished or whose message was lost are sent again.
+    "scoring-sweep": {"task": "annotator.scoring_sweep", "schedule": float(FRAMELEDGER_SCORING_SWEEP_SECONDS)},
+    "derived-sweep": {"task": "annotator.derived_sweep", "schedule": float(FRAMELEDGER_SCORING_SWEEP_SECONDS)},
     # Bundle runs whose worker died (no heartbeat for FRAMELEDGER_BUNDLE_LEASE_SECONDS) end in error.
     "bundle-sweep": {
         "task": "annotator.bundle_sweep",

@@ -5,8 +5,17 @@ Processes, all children of this one:
 - ``nginx`` in front (``deploy/nginx.py`` renders its configuration into the stack folder);
 - ``gunicorn`` with ``--web-workers`` uvicorn worker processes (``deploy/gunicorn.conf.py``);
 - one Celery worker per queue: the default queue, ingest, scoring, retrieval, bundles
-  (and ``gpu`` with ``--gpu``). A worker that dies is started again after a second, so a
-  killed worker's unacknowledged task is redelivered to its successor.
+  (and ``gpu`` with ``--gpu``), and one Celery beat (the sweeps).
+
+Every process that dies is started again after a second (the web master and nginx once
+their ports are free), so a killed worker's unacknowledged task is redelivered to its
+successor and a killed web master comes back; a process that dies ``CRASH_LOOP`` times
+within a minute stops the stack instead. Every child asks the kernel for SIGTERM when this
+process exits, however it ends, and gunicorn's workers for SIGTERM when their master exits
+(``deploy/pdeathsig.py``): no orphan keeps a port. A start first checks that both ports are
+free (another stack, or the orphans of an older one, would answer in its place), and "up"
+means ``/readyz`` answered through nginx with this start's own token
+(``X-FrameLedger-Instance``), not merely that something answered.
 
 ``SIGINT`` (Ctrl-C) or ``SIGTERM`` stops everything cleanly: Celery workers get a warm
 shutdown (the running task finishes or, past the grace period, is redelivered later),
@@ -17,17 +26,64 @@ processes and ports while the stack runs.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
+import secrets
 import signal
+import socket
 import subprocess
 import sys
 import time
 import urllib.request
 from pathlib import Path
 
+from deploy.pdeathsig import die_with_parent
+
 ROOT = Path(__file__).resolve().parent.parent
 STOP_GRACE_SECONDS = 30
+PORT_WAIT_SECONDS = 45  # a dead master's workers finish (graceful timeout 30 s) and free the port
+CRASH_LOOP = 5  # deaths of one process within CRASH_WINDOW seconds that stop the stack
+CRASH_WINDOW = 60.0
+INSTANCE_HEADER = "X-FrameLedger-Instance"
+
+
+def port_in_use(port: int, host: str = "127.0.0.1") -> bool:
+    """Is something listening on (or bound to) ``host:port``? Tried by binding it."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a closed socket in TIME_WAIT is free
+        try:
+            probe.bind((host, port))
+        except OSError as error:
+            if error.errno == errno.EADDRINUSE:
+                return True
+            raise
+    return False
+
+
+def end_group(pgid: int, seconds: float = 10.0) -> None:
+    """SIGTERM what is left of a process group (a dead parent's children), then SIGKILL."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(pgid, sig)
+        except (ProcessLookupError, PermissionError):
+            return
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            try:
+                os.killpg(pgid, 0)
+            except (ProcessLookupError, PermissionError):
+                return
+            time.sleep(0.1)
+
+
+def wait_port_free(port: int, seconds: float = PORT_WAIT_SECONDS) -> bool:
+    deadline = time.monotonic() + seconds
+    while port_in_use(port):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.2)
+    return True
 
 
 def queues(gpu: bool) -> dict[str, str]:
@@ -53,14 +109,24 @@ class Stack:
         self.logs.mkdir(parents=True, exist_ok=True)
         self.procs: dict[str, subprocess.Popen] = {}
         self.commands: dict[str, list[str]] = {}
+        self.envs: dict[str, dict] = {}
         self.restarts: dict[str, int] = {}
+        self.deaths: dict[str, list[float]] = {}
         self.stopping = False
+        self.instance = secrets.token_hex(12)
 
     def start(self, name: str, command: list[str], env: dict | None = None) -> None:
         self.commands[name] = command
         log = open(self.logs / f"{name}.log", "ab")  # noqa: SIM115 - kept open by the child
+        self.envs[name] = env or {}
         self.procs[name] = subprocess.Popen(
-            command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})}
+            command,
+            cwd=ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, **(env or {})},
+            start_new_session=True,  # its own process group: what it leaves behind is ended with it
+            preexec_fn=die_with_parent,  # noqa: PLW1509 - this process starts no threads
         )
         log.close()
 
@@ -79,6 +145,15 @@ class Stack:
     def run(self) -> int:
         args = self.args
         py = sys.executable
+        busy = [port for port in (args.port, args.web_port) if port_in_use(port)]
+        if busy:
+            print(
+                f"port {', '.join(map(str, busy))} of 127.0.0.1 is in use by another process (another stack, or "
+                "what an earlier one left running); stop it, or choose other ports (--port, --web-port)",
+                file=sys.stderr,
+                flush=True,
+            )
+            return 1
         nginx_conf = self.dir / "nginx.conf"
         runtime = self.dir / "nginx"
         runtime.mkdir(exist_ok=True)
@@ -101,7 +176,11 @@ class Stack:
         self.start(
             "web",
             [py, "-m", "gunicorn", "-c", str(ROOT / "deploy" / "gunicorn.conf.py"), "deploy.asgi:application"],
-            {"FRAMELEDGER_BIND": f"127.0.0.1:{args.web_port}", "WEB_CONCURRENCY": str(args.web_workers)},
+            {
+                "FRAMELEDGER_BIND": f"127.0.0.1:{args.web_port}",
+                "WEB_CONCURRENCY": str(args.web_workers),
+                "FRAMELEDGER_INSTANCE": self.instance,
+            },
         )
         for name, queue in queues(args.gpu).items():
             self.start(
@@ -123,7 +202,7 @@ class Stack:
                     "--without-mingle",
                 ],
             )
-        # One beat for the stack: the periodic ingest sweep that re-queues a killed worker's chunk.
+        # One beat for the stack: the periodic sweeps (ingest chunks, scoring batches, derived jobs, bundles).
         self.start(
             "worker-beat",
             [py, "-m", "celery", "-A", "deploy", "beat", "--loglevel=INFO"]
@@ -144,19 +223,37 @@ class Stack:
             for name, proc in list(self.procs.items()):
                 if proc.poll() is None or self.stopping:
                     continue
-                if name.startswith("worker-"):
-                    print(f"{name} exited ({proc.returncode}); starting it again", flush=True)
-                    time.sleep(1)
-                    self.restarts[name] = self.restarts.get(name, 0) + 1
-                    self.start(name, self.commands[name])
-                    self.write_state()
-                else:
-                    print(f"{name} exited ({proc.returncode}); stopping the stack", file=sys.stderr, flush=True)
+                if not self.restart(name, proc.returncode):
                     self.stop()
                     return 1
             time.sleep(0.5)
         self.stop()
         return 0
+
+    def restart(self, name: str, returncode: int | None) -> bool:
+        """Start a dead process again (the web master and nginx once their port is free);
+        False when it is crash-looping or its port stays taken."""
+        now = time.monotonic()
+        deaths = [t for t in self.deaths.get(name, []) if now - t < CRASH_WINDOW] + [now]
+        self.deaths[name] = deaths
+        if len(deaths) >= CRASH_LOOP:
+            print(
+                f"{name} exited ({returncode}) {len(deaths)} times within {CRASH_WINDOW:.0f} s; stopping the stack",
+                file=sys.stderr,
+                flush=True,
+            )
+            return False
+        print(f"{name} exited ({returncode}); starting it again", flush=True)
+        end_group(self.procs[name].pid)  # its own children (web workers, nginx workers), if any are left
+        port = {"web": self.args.web_port, "nginx": self.args.port}.get(name)
+        if port is not None and not wait_port_free(port):
+            print(f"port {port} stayed in use after {name} exited; stopping the stack", file=sys.stderr, flush=True)
+            return False
+        time.sleep(1)
+        self.restarts[name] = self.restarts.get(name, 0) + 1
+        self.start(name, self.commands[name], self.envs.get(name))
+        self.write_state()
+        return True
 
     def wait_ready(self, timeout: float = 120.0) -> bool:
         deadline = time.monotonic() + timeout
@@ -166,7 +263,7 @@ class Stack:
                 return False
             try:
                 with urllib.request.urlopen(url, timeout=3) as response:
-                    if response.status == 200:
+                    if response.status == 200 and response.headers.get(INSTANCE_HEADER) == self.instance:
                         return True
             except OSError:
                 pass
@@ -194,6 +291,8 @@ class Stack:
                 print(f"{name} did not stop in {STOP_GRACE_SECONDS} s; killed", file=sys.stderr, flush=True)
                 proc.kill()
                 proc.wait()
+        for proc in self.procs.values():  # nothing of any process group outlives the stack
+            end_group(proc.pid, seconds=2.0)
         (self.dir / "stack.json").unlink(missing_ok=True)
         print("FrameLedger stack stopped", flush=True)
 

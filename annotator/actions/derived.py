@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import logging
 
-from django.db import transaction
+from django.db import InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
 from annotator.actions.grading import do_agreement_report, do_compute_calibration
@@ -40,6 +40,7 @@ logger = logging.getLogger(__name__)
 
 AGREEMENT_JOB_KIND = reads.AGREEMENT_JOB_KIND
 CALIBRATION_JOB_KIND = reads.CALIBRATION_JOB_KIND
+DATABASE_ERRORS = (OperationalError, InterfaceError)
 QUEUED_MESSAGE = "queued: computed once the {what} has committed"
 
 
@@ -100,13 +101,16 @@ def _send_after_commit(job: Job, task_name: str) -> None:
 
 def do_agreement_job(job_id: int) -> AgreementReport | None:
     """Compute and store the agreement report of the job's packet (the task
-    ``annotator.agreement_report``). Never raises: a failure ends the job ``failed``."""
+    ``annotator.agreement_report``). A failure ends the job ``failed``; a database error
+    is raised, for the task to wait out."""
     job = Job.objects.select_related("packet__task_kind").filter(pk=job_id, kind=AGREEMENT_JOB_KIND).first()
     if job is None or job.packet is None:
         return None
     _start(job, "computing the agreement report")
     try:
         report = do_agreement_report(job.packet, actor=None)
+    except DATABASE_ERRORS:
+        raise  # waited out by the task (annotator.entry.task_retry), then swept
     except Exception as error:
         _fail(job, error, f"agreement report of packet {job.packet_id}")
         return None
@@ -116,7 +120,8 @@ def do_agreement_job(job_id: int) -> AgreementReport | None:
 
 def do_calibration_job(job_id: int) -> VersionCalibration | None:
     """Compute and store the anchors of the job's version under its task scorer (the task
-    ``annotator.version_calibration``). Never raises: a failure ends the job ``failed``
+    ``annotator.version_calibration``). A failure (but a database error, raised for the
+    task to wait out) ends the job ``failed``
     and leaves the version unready; a ground truth the scorer cannot read is a blocked
     calibration (``do_compute_calibration``), which is a result, not a failure."""
     job = Job.objects.select_related("version__packet__task_kind").filter(pk=job_id, kind=CALIBRATION_JOB_KIND).first()
@@ -126,6 +131,8 @@ def do_calibration_job(job_id: int) -> VersionCalibration | None:
     try:
         with transaction.atomic():
             calibration = do_compute_calibration(job.version)
+    except DATABASE_ERRORS:
+        raise  # waited out by the task (annotator.entry.task_retry), then swept
     except Exception as error:
         _fail(job, error, f"calibration anchors of version {job.version_id}")
         return None

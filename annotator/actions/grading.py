@@ -35,6 +35,7 @@ from collections.abc import Callable, Sequence
 from django.db import transaction
 from django.utils import timezone
 
+from annotator.actions.scoring_leases import BatchLeaseKeeper, finish_batch, new_owner, take_batch_lease
 from annotator.base.canonical import sha256_hex
 from annotator.base.errors import Conflict, InvalidInput
 from annotator.base.families import adapter_for_scorer
@@ -47,6 +48,7 @@ from annotator.models import (
     GroundTruthVersion,
     Job,
     Packet,
+    ScoringBatch,
     ScoringRun,
     Submission,
     SubmissionScore,
@@ -178,8 +180,14 @@ def do_start_scoring_run(
         details={"scorer_id": scorer_id, "version": version.pk, "submissions": len(submissions)},
     )
     if dispatch:
+        now = timezone.now()
         chunks = chunked([r.pk for r in results], chunk_size)
-        enqueue_group_on_commit(SCORE_BATCH, [(run.pk, chunk) for chunk in chunks])
+        batches = ScoringBatch.objects.bulk_create(
+            ScoringBatch(run=run, index=i, result_ids=chunk, queued_at=now) for i, chunk in enumerate(chunks)
+        )
+        if any(b.pk is None for b in batches):
+            batches = list(ScoringBatch.objects.filter(run=run).order_by("index"))
+        enqueue_group_on_commit(SCORE_BATCH, [(run.pk, b.result_ids, b.pk) for b in batches])
     return run
 
 
@@ -227,9 +235,23 @@ def do_score_submission(result: SubmissionScore, inputs: ScoringInputs) -> bool:
     return bool(SubmissionScore.objects.filter(pk=result.pk, status=SubmissionScore.Status.PENDING).update(**fields))
 
 
-def do_score_batch(run_id: int, result_ids: Sequence[int], *, progress: Callable[[int], None] | None = None) -> int:
+def do_score_batch(
+    run_id: int,
+    result_ids: Sequence[int],
+    *,
+    progress: Callable[[int], None] | None = None,
+    batch_id: int | None = None,
+) -> int:
     """Score the given pending results of a run, then record progress on its Job
-    (and finish the run when nothing is pending). Returns how many were scored now."""
+    (and finish the run when nothing is pending). Returns how many were scored now.
+
+    With ``batch_id`` (a dispatched run) the task holds the batch's lease while it scores
+    (``annotator.actions.scoring_leases``) and does nothing when another live task holds it
+    or the batch is done."""
+    owner = new_owner()
+    if batch_id is not None and not take_batch_lease(batch_id, owner):
+        return 0
+    keeper = BatchLeaseKeeper(batch_id, owner) if batch_id is not None else None
     run = ScoringRun.objects.select_related("version__packet__task_kind", "version__packet__video", "job").get(
         pk=run_id
     )
@@ -257,11 +279,15 @@ def do_score_batch(run_id: int, result_ids: Sequence[int], *, progress: Callable
                     written.append(result.pk)
                 if progress is not None:
                     progress(1)
+                if keeper is not None:
+                    keeper()
             seal_scores(run, written)
         if time.monotonic() - reported >= PROGRESS_SECONDS:
             update_progress(run)
             reported = time.monotonic()
     update_progress(run)
+    if batch_id is not None:
+        finish_batch(batch_id, owner)
     return done
 
 
@@ -301,15 +327,19 @@ def seal_scores(run: ScoringRun, score_ids: Sequence[int]) -> None:
     )
 
 
+FINAL = (Job.Status.DONE, Job.Status.FAILED)
+
+
 def update_progress(run: ScoringRun) -> None:
     """Write the run's progress to its Job; the first caller to see it complete
-    finishes it. Progress never moves backwards (batches finish in any order)."""
+    finishes it. Progress never moves backwards (batches finish in any order), and a run
+    the sweep ended ``failed`` stays so."""
     counts = reads.run_counts(run)
     finished = counts["scored"] + counts["error"]
     now = timezone.now()
     fraction = finished / run.total if run.total else 1.0
     message = f"{finished} of {run.total} scored" + (f", {counts['error']} failed" if counts["error"] else "")
-    Job.objects.filter(pk=run.job_id, progress__lt=fraction).exclude(status=Job.Status.DONE).update(
+    Job.objects.filter(pk=run.job_id, progress__lt=fraction).exclude(status__in=FINAL).update(
         status=Job.Status.RUNNING, progress=fraction, message=message, result={"total": run.total, **counts},
         updated_at=now,
     )  # fmt: skip

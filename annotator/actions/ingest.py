@@ -43,6 +43,7 @@ from annotator.actions.ingest_steps import (
     remove_media,
     set_probe_fields,
 )
+from annotator.base.disk import is_out_of_space, out_of_space
 from annotator.base.errors import InvalidInput
 from annotator.base.media.errors import MediaError
 from annotator.base.media.frametable import FrameTable
@@ -103,9 +104,11 @@ def do_register_upload(*, actor, uploaded_file: UploadedFile, title: str) -> tup
                 details={"original_name": video.original_name, "size_bytes": video.size_bytes, "job": job.pk},
             )
             enqueue_on_commit(INGEST_VIDEO, video.pk, job.pk)
-    except BaseException:
+    except BaseException as error:
         if stored_name:
             Video.original.field.storage.delete(stored_name)
+        if is_out_of_space(error):  # the storage wrote under a temporary name: nothing is left
+            raise out_of_space(settings.MEDIA_ROOT) from error
         raise
     return video, job
 

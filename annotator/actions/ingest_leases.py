@@ -18,6 +18,10 @@ The periodic Celery beat task ``annotator.ingest_sweep`` (every
 * the join, once every chunk is done, when its lease has expired or it was queued a lease
   period ago and never started.
 
+Each piece is sent at most ``FRAMELEDGER_INGEST_MAX_ATTEMPTS`` times in all (the first send
+is the ingest's own; ``chunked["sends"]`` counts the others): a piece lost once more ends the
+ingest ``failed`` with the reason (``fail_ingest``) and its working directory is removed.
+
 A re-queued chunk gets a reservation lease (owner ``"sweep"``) so that the next sweep
 does not queue it again before a worker picks it up; any task may take a reserved or an
 expired lease. Duplicates are harmless: a chunk's output is written under a name of its
@@ -31,8 +35,10 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 import socket
 import time
+from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
@@ -123,8 +129,35 @@ def _last_sign_of_life(chunked: dict) -> float:
     return max(moments)
 
 
+def max_attempts() -> int:
+    return max(1, int(settings.FRAMELEDGER_INGEST_MAX_ATTEMPTS))
+
+
+def _exhausted(chunked: dict, keys: list[str]) -> str | None:
+    """The first of ``keys`` already sent ``max_attempts()`` times (the first send is the
+    ingest's own), else None."""
+    sends = chunked.get("sends", {})
+    return next((key for key in keys if 1 + int(sends.get(key, 0)) >= max_attempts()), None)
+
+
 def do_sweep_job(job: Job, now: float | None = None) -> dict:
-    """Queue again what a running chunked ingest lost; returns ``{"chunks": [...], "join": bool}``."""
+    """Queue again what a running chunked ingest lost; returns ``{"chunks": [...], "join": bool}``
+    (and ``"failed"``: the reason, when a piece was lost ``FRAMELEDGER_INGEST_MAX_ATTEMPTS``
+    times and the ingest ended ``failed``)."""
+    requeued = _sweep_job(job, now)
+    if requeued.get("failed"):
+        from annotator.actions.ingest_steps import fail_ingest
+
+        row = Job.objects.select_related("video").filter(pk=job.pk, status=Job.Status.RUNNING).first()
+        if row is not None and row.video is not None:
+            workdir = (row.result or {}).get("chunked", {}).get("workdir")
+            fail_ingest(row.video, row, requeued["failed"])
+            if workdir:
+                shutil.rmtree(Path(settings.MEDIA_ROOT) / workdir, ignore_errors=True)
+    return requeued
+
+
+def _sweep_job(job: Job, now: float | None) -> dict:
     now = time.time() if now is None else now
     period = lease_seconds()
     requeued: dict = {"chunks": [], "join": False}
@@ -152,6 +185,19 @@ def do_sweep_job(job: Job, now: float | None = None) -> dict:
                 leases[JOIN] = {"owner": SWEEP_OWNER, "expires": now + period, "taken": now}
         if not requeued["chunks"] and not requeued["join"]:
             return requeued
+        lost = [str(i) for i in requeued["chunks"]] + ([JOIN] if requeued["join"] else [])
+        exhausted = _exhausted(chunked, lost)
+        if exhausted is not None:
+            what = "the join of the proxy chunks" if exhausted == JOIN else f"proxy chunk {int(exhausted) + 1}"
+            return {
+                "chunks": [],
+                "join": False,
+                "failed": f"Ingest failed: {what} was lost {max_attempts()} times (its worker was killed or "
+                "stalled, or its message was lost); upload the video again or ask an operator to check the workers.",
+            }
+        sends = chunked.setdefault("sends", {})
+        for key in lost:
+            sends[key] = int(sends.get(key, 0)) + 1
         chunked["requeued"] = chunked.get("requeued", 0) + len(requeued["chunks"]) + int(requeued["join"])
         Job.objects.filter(pk=row.pk).update(result=row.result, updated_at=timezone.now())
         video_id = row.video_id
@@ -189,6 +235,6 @@ def do_sweep_ingests(now: float | None = None) -> dict[int, dict]:
     report = {}
     for job in Job.objects.filter(status=Job.Status.RUNNING, result__has_key="chunked").only("pk"):
         requeued = do_sweep_job(job, now)
-        if requeued["chunks"] or requeued["join"]:
+        if requeued["chunks"] or requeued["join"] or requeued.get("failed"):
             report[job.pk] = requeued
     return report

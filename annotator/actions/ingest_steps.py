@@ -18,6 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotator.actions.search import request_search_index
+from annotator.base.disk import full_disk_reason
 from annotator.base.media.errors import MediaError
 from annotator.base.media.frametable import FrameTable
 from annotator.base.media.thumbs import make_thumbnails
@@ -139,6 +140,7 @@ def set_probe_fields(row: Video, sha: str, probed, table: FrameTable) -> None:
 
 class clean_failure:
     """Context: a MediaError fails the video cleanly; anything else too, then re-raises.
+    A failure that came of a full disk says so (``annotator.base.disk``) and is not re-raised.
 
     Yields a dict the body fills with placed files (removed again on failure).
     """
@@ -153,6 +155,11 @@ class clean_failure:
         if exc is None:
             return False
         remove_media(self.placed.values())
+        full = full_disk_reason("Ingest", exc) if isinstance(exc, Exception) else None
+        if full is not None:
+            logger.error("ingest of video %s: %s", self.video.pk, full)
+            fail_ingest(self.video, self.job, full)
+            return True
         if isinstance(exc, MediaError):
             fail_ingest(self.video, self.job, str(exc))
             return True

@@ -33,6 +33,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from annotator.actions.ingest import do_register_upload
+from annotator.base.disk import is_out_of_space, out_of_space, require_space
 from annotator.base.errors import Conflict, InvalidInput, WorkflowError
 from annotator.models import ResumableUpload
 
@@ -83,6 +84,7 @@ def do_create_upload(*, actor, length: int, filename: str, title: str, kind: str
         raise InvalidInput("the file is empty", field="Upload-Length")
     if length > max_bytes(kind):
         raise TooLarge(f"the file is {length} bytes; the limit of a {kind} is {max_bytes(kind)}")
+    require_space(Path(settings.MEDIA_ROOT) / UPLOAD_DIR, length)
     upload = ResumableUpload.objects.create(
         key=secrets.token_hex(16),
         kind=kind,
@@ -108,14 +110,22 @@ def do_append_upload(*, actor, upload: ResumableUpload, offset: int, stream, dec
     if declared is not None and declared > room:
         raise InvalidInput(f"the piece is {declared} bytes; {room} remain", field="Content-Length")
     path = part_path(upload)
+    require_space(path.parent, declared if declared is not None else min(room, BLOCK))
     written = 0
     with open(path, "r+b") as fh:
         fh.seek(offset)
-        while block := stream.read(min(BLOCK, room - written + 1)):
-            if written + len(block) > room:
-                raise InvalidInput(f"the piece is longer than the {room} bytes that remain", field="body")
-            fh.write(block)
-            written += len(block)
+        try:
+            while block := stream.read(min(BLOCK, room - written + 1)):
+                if written + len(block) > room:
+                    raise InvalidInput(f"the piece is longer than the {room} bytes that remain", field="body")
+                fh.write(block)
+                written += len(block)
+            fh.flush()
+        except OSError as error:
+            if not is_out_of_space(error):
+                raise
+            fh.truncate(offset)  # the piece is dropped whole: the offset stays where it was
+            raise out_of_space(path.parent) from error
         fh.truncate(offset + written)
     updated = ResumableUpload.objects.filter(pk=upload.pk, offset=offset, completed_at__isnull=True).update(
         offset=offset + written, updated_at=timezone.now()

@@ -22,12 +22,14 @@ INGEST_JOIN = "annotator.ingest_join"
 INGEST_SWEEP = "annotator.ingest_sweep"
 INGEST_FULL = "annotator.ingest_full"
 SCORE_BATCH = "annotator.score_batch"
+SCORING_SWEEP = "annotator.scoring_sweep"
 RUN_BUNDLE = "annotator.run_bundle"
 BUNDLE_SWEEP = "annotator.bundle_sweep"
 BUILD_SEARCH_INDEX = "annotator.build_search_index"
 RECOMPUTE_CALIBRATION = "annotator.recompute_calibration"
 AGREEMENT_REPORT = "annotator.agreement_report"
 VERSION_CALIBRATION = "annotator.version_calibration"
+DERIVED_SWEEP = "annotator.derived_sweep"
 
 
 def send(task_name: str, args: Sequence, **options) -> None:

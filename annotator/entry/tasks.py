@@ -16,6 +16,9 @@ layer do not import each other.
   row, so any web process can relay it whatever the channel layer; the task that sees
   nothing pending finishes the run. A redelivered task (acks_late) skips the scores
   already final.
+  Each batch holds a lease in its ``ScoringBatch`` row; ``annotator.scoring_sweep`` (Celery
+  beat) sends again a batch whose worker vanished or whose message was lost, and ends the
+  run ``failed`` after ``FRAMELEDGER_SCORING_MAX_ATTEMPTS`` (``annotator.actions.scoring_sweep``).
 * ``annotator.run_bundle``: run one executable moment-search bundle in the sandbox, on
   the bundle queue.
 * ``annotator.bundle_sweep`` (Celery beat, every ``FRAMELEDGER_BUNDLE_SWEEP_SECONDS``): end
@@ -26,7 +29,8 @@ layer do not import each other.
   a publication leaves for after its commit (``annotator.actions.derived``): the agreement
   report of the two frozen ledgers, the calibration anchors of a new version. Each has a
   ``Job`` row that ends ``done`` or ``failed`` with the reason; both are idempotent, so a
-  redelivered message stores nothing twice.
+  redelivered message stores nothing twice. ``annotator.derived_sweep`` (Celery beat) sends
+  again such a job left queued or running, and fails it after a few tries.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from annotator.base.queue import (
     AGREEMENT_REPORT,
     BUILD_SEARCH_INDEX,
     BUNDLE_SWEEP,
+    DERIVED_SWEEP,
     INGEST_CHUNK,
     INGEST_FULL,
     INGEST_JOIN,
@@ -46,12 +51,15 @@ from annotator.base.queue import (
     RECOMPUTE_CALIBRATION,
     RUN_BUNDLE,
     SCORE_BATCH,
+    SCORING_SWEEP,
     VERSION_CALIBRATION,
 )
+from annotator.entry.task_retry import with_database_retries
 
 __all__ = [
     "agreement_report",
     "build_search_index",
+    "derived_sweep",
     "bundle_sweep",
     "ingest_chunk",
     "ingest_full",
@@ -62,6 +70,7 @@ __all__ = [
     "recompute_calibration",
     "run_bundle",
     "score_batch",
+    "scoring_sweep",
     "version_calibration",
 ]
 
@@ -103,9 +112,12 @@ def ingest_chunk(video_id: int, job_id: int, index: int) -> None:
     from annotator.actions.ingest_chunks import do_encode_chunk
     from annotator.models import Job
 
-    job = Job.objects.filter(pk=job_id, video_id=video_id).select_related("video").first()
-    if job is not None:
-        do_encode_chunk(job.video, job, index)
+    def body() -> None:
+        job = Job.objects.filter(pk=job_id, video_id=video_id).select_related("video").first()
+        if job is not None:
+            do_encode_chunk(job.video, job, index)
+
+    with_database_retries(body, what=f"ingest job {job_id} chunk {index}")
 
 
 @shared_task(name=INGEST_JOIN, acks_late=True, reject_on_worker_lost=True)
@@ -114,9 +126,12 @@ def ingest_join(video_id: int, job_id: int) -> None:
     from annotator.actions.ingest_chunks import do_join_chunks
     from annotator.models import Job
 
-    job = Job.objects.filter(pk=job_id, video_id=video_id).select_related("video").first()
-    if job is not None:
-        do_join_chunks(job.video, job)
+    def body() -> None:
+        job = Job.objects.filter(pk=job_id, video_id=video_id).select_related("video").first()
+        if job is not None:
+            do_join_chunks(job.video, job)
+
+    with_database_retries(body, what=f"ingest job {job_id} join")
 
 
 @shared_task(name=INGEST_FULL, acks_late=True, reject_on_worker_lost=True)
@@ -135,13 +150,19 @@ def ingest_full(video_id: int, job_id: int) -> None:
 @shared_task(name=INGEST_SWEEP)
 def ingest_sweep() -> dict:
     """Periodic (Celery beat, every ``FRAMELEDGER_INGEST_SWEEP_SECONDS``): queue again the
-    chunks and joins of running ingests whose lease expired (a killed worker's work), and
+    chunks and joins of running ingests whose lease expired (a killed worker's work) and the
+    ingest steps left without progress (``annotator.actions.ingest_stale``), and
     drop the remuxes the proxy replaced (``annotator.actions.remux_retention``) and the
     resumable uploads left unfinished for a day (``annotator.actions.uploads``)."""
     from annotator.actions.ingest_leases import do_sweep_ingests
     from annotator.actions.remux_retention import do_drop_superseded_remuxes
 
     report = {str(k): v for k, v in do_sweep_ingests().items()}
+    from annotator.actions.ingest_stale import do_sweep_stale_ingests
+
+    stale = do_sweep_stale_ingests()
+    if stale["requeued"] or stale["failed"]:
+        report["stale"] = stale
     from annotator.actions.uploads import do_expire_uploads
 
     dropped = do_drop_superseded_remuxes()
@@ -154,12 +175,25 @@ def ingest_sweep() -> dict:
 
 
 @shared_task(name=SCORE_BATCH, acks_late=True, reject_on_worker_lost=True)
-def score_batch(run_id: int, result_ids: list[int]) -> int:
-    """Score a chunk of a run. A redelivered message (a worker killed mid-batch) scores only
-    the results still pending, so no submission is scored twice."""
+def score_batch(run_id: int, result_ids: list[int], batch_id: int | None = None) -> int:
+    """Score a chunk of a run under its batch's lease. A redelivered or re-sent message
+    scores only the results still pending, so no submission is scored twice; a database
+    error is waited out (``annotator.entry.task_retry``), then the sweep sends it again."""
     from annotator.actions.grading import do_score_batch
 
-    return do_score_batch(run_id, result_ids)
+    return with_database_retries(
+        lambda: do_score_batch(run_id, result_ids, batch_id=batch_id), what=f"scoring run {run_id}"
+    )
+
+
+@shared_task(name=SCORING_SWEEP)
+def scoring_sweep() -> dict:
+    """Periodic (Celery beat, every ``FRAMELEDGER_SCORING_SWEEP_SECONDS``): send again the
+    scoring batches whose worker vanished or whose message was lost, and end ``failed`` the
+    runs whose batch was lost ``FRAMELEDGER_SCORING_MAX_ATTEMPTS`` times."""
+    from annotator.actions.scoring_sweep import do_sweep_scoring_runs
+
+    return do_sweep_scoring_runs()
 
 
 @shared_task(name=RUN_BUNDLE)
@@ -211,7 +245,7 @@ def agreement_report(job_id: int) -> str | None:
     from annotator.actions.derived import do_agreement_job
     from annotator.models import Job
 
-    do_agreement_job(job_id)
+    with_database_retries(lambda: do_agreement_job(job_id), what=f"agreement job {job_id}")
     return Job.objects.filter(pk=job_id).values_list("status", flat=True).first()
 
 
@@ -221,5 +255,14 @@ def version_calibration(job_id: int) -> str | None:
     from annotator.actions.derived import do_calibration_job
     from annotator.models import Job
 
-    do_calibration_job(job_id)
+    with_database_retries(lambda: do_calibration_job(job_id), what=f"calibration job {job_id}")
     return Job.objects.filter(pk=job_id).values_list("status", flat=True).first()
+
+
+@shared_task(name=DERIVED_SWEEP)
+def derived_sweep() -> dict:
+    """Periodic (Celery beat): send again the agreement and calibration jobs left queued or
+    running (``annotator.actions.derived_sweep``), failing those lost too often."""
+    from annotator.actions.derived_sweep import do_sweep_derived_jobs
+
+    return do_sweep_derived_jobs()

@@ -4,6 +4,7 @@ from annotator.models.audit import AuditEntry, Job
 from annotator.models.bundles import BundleRun
 from annotator.models.grading import (
     AgreementReport,
+    ScoringBatch,
     ScoringRun,
     Submission,
     SubmissionScore,
@@ -23,6 +24,7 @@ __all__ = [
     "ApiToken",
     "BundleRun",
     "AgreementReport",
+    "ScoringBatch",
     "ScoringRun",
     "Submission",
     "SubmissionScore",

@@ -162,3 +162,32 @@ class AgreementReport(ImmutableModel):
 
     class Meta:
         ordering = ["-created_at", "-id"]
+
+
+class ScoringBatch(models.Model):
+    """One ``annotator.score_batch`` task's share of a scoring run, with its lease.
+
+    Written only by ``annotator.actions.scoring_leases``: a task takes the lease
+    (``lease_owner``, ``lease_expires``) before scoring and renews it while it scores; the
+    beat sweep sends the batch again when its lease ran out (the worker vanished) or when it
+    was never taken while no scoring worker showed a sign of life (the message was lost),
+    at most ``FRAMELEDGER_SCORING_MAX_ATTEMPTS`` sends in all, then the run ends ``failed``.
+    """
+
+    run = models.ForeignKey(ScoringRun, on_delete=models.CASCADE, related_name="batches")
+    index = models.PositiveIntegerField()
+    result_ids = models.JSONField(default=list)
+    attempts = models.PositiveIntegerField(default=1)
+    queued_at = models.DateTimeField()
+    lease_owner = models.CharField(max_length=200, blank=True)
+    lease_expires = models.DateTimeField(null=True, blank=True)
+    renewed_at = models.DateTimeField(null=True, blank=True)
+    done_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run_id", "index"]
+        constraints = [models.UniqueConstraint(fields=["run", "index"], name="one_batch_per_run_index")]
+        indexes = [models.Index(fields=["done_at", "run"], name="scoring_batch_open_idx")]
+
+    def __str__(self) -> str:
+        return f"batch {self.index} of run {self.run_id}"

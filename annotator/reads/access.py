@@ -302,7 +302,12 @@ def access_packet(user: AbstractBaseUser, packet_id: int | str, *, for_update: b
     try:
         packets = Packet.objects.select_related("video", "task_kind")
         if for_update:
-            packets = packets.select_for_update()
+            # FOR NO KEY UPDATE: writers of one packet still wait for each other, but rows that
+            # merely refer to it (an audit entry's packet, checked by its foreign key with
+            # FOR KEY SHARE) are not held up: a scoring worker appending to the audit chain
+            # while a run starts on the same packet would otherwise deadlock with it (the run
+            # holding the packet and waiting for the chain's lock, the worker the reverse).
+            packets = packets.select_for_update(no_key=True)
         packet = packets.get(pk=int(packet_id))
     except (Packet.DoesNotExist, ValueError, TypeError):
         raise NotFound("packet") from None

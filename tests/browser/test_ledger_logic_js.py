@@ -134,10 +134,23 @@ def test_rebase_reapplies_keeps_work_on_deleted_events_and_skips_what_the_server
 
 def test_a_kept_queue_is_restored_on_the_next_visit_or_flagged_as_a_conflict(page):
     result = run(page, "a_kept_queue_is_restored_on_the_next_visit_or_flagged_as_a_conflict")
-    kept, same_status, same_ops, uid, newer_status, newer_ops = result
+    kept, same_status, same_ops, uid, newer_status, newer_ops, both_status, both_ops = result
     assert kept["version"] == 3 and kept["keys"] == {"u7": "k1"}
     assert same_status == "saving" and same_ops == [["update", "k1", {"v": 8}]] and uid == "u7"
-    assert newer_status == "conflict" and newer_ops == same_ops
+    # A newer version where nothing conflicts: re-applied at once, no dialog.
+    assert newer_status == "saving" and newer_ops == same_ops
+    # The same field changed on the server meanwhile: a conflict, the annotator chooses.
+    assert both_status == "conflict" and both_ops == same_ops
+
+
+def test_a_reload_after_a_save_whose_answer_was_lost_finds_it_on_the_server(page):
+    saved, rest, live = run(page, "a_reload_after_a_save_whose_answer_was_lost_finds_it_on_the_server")
+    status, queued, shown, already = saved
+    assert status == "saved" and queued == [] and already == 1  # no conflict, nothing sent again
+    assert shown == [["u1", {"v": 1}, False], ["k1", {"v": 7}, False]]  # the server's event took the local key
+    status, queued, uid, version = rest
+    assert status == "saving" and queued == [["update", "u1", {"v": 2}]] and uid == "u1" and version == 3
+    assert live == [False, True]  # a live 412: resolved without asking only when the server has everything
 
 
 def test_autosave_retries_failures_stops_on_conflict_and_hands_back_refusals(page):

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.http import Http404, JsonResponse
 from django.views import defaults
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from annotator.base.disk import is_out_of_space, out_of_space
 from annotator.base.errors import WorkflowError
 from annotator.base.unavailable import current_exception_is_db_unavailable, unavailable_response
 from annotator.reads.access import Forbidden, NotFound
@@ -34,6 +36,9 @@ def exception_handler(exc, context):
         return error_response("not_found", "Not found.", status.HTTP_404_NOT_FOUND)
     if isinstance(exc, Forbidden):
         return error_response("forbidden", str(exc), status.HTTP_403_FORBIDDEN)
+    if is_out_of_space(exc):  # a write met ENOSPC outside the paths that check for it
+        full = out_of_space(settings.MEDIA_ROOT)
+        return error_response(full.code, full.message, full.status)
     response = drf_exception_handler(exc, context)
     if response is None:
         return None

@@ -111,7 +111,36 @@ export async function a_kept_queue_is_restored_on_the_next_visit_or_flagged_as_a
   const server = { version: 3, events: [{ uid: "u1", data: { v: 1 } }, { uid: "u7", data: { v: 7 } }] };
   const same = L.reducer(L.initialState(), { type: "loaded", ledgerId: 7, ledger: server, restore: kept });
   const newer = L.reducer(L.initialState(), { type: "loaded", ledgerId: 7, ledger: { ...server, version: 4 }, restore: kept });
-  return [kept, same.status, ops(same), L.nextRequest(same).uid, newer.status, ops(newer)];
+  // The same field changed on the server meanwhile: the annotator chooses.
+  const changed = { version: 4, events: [{ uid: "u1", data: { v: 1 } }, { uid: "u7", data: { v: 9 } }] };
+  const both = L.reducer(L.initialState(), { type: "loaded", ledgerId: 7, ledger: changed, restore: kept });
+  return [kept, same.status, ops(same), L.nextRequest(same).uid, newer.status, ops(newer), both.status, ops(both)];
+}
+
+export async function a_reload_after_a_save_whose_answer_was_lost_finds_it_on_the_server() {
+  // Version 2; an add is sent, the server saves it (version 3) but the answer never comes;
+  // an edit of another event waits behind it. The page is reloaded mid-outage.
+  let s = start([{ uid: "u1", data: { v: 1 } }], 2);
+  s = L.reducer(s, { type: "add", key: "k1", data: { v: 7 } });
+  s = L.reducer(s, { type: "sendStarted", id: s.pending[0].id });
+  s = L.reducer(s, { type: "failed", id: s.pending[0].id, message: "Save failed: the server could not be reached." });
+  const onlyAdd = JSON.parse(JSON.stringify(L.persistable(s)));
+  s = L.reducer(s, { type: "update", key: "u1", data: { v: 2 } });
+  const addAndEdit = JSON.parse(JSON.stringify(L.persistable(s)));
+  const server = { version: 3, events: [{ uid: "u1", data: { v: 1 } }, { uid: "u9", data: { v: 7 } }] };
+  const saved = L.reducer(L.initialState(), { type: "loaded", ledgerId: 7, ledger: server, restore: onlyAdd });
+  const rest = L.reducer(L.initialState(), { type: "loaded", ledgerId: 7, ledger: server, restore: addAndEdit });
+  // A live page whose retry was refused (412) learns the same from the server's ledger.
+  const live = L.reducer(s, { type: "conflict", id: s.pending[0].id, message: "stale" });
+  const liveOnlyAdd = L.reducer(
+    L.reducer(start([{ uid: "u1", data: { v: 1 } }], 2), { type: "add", key: "k1", data: { v: 7 } }),
+    { type: "conflict", id: 1, message: "stale" },
+  );
+  return [
+    [saved.status, ops(saved), view(saved), saved.lastRebase && saved.lastRebase.alreadySaved],
+    [rest.status, ops(rest), L.nextRequest(rest).uid, rest.version],
+    [L.alreadyOnServer(live, server), L.alreadyOnServer(liveOnlyAdd, server)],
+  ];
 }
 
 export async function autosave_retries_failures_stops_on_conflict_and_hands_back_refusals() {

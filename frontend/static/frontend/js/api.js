@@ -14,15 +14,38 @@ export class ApiError extends Error {
   }
 }
 
-async function request(method, url, { body, headers = {} } = {}) {
+// No answer within `timeoutMs` (when given) is a network failure like any other: a page
+// waiting on a server that cannot answer (its database gone, its pool empty) says so within
+// seconds instead of spinning. The request may still have been done: callers that retry
+// carry a version (If-Match) so that nothing is done twice.
+export class Timeout extends TypeError {
+  constructor(ms) {
+    super(`the server did not answer within ${Math.round(ms / 1000)} s`);
+    this.timeout = true;
+  }
+}
+
+async function request(method, url, { body, headers = {}, timeoutMs = null } = {}) {
   const init = { method, credentials: "same-origin", headers: { Accept: "application/json", ...headers } };
   if (body !== undefined) {
     init.headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
   }
   if (method !== "GET") init.headers["X-CSRFToken"] = csrfToken();
-  const response = await fetch(url, init);
-  const text = await response.text();
+  const controller = timeoutMs ? new AbortController() : null;
+  const timer = controller ? setTimeout(() => controller.abort(), timeoutMs) : null;
+  if (controller) init.signal = controller.signal;
+  let response;
+  let text;
+  try {
+    response = await fetch(url, init);
+    text = await response.text();
+  } catch (error) {
+    if (controller && controller.signal.aborted) throw new Timeout(timeoutMs);
+    throw error;
+  } finally {
+    if (timer !== null) clearTimeout(timer);
+  }
   let data = null;
   try {
     data = text ? JSON.parse(text) : null;

@@ -2,8 +2,9 @@
 // concurrency (If-Match: the ledger version this page last saw). No DOM.
 //
 // - success: the operation leaves the queue (`saved`), the version moves on;
-// - network failure or 5xx: `failed`; the same operation is retried with back-off, at
-//   once when the browser comes back online, or when `retryNow()` is called;
+// - network failure, no answer within SAVE_TIMEOUT_MS (the caller's send enforces it) or
+//   5xx: `failed`; the same operation is retried with back-off, at once when the browser
+//   comes back online, or when `retryNow()` is called;
 // - 412 stale version: `conflict`; nothing more is sent until the annotator chooses
 //   (re-apply on the newer version, or take the newer version) - see ledger_state.js;
 // - 400 invalid: `rejected`; the event goes back to the form with the error;
@@ -14,6 +15,9 @@
 import { SAVE, etag, nextRequest, persistable } from "./ledger_state.js";
 
 export const RETRY_DELAYS_MS = [1000, 2000, 4000, 8000, 15000];
+// A save with no answer by then counts as failed (the server could not be reached): the
+// page says so within seconds, keeps the change in this browser, and retries.
+export const SAVE_TIMEOUT_MS = 6000;
 
 export class Autosave extends EventTarget {
   // send(request, ifMatch) -> Promise<{version, uid, data}>; throws ApiError-like
@@ -118,7 +122,11 @@ export class Autosave extends EventTarget {
     const delay = this.delays[Math.min(this.attempts, this.delays.length - 1)];
     this.attempts += 1;
     this.retryAt = Date.now() + delay;
-    const reason = status ? `the server answered ${status}` : "the server could not be reached";
+    const reason = status
+      ? `the server answered ${status}`
+      : error && error.timeout
+        ? `the server could not be reached (${error.message})`
+        : "the server could not be reached";
     this.store.dispatch({ type: "failed", id: request.op.id, message: `Save failed: ${reason}.` });
     this.timer = setTimeout(() => {
       this.timer = null;

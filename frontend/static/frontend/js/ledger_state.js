@@ -339,6 +339,14 @@ export function rebasePreview(state, ledger) {
   return { conflicts: summary.conflicts, changes };
 }
 
+// Whether the server's `ledger` already holds every queued operation (a save done whose
+// answer was lost): re-applying would send nothing and nothing conflicts.
+export function alreadyOnServer(state, ledger) {
+  if (!state.pending.length || ledger.frozen) return false;
+  const { pending, summary } = rebasePending(fromServer(ledger, state.base), state.pending, { oldBase: state.base });
+  return pending.length === 0 && summary.conflicts.length === 0;
+}
+
 export function reducer(state, action) {
   switch (action.type) {
     case "loaded": {
@@ -365,8 +373,17 @@ export function reducer(state, action) {
           nextOp: Math.max(restore.nextOp || 1, ...ids.map((id) => id + 1)),
         };
         if (restore.version !== ledger.version) {
-          next.status = SAVE.CONFLICT;
-          next.message = "Unsaved changes from an earlier visit were made on an older version of this ledger.";
+          // The server moved on since: often by these very changes, saved while their answer
+          // was lost (an outage, a reload mid-save). Re-applied at once when nothing
+          // conflicts (those the server already has are dropped); the annotator chooses only
+          // when a field was changed on both sides.
+          const rebased = rebasePending(next.base, next.pending, {});
+          if (rebased.summary.conflicts.length) {
+            next.status = SAVE.CONFLICT;
+            next.message = "Unsaved changes from an earlier visit were made on an older version of this ledger.";
+          } else {
+            next = { ...next, base: rebased.base, pending: rebased.pending, lastRebase: rebased.summary };
+          }
         }
       }
       return withStatus(next);

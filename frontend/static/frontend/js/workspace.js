@@ -11,7 +11,7 @@
 // dialogs in workspace_dialogs.js, the keydown listener in workspace_keys.js.
 
 import { api } from "./api.js";
-import { Autosave } from "./autosave.js";
+import { Autosave, SAVE_TIMEOUT_MS } from "./autosave.js";
 import { EventForm } from "./event_form.js";
 import { FrameKeeper } from "./drafts.js";
 import { KeyGate } from "./key_gate.js";
@@ -89,7 +89,11 @@ function mountStore(packet, ledger, ledgerId) {
     storageKey,
     async send(request, ifMatch) {
       const url = request.uid ? `${ledgerUrl}events/${request.uid}/` : `${ledgerUrl}events/`;
-      const { data } = await api.request(request.method, url, { body: request.body, headers: { "If-Match": ifMatch } });
+      const { data } = await api.request(request.method, url, {
+        body: request.body,
+        headers: { "If-Match": ifMatch },
+        timeoutMs: SAVE_TIMEOUT_MS,
+      });
       return { version: data.version, uid: data.event ? data.event.uid : null, data: data.event ? data.event.data : null };
     },
   });

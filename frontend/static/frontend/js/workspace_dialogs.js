@@ -8,7 +8,7 @@
 
 import { api } from "./api.js";
 import { formatValue, summarize } from "./event_schema.js";
-import { SAVE, events, rebasePreview } from "./ledger_state.js";
+import { SAVE, alreadyOnServer, events, rebasePreview } from "./ledger_state.js";
 import { $, el, when } from "./ui.js";
 
 export function mountConflictDialog({ store, schema, loadLedger, setNotice, afterRebase, afterReset }) {
@@ -61,7 +61,27 @@ export function mountConflictDialog({ store, schema, loadLedger, setNotice, afte
     $("#conflict-choose").textContent = open > 0 ? `Choose a value for ${open} field(s) both changed, then re-apply.` : "";
   }
 
+  // A 412 after a save whose answer was lost (an outage, a timeout): when the server holds
+  // every unsaved change already, there is nothing to choose: the page takes the server's
+  // version and says so, without the dialog. Anything else opens the dialog.
   async function openConflict() {
+    if (!$("#conflict-dialog").open) {
+      try {
+        const { ledger: server } = await loadLedger();
+        if (store.getState().status === SAVE.CONFLICT && alreadyOnServer(store.getState(), server)) {
+          store.dispatch({ type: "rebase", ledger: server, choices: {} });
+          afterRebase();
+          setNotice(`Your changes were already saved: the server has them (version ${server.version}).`);
+          return;
+        }
+      } catch {
+        // unreachable again: the dialog says so and offers to try again
+      }
+    }
+    return showConflict();
+  }
+
+  async function showConflict() {
     const dialog = $("#conflict-dialog");
     const list = $("#conflict-changes");
     const state = store.getState();

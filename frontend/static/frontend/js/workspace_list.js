@@ -93,7 +93,8 @@ export function mountStatus(ws) {
   let countdown = null;
   ws.renderStatus = (state) => {
     const box = $("#save-status");
-    const suffix = state.pending.length ? ` (${state.pending.length} unsaved)` : "";
+    const kept = state.status === SAVE.FAILED || state.status === SAVE.CONFLICT;
+    const suffix = state.pending.length ? ` (${state.pending.length} unsaved${kept ? ", kept in this browser" : ""})` : "";
     box.dataset.status = state.status;
     clearInterval(countdown);
     const texts = {
