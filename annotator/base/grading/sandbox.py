@@ -8,8 +8,9 @@ other job. The stage is a new pid namespace whose first process is bwrap's init:
 command ends, or at the wall-clock limit, every process of the stage dies with it. Each
 job has a uid of its own (leased by the caller from a range, ``sandbox_host.uid_lease``),
 so its process limit and its files are its own; each stage has its own cgroup (pids and
-memory, where the host has them); the disk a job writes is counted while it runs and the
-stage killed past its quota. What was enforced is recorded with every stage.
+memory, where the host has them); the job's writable folders are a filesystem of its own,
+of fixed size and inode count (``sandbox_disk``), so the kernel answers ``ENOSPC`` at the
+quota: nothing is counted. What was enforced is recorded with every stage.
 
 The layout of one job (``root``, mode 0700, made by :func:`prepare`):
 
@@ -17,9 +18,13 @@ The layout of one job (``root``, mode 0700, made by :func:`prepare`):
 |---|---|---|---|
 | ``app/`` | ``/job/app`` (read-only) | root | the bundle |
 | ``task/data/corpus/``, ``task/queries/`` | ``/job/task`` (read-only) | root | corpus, requests |
-| ``work/index/`` | ``/job/work/index`` (read-write in the build, read-only after) | the job's uid | the index |
-| ``out/``, ``tmp/``, ``cache/`` | ``/job/out``, ``/job/tmp`` (``HOME``), ``/job/cache`` | the job's uid | |
+| ``disk.img`` | | root | the job's filesystem (ext4 image, sparse), while the job runs |
+| ``rw/index/`` | ``/job/work/index`` (read-write in the build, read-only after) | the job's uid | the index |
+| ``rw/out/``, ``rw/tmp/``, ``rw/cache/`` | ``/job/out``, ``/job/tmp`` (``HOME``), ``/job/cache`` | the job's uid | |
 | ``etc/`` | ``/etc`` (read-only) | root | the minimal ``/etc`` |
+
+``rw/`` is the mount point of ``disk.img``: mounted when the bundle starts (:func:`job_disk`),
+unmounted and removed when it ends.
 
 The ground truth never enters the job: the caller scores the rows after the bundle has
 finished, in its own process. Without root or without bwrap nothing runs
@@ -28,6 +33,7 @@ finished, in its own process. Without root or without bwrap nothing runs
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
@@ -37,13 +43,15 @@ import stat
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from annotator.base.grading import sandbox_disk as disk
 from annotator.base.grading import sandbox_host as host
 from annotator.base.grading import sandbox_root as broot
+from annotator.base.grading import sandbox_seccomp as seccomp
 from annotator.base.grading.bundle_zip import BUNDLE_ZIP_LIMITS, ENTRY_POINTS, BundleError, extract
 from annotator.base.grading.uploads import ZipLimits
 
@@ -71,8 +79,8 @@ class Limits:
     open_files: int = 4096
     log_bytes: int = 256 * 1024  # kept per stream and stage
     memory_bytes: int = 16 * GiB  # the stage's memory cgroup (tmpfs pages count), where there is one
-    disk_bytes: int = 16 * GiB  # what the job's writable folders may hold together; killed past it
-    disk_entries: int = 200_000  # files and folders in them
+    disk_bytes: int = 16 * GiB  # what the job's writable folders may hold together (its filesystem's size)
+    disk_entries: int = 200_000  # files and folders in them (its inode count)
     tmpfs_bytes: int = 256 * 1024**2  # each of /tmp, /var/tmp, /dev/shm inside
 
     def as_dict(self) -> dict:
@@ -97,7 +105,7 @@ class StageResult:
     stderr: bytes = b""
     dropped_bytes: int = 0
     outcome: str = ""  # ok | timeout | failed | killed
-    killed: str = ""  # why the runner killed the stage before its end (disk quota)
+    killed: str = ""  # why the runner killed the stage before its end
     note: str = ""  # e.g. the output was not a plain file
     requests: int = 0
     rows: int = 0
@@ -129,19 +137,19 @@ class Enforcement:
             "network": "new network namespace (loopback only): no host address, no abstract socket",
             "pid_namespace": True,
             "filesystem_sockets": "none: no host folder holding one is inside",
-            "seccomp": "kernel keyrings, new user namespaces and fallocate refused"
-            if broot.seccomp_program() is not None
+            "seccomp": seccomp.SUMMARY
+            if seccomp.program() is not None
             else f"none: no filter for {os.uname().machine}",
             "cgroups": dict(self.cgroups) or "none on this host: pid namespace, RLIMIT_NPROC of the job's uid",
-            "disk": "the job's writable folders and the unlinked files its processes hold counted every 0.5 s, "
-            "the stage killed past limits.disk_bytes",
+            "disk": "the job's writable folders are a filesystem of its own (ext4 on a loop device, "
+            "limits.disk_bytes and limits.disk_entries inodes): ENOSPC at the limit, held by the kernel",
             "notes": list(self.notes),
         }
 
 
 def _trial() -> str:
     """Run ``true`` in a minimal root the way stages run (its seccomp filter too); '' when it works."""
-    program = broot.seccomp_program()
+    program = seccomp.program()
     filters = [] if program is None else [_memfd("bwrap-seccomp", program)]
     args = [
         "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--die-with-parent",
@@ -166,6 +174,10 @@ def probe() -> Enforcement:
     if not (os.access(broot.BWRAP, os.X_OK) and os.access(broot.SETPRIV, os.X_OK)):
         return Enforcement(False, f"{broot.BWRAP} (Debian package bubblewrap) or {broot.SETPRIV} (util-linux) "
                            "is not installed: bundle runs are refused (never run unsandboxed)")  # fmt: skip
+    missing = disk.missing()
+    if missing:
+        return Enforcement(False, f"{missing}: the worker cannot give a job a filesystem of its own, so bundle "
+                           "runs are refused (never run with unbounded disk)")  # fmt: skip
     failure = _trial()
     if failure:
         return Enforcement(False, f"bwrap cannot build a sandbox here ({failure}): bundle runs are refused")
@@ -182,13 +194,15 @@ class Job:
     root: Path
     uid: int
     gid: int
+    disk: dict = field(default_factory=dict)  # the job's filesystem, as made (JobDisk.as_dict)
 
     app = property(lambda self: self.root / "app")
     corpus = property(lambda self: self.root / "task" / "data" / "corpus")
-    index = property(lambda self: self.root / "work" / "index")
-    out = property(lambda self: self.root / "out")
-    tmp = property(lambda self: self.root / "tmp")
-    cache = property(lambda self: self.root / "cache")
+    rw = property(lambda self: self.root / "rw")  # the job's filesystem, while it is mounted
+    index = property(lambda self: self.rw / "index")
+    out = property(lambda self: self.rw / "out")
+    tmp = property(lambda self: self.rw / "tmp")
+    cache = property(lambda self: self.rw / "cache")
     etc = property(lambda self: self.root / "etc")
 
     def call_queries(self, number: int) -> Path:
@@ -197,19 +211,26 @@ class Job:
     def call_output(self, number: int) -> Path:
         return self.out / f"call-{number}.jsonl"
 
-    def writable(self) -> list[Path]:
-        return [self.index, self.out, self.tmp, self.cache]
+    def binds(self) -> list[tuple[Path, Path]]:
+        """Each host folder of the job and where the bundle sees it."""
+        return [
+            (self.app, broot.INSIDE / "app"),
+            (self.root / "task", broot.INSIDE / "task"),
+            (self.index, broot.INSIDE / "work" / "index"),
+            (self.out, broot.INSIDE / "out"),
+            (self.tmp, broot.INSIDE / "tmp"),
+            (self.cache, broot.INSIDE / "cache"),
+        ]
 
 
 def inside(path: Path, job: Job) -> str:
     """A job path as the bundle sees it."""
-    return str(broot.INSIDE / Path(path).relative_to(job.root))
-
-
-def _own(path: Path, uid: int, gid: int, mode: int) -> None:
-    path.mkdir(parents=True, exist_ok=True)
-    os.chmod(path, mode)
-    os.chown(path, uid, gid)
+    for folder, seen in job.binds():
+        try:
+            return str(seen / Path(path).relative_to(folder))
+        except ValueError:
+            continue
+    raise ValueError(f"{path} is not in the job's folders")
 
 
 def prepare(
@@ -247,23 +268,30 @@ def prepare(
         for path in [folder, *(Path(e.path) for e, _ in host.walk(folder))]:
             mode = path.lstat().st_mode
             os.chmod(path, 0o755 if stat.S_ISDIR(mode) or mode & 0o111 else 0o444)
-    _own(job.root / "work", 0, 0, 0o755)
-    for folder in job.writable():
-        _own(folder, job.uid, job.gid, 0o700)
     broot.write_etc(job.etc, job.uid, job.gid)
     return job, calls
 
 
-def freeze_index(job: Job) -> None:
-    """After the build: the index belongs to root and nobody may write it (the calls
-    also see it through a read-only bind). Iterative: any depth."""
-    for path in [job.index, *(Path(e.path) for e, _ in host.walk(job.index))]:
-        try:
-            os.chown(path, 0, 0, follow_symlinks=False)
-            if not path.is_symlink():
-                os.chmod(path, 0o555 if path.is_dir() else 0o444)
-        except OSError:
-            continue
+@contextlib.contextmanager
+def job_disk(job: Job, limits: Limits, *, device: str = "cpu") -> Iterator[disk.JobDisk]:
+    """The job's filesystem for as long as the block runs (``job.rw``: the index, out,
+    tmp and cache folders). At its end every process of the job's uid is killed, then the
+    filesystem is unmounted and its image removed, whatever the job wrote in it (no walk).
+    :class:`SandboxRefused` when the worker cannot make it: never run with unbounded disk."""
+    try:
+        made = disk.make(
+            job.root, data_bytes=limits.disk_bytes, entries=limits.disk_entries, uid=job.uid, gid=job.gid,
+            executable=device == "cuda",
+        )  # fmt: skip
+    except (disk.DiskRefused, OSError) as error:
+        raise SandboxRefused(str(error) if isinstance(error, disk.DiskRefused) else error.strerror) from None
+    try:
+        yield made
+    finally:
+        host.kill_uid(job.uid)
+        left = disk.release(made.image, made.mount)
+        if left:
+            raise OSError(f"the job's filesystem was not released: {'; '.join(left)}")
 
 
 # ------------------------------------------------------------------------ the process
@@ -358,10 +386,10 @@ def run_stage(
     result = StageResult(name=name, argv=list(argv))
     unique = f"{job.root.parent.name}-{job.root.name}-{name}-{os.getpid()}-{time.monotonic_ns()}"  # never shared
     group = host.stage_cgroup(unique, pids=limits.processes, memory_bytes=limits.memory_bytes)
-    read_only = [(job.app, broot.INSIDE / "app"), (job.root / "task", broot.INSIDE / "task")]
-    writable = [(job.out, broot.INSIDE / "out"), (job.tmp, broot.INSIDE / "tmp"), (job.cache, broot.INSIDE / "cache")]
-    (writable if index_writable else read_only).append((job.index, broot.INSIDE / "work" / "index"))
-    program = broot.seccomp_program()
+    binds = job.binds()
+    read_only, writable = binds[:2], binds[3:]
+    (writable if index_writable else read_only).append(binds[2])
+    program = seccomp.program()
     filters = [] if program is None else [_memfd("bwrap-seccomp", program)]
     args = broot.bwrap_args(
         uid=job.uid, gid=job.gid, etc=job.etc, read_only=read_only, writable=writable, env=environment(job),
@@ -391,7 +419,7 @@ def run_stage(
             readers = [_Capture(process.stdout, limits.log_bytes), _Capture(process.stderr, limits.log_bytes)]
             for reader in readers:
                 reader.start()
-            _watch(process, job, result, seconds, limits, index_writable, tick)
+            _watch(process, result, seconds, tick)
             if process.poll() is None:
                 process.kill()  # bwrap's init gets SIGKILL with it (--die-with-parent): the namespace ends
             group.kill()
@@ -428,42 +456,44 @@ def run_stage(
     return result
 
 
-def _watch(process, job: Job, result: StageResult, seconds: float, limits: Limits, index_writable: bool, tick) -> None:
-    """Wait for the stage; kill it at the wall clock or past the disk quota."""
+TICK_SECONDS = 10.0
+
+
+def _watch(process, result: StageResult, seconds: float, tick) -> None:
+    """Wait for the stage until its wall clock, renewing the run's heartbeat every
+    ``TICK_SECONDS``: nothing of the stage is looked at (its disk is the kernel's to bound),
+    so the worker's CPU does not grow with what the stage holds."""
     deadline = time.monotonic() + seconds
-    folders = job.writable() if index_writable else job.writable()[1:]
-    last_tick = time.monotonic()
     while True:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             result.timed_out = True
             return
         try:
-            process.wait(timeout=min(0.5, remaining))
+            process.wait(timeout=min(TICK_SECONDS, remaining))
             return
         except subprocess.TimeoutExpired:
             pass
-        used, entries = host.usage(folders + ([] if index_writable else [job.index]), held_by=job.uid)
-        if used > limits.disk_bytes or entries > limits.disk_entries:
-            result.killed = (
-                f"disk quota: the job's folders hold {used} bytes in {entries} entries "
-                f"(at most {limits.disk_bytes} bytes, {limits.disk_entries} entries)"
-            )
-            return
-        if tick is not None and time.monotonic() - last_tick > 10:
-            last_tick = time.monotonic()
+        if tick is not None:
             tick()
 
 
 def run_bundle(
     job: Job, calls: int, limits: Limits, *, row_cap: int, device: str = "cpu", tick=None
 ) -> tuple[list[StageResult], bytes]:
-    """Build, then each call; the rows that count, joined. A build that fails or times
-    out ends the job (no rows); a call that fails without a timeout loses its rows; a
-    call that times out keeps the complete rows it wrote."""
+    """Build, then each call, on the job's own filesystem (:func:`job_disk`); the rows
+    that count, joined. A build that fails or times out ends the job (no rows); a call that
+    fails without a timeout loses its rows; a call that times out keeps the complete rows
+    it wrote. The job's filesystem is gone on return."""
     enforcement = probe()
     if not enforcement.ready:
         raise SandboxRefused(enforcement.reason)
+    with job_disk(job, limits, device=device) as made:
+        job.disk = made.as_dict()
+        return _stages(job, calls, limits, row_cap=row_cap, device=device, tick=tick)
+
+
+def _stages(job: Job, calls: int, limits: Limits, *, row_cap: int, device: str, tick) -> tuple[list, bytes]:
     corpus, index = inside(job.corpus, job), inside(job.index, job)
     app = inside(job.app, job)
     stages = []
@@ -472,7 +502,6 @@ def run_bundle(
         index_writable=True, device=device, tick=tick,
     )  # fmt: skip
     stages.append(build)
-    freeze_index(job)
     if build.outcome != "ok":
         return stages, b""
     rows = b""
@@ -498,10 +527,15 @@ def enforcement_record(job: Job, stages: Sequence[StageResult]) -> dict:
     """What the run record says was enforced: the machine's, the job's uid, and the
     cgroup limits each stage actually ran under."""
     record = probe().as_dict(job.uid)
+    if job.disk:
+        record["job_disk"] = dict(job.disk)
     record["stage_cgroups"] = {s.name: s.enforced.get("cgroups", {}) for s in stages}
     return record
 
 
 def cleanup(root: Path) -> list[str]:
-    """Remove a job folder whatever is in it (never raises; what stayed is returned)."""
-    return host.remove_tree(Path(root))
+    """Remove a job folder (never raises; what stayed is returned): a filesystem still
+    mounted in it (a worker that died mid-job) is unmounted first, never walked; what is
+    left is the worker's own layout (the bundle's files, the corpus, ``etc``)."""
+    left = [f"{point}: still mounted" for point in disk.unmount_under(Path(root))]
+    return left or host.remove_tree(Path(root))
