@@ -26,8 +26,17 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-MKFS = "/usr/sbin/mkfs.ext4"
-MOUNT, UMOUNT = "/usr/bin/mount", "/usr/bin/umount"
+
+def _tool(name: str) -> str:
+    """A system program by its absolute path (merged ``/usr`` or not), never from ``PATH``."""
+    for folder in ("/usr/sbin", "/usr/bin", "/sbin", "/bin"):
+        if os.access(f"{folder}/{name}", os.X_OK):
+            return f"{folder}/{name}"
+    return f"/usr/sbin/{name}"
+
+
+MKFS = _tool("mkfs.ext4")  # Debian's e2fsprogs
+MOUNT, UMOUNT = _tool("mount"), _tool("umount")  # Debian's mount (util-linux)
 LOOP_CONTROL = "/dev/loop-control"
 INODE_BYTES = 256
 OWN_INODES = 32  # ext4's reserved inodes (11), the root, the job's folders, the reserve's
@@ -61,9 +70,9 @@ class JobDisk:
 def missing() -> str:
     """Why no job filesystem can be made on this machine ('' when the tools are there)."""
     if not os.access(MKFS, os.X_OK):
-        return f"{MKFS} (Debian package e2fsprogs) is not installed"
+        return "mkfs.ext4 (Debian package e2fsprogs) is not installed"
     if not (os.access(MOUNT, os.X_OK) and os.access(UMOUNT, os.X_OK)):
-        return f"{MOUNT}/{UMOUNT} (util-linux) is not installed"
+        return "mount/umount (Debian package mount) is not installed"
     if not os.path.exists(LOOP_CONTROL):
         return f"{LOOP_CONTROL} is absent: no loop devices (a container needs them and CAP_SYS_ADMIN)"
     return ""
