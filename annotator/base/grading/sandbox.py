@@ -33,7 +33,9 @@ finished, in its own process. Without root or without bwrap nothing runs
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import ctypes
 import json
 import os
 import resource
@@ -101,6 +103,7 @@ class StageResult:
     exit_code: int | None = None
     signal: str | None = None
     timed_out: bool = False
+    overran: bool = False  # ended more than OVERRUN_SECONDS past its limit: nothing of it counts
     stdout: bytes = b""
     stderr: bytes = b""
     dropped_bytes: int = 0
@@ -112,10 +115,22 @@ class StageResult:
     enforced: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
+        """The stage as stored on the run: each log as text any database takes (invalid UTF-8
+        and NUL become U+FFFD) and, when that text is not the exact bytes, the bytes too
+        (``stdout_base64``, ``stderr_base64``); both capped at ``limits.log_bytes``."""
         body = asdict(self)
-        body["stdout"] = self.stdout.decode("utf-8", "replace")
-        body["stderr"] = self.stderr.decode("utf-8", "replace")
+        for name in ("stdout", "stderr"):
+            data: bytes = getattr(self, name)
+            body[name] = log_text(data)
+            if body[name].encode() != data:
+                body[f"{name}_base64"] = base64.b64encode(data).decode()
         return body
+
+
+def log_text(data: bytes) -> str:
+    """Bytes as text that PostgreSQL's and SQLite's JSON both store: invalid UTF-8 and NUL
+    (which PostgreSQL's ``jsonb`` refuses) become U+FFFD."""
+    return data.decode("utf-8", "replace").replace("\x00", "\ufffd")
 
 
 @dataclass(frozen=True)
@@ -273,7 +288,7 @@ def prepare(
 
 
 @contextlib.contextmanager
-def job_disk(job: Job, limits: Limits, *, device: str = "cpu") -> Iterator[disk.JobDisk]:
+def job_disk(job: Job, limits: Limits, *, device: str = "cpu", calls: int = 0) -> Iterator[disk.JobDisk]:
     """The job's filesystem for as long as the block runs (``job.rw``: the index, out,
     tmp and cache folders). At its end every process of the job's uid is killed, then the
     filesystem is unmounted and its image removed, whatever the job wrote in it (no walk).
@@ -281,7 +296,7 @@ def job_disk(job: Job, limits: Limits, *, device: str = "cpu") -> Iterator[disk.
     try:
         made = disk.make(
             job.root, data_bytes=limits.disk_bytes, entries=limits.disk_entries, uid=job.uid, gid=job.gid,
-            executable=device == "cuda",
+            executable=device == "cuda", spares=calls,
         )  # fmt: skip
     except (disk.DiskRefused, OSError) as error:
         raise SandboxRefused(str(error) if isinstance(error, disk.DiskRefused) else error.strerror) from None
@@ -315,14 +330,25 @@ def environment(job: Job) -> dict:
     return env
 
 
+TIMEOUT = "/usr/bin/timeout"  # coreutils
+PR_SET_PDEATHSIG = 1
+# The worker's own look at the clock comes this long after the watchdog's kill: it only notices.
+WATCH_GRACE_SECONDS = 5.0
+# A stage that ended this long past its limit (a watchdog that failed) counts nothing.
+OVERRUN_SECONDS = 30.0
+
+
 def _pre_exec(limits: Limits, seconds: float, cgroups: list[bytes]):
     # CPU seconds: every core busy for the whole stage is the most a stage can use
     # legitimately (RLIMIT_CPU counts all threads of a process).
     cpu = int(seconds * (os.cpu_count() or 1)) + 1
     memory = limits.address_space_bytes or resource.RLIM_INFINITY
     pid = b"%d"
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
 
     def apply() -> None:
+        # The watchdog dies with the worker (and bwrap with it: --die-with-parent).
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         os.setsid()
         for procs in cgroups:  # join the stage's cgroups before anything can fork
             descriptor = os.open(procs, os.O_WRONLY)
@@ -382,7 +408,13 @@ def run_stage(
     device: str = "cpu",
     tick: Callable[[], None] | None = None,
 ) -> StageResult:
-    """Run one stage in its allow-list root; every process of it is dead on return."""
+    """Run one stage in its allow-list root; every process of it is dead on return.
+
+    The stage's wall clock is held by a watchdog process of its own, ``timeout -s KILL``
+    (coreutils), bwrap's parent: at ``seconds`` it kills bwrap, whose init takes the stage's
+    pid namespace with it, whatever the worker is doing; the worker only waits (and renews
+    the run's heartbeat), and kills it itself ``WATCH_GRACE_SECONDS`` later should the
+    watchdog have failed."""
     result = StageResult(name=name, argv=list(argv))
     unique = f"{job.root.parent.name}-{job.root.name}-{name}-{os.getpid()}-{time.monotonic_ns()}"  # never shared
     group = host.stage_cgroup(unique, pids=limits.processes, memory_bytes=limits.memory_bytes)
@@ -402,7 +434,7 @@ def run_stage(
     readers: list[_Capture] = []
     try:
         with subprocess.Popen(
-            [broot.BWRAP, "--args", str(descriptor), *args[split:]],
+            [TIMEOUT, "-s", "KILL", f"{seconds:.3f}s", broot.BWRAP, "--args", str(descriptor), *args[split:]],
             pass_fds=(descriptor, *filters),
             cwd="/",
             env={"PATH": "/usr/bin:/bin"},
@@ -437,6 +469,8 @@ def run_stage(
         result.enforced = {"cgroups": group.enforced, "peak": group.peak(), "notes": group.notes}
         group.remove()
     result.seconds = round(time.monotonic() - started, 3)
+    result.timed_out = result.timed_out or result.seconds >= seconds
+    result.overran = result.seconds > seconds + OVERRUN_SECONDS
     if readers:
         result.stdout, result.stderr = bytes(readers[0].kept), bytes(readers[1].kept)
         result.dropped_bytes = readers[0].dropped + readers[1].dropped
@@ -460,10 +494,10 @@ TICK_SECONDS = 10.0
 
 
 def _watch(process, result: StageResult, seconds: float, tick) -> None:
-    """Wait for the stage until its wall clock, renewing the run's heartbeat every
-    ``TICK_SECONDS``: nothing of the stage is looked at (its disk is the kernel's to bound),
-    so the worker's CPU does not grow with what the stage holds."""
-    deadline = time.monotonic() + seconds
+    """Wait for the stage (its watchdog ends it at ``seconds``), renewing the run's heartbeat
+    every ``TICK_SECONDS``: nothing of the stage is looked at (its disk is the kernel's to
+    bound), so the worker's CPU does not grow with what the stage holds."""
+    deadline = time.monotonic() + seconds + WATCH_GRACE_SECONDS
     while True:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
@@ -488,7 +522,7 @@ def run_bundle(
     enforcement = probe()
     if not enforcement.ready:
         raise SandboxRefused(enforcement.reason)
-    with job_disk(job, limits, device=device) as made:
+    with job_disk(job, limits, device=device, calls=calls) as made:
         job.disk = made.as_dict()
         return _stages(job, calls, limits, row_cap=row_cap, device=device, tick=tick)
 
@@ -502,10 +536,13 @@ def _stages(job: Job, calls: int, limits: Limits, *, row_cap: int, device: str, 
         index_writable=True, device=device, tick=tick,
     )  # fmt: skip
     stages.append(build)
-    if build.outcome != "ok":
+    if build.outcome != "ok" or build.overran:
         return stages, b""
     rows = b""
     for number in range(1, calls + 1):
+        # Each call starts with an empty out/ (what the build or an earlier call left there is
+        # moved aside, not walked): its rows are what it wrote itself.
+        disk.renew(job.rw, "out")
         queries, output = job.call_queries(number), job.call_output(number)
         argv = [f"{app}/run.sh", "--index-dir", index, "--queries", inside(queries, job)]
         stage = run_stage(
@@ -513,7 +550,7 @@ def _stages(job: Job, calls: int, limits: Limits, *, row_cap: int, device: str, 
             index_writable=False, device=device, tick=tick,
         )  # fmt: skip
         stage.requests = sum(1 for line in queries.read_text().splitlines() if line.strip())
-        if stage.outcome in ("ok", "timeout"):
+        if stage.outcome in ("ok", "timeout") and not stage.overran:
             kept, stage.note = host.complete_rows(output, row_cap)
         else:
             kept = b""

@@ -82,7 +82,7 @@ def image_bytes(data_bytes: int, entries: int) -> int:
     """The image's size: what files may hold, plus its inode tables and ext4's metadata
     (bitmaps, group descriptors: about 1/1024 of the data), so that files can reach
     ``data_bytes`` (a little more, never less)."""
-    return data_bytes + (entries + OWN_INODES) * INODE_BYTES + data_bytes // 1024 + 4 * 1024**2
+    return data_bytes + entries * INODE_BYTES + data_bytes // 1024 + 4 * 1024**2
 
 
 def _run(argv: list[str]) -> str:
@@ -96,15 +96,19 @@ def _run(argv: list[str]) -> str:
     return (found.stderr or found.stdout).decode(errors="replace").strip()[:300] or f"exit {found.returncode}"
 
 
-def make(root: Path, *, data_bytes: int, entries: int, uid: int, gid: int, executable: bool) -> JobDisk:
+def make(
+    root: Path, *, data_bytes: int, entries: int, uid: int, gid: int, executable: bool, spares: int = 0
+) -> JobDisk:
     """Make, format and mount the job's filesystem under ``root`` (the job's folder, root's,
     0700): ``root/disk.img`` mounted at ``root/rw``, holding the job's folders (its uid's,
-    0700). Raises :class:`DiskRefused` with the reason when it cannot."""
+    0700), and ``spares`` empty ``out`` folders for :func:`renew`. Raises
+    :class:`DiskRefused` with the reason when it cannot."""
+    own = OWN_INODES + spares
     reason = missing()
     if reason:
         raise DiskRefused(f"no filesystem of its own for the job: {reason}")
     image, mount = Path(root) / "disk.img", Path(root) / "rw"
-    size = image_bytes(data_bytes, entries)
+    size = image_bytes(data_bytes, entries + own)
     free = os.statvfs(root)
     if free.f_bavail * free.f_frsize < size:
         raise DiskRefused(
@@ -119,7 +123,7 @@ def make(root: Path, *, data_bytes: int, entries: int, uid: int, gid: int, execu
         os.close(descriptor)
     mount.mkdir(mode=0o700)
     failure = _run(
-        [MKFS, "-q", "-F", "-N", str(entries + OWN_INODES), "-I", str(INODE_BYTES), "-m", "0", "-b", "4096",
+        [MKFS, "-q", "-F", "-N", str(entries + own), "-I", str(INODE_BYTES), "-m", "0", "-b", "4096",
          "-O", "^has_journal,^resize_inode", "-E", "lazy_itable_init=1,nodiscard,root_owner=0:0", str(image)]
     )  # fmt: skip
     if not failure:
@@ -136,6 +140,11 @@ def make(root: Path, *, data_bytes: int, entries: int, uid: int, gid: int, execu
         for name in FOLDERS:
             (mount / name).mkdir(mode=0o700)
             os.chown(mount / name, uid, gid)
+        for folder in (".reserved", ".reserved/spent", ".reserved/spares"):
+            (mount / folder).mkdir(mode=0o700)
+        for number in range(spares):
+            (mount / ".reserved" / "spares" / f"out-{number}").mkdir(mode=0o700)
+            os.chown(mount / ".reserved" / "spares" / f"out-{number}", uid, gid)
         _reserve(mount, data_bytes, entries)
         info = os.statvfs(mount)
     except OSError as error:
@@ -150,7 +159,6 @@ def _reserve(mount: Path, data_bytes: int, entries: int) -> None:
     quota, to the block and to the entry. ``fallocate`` only marks the blocks: the sparse
     image grows by nothing."""
     folder = mount / ".reserved"
-    folder.mkdir(mode=0o700)
     info = os.statvfs(mount)
     extra = info.f_bavail * info.f_frsize - data_bytes
     if extra >= info.f_frsize:
@@ -161,6 +169,19 @@ def _reserve(mount: Path, data_bytes: int, entries: int) -> None:
             os.close(descriptor)
     for number in range(max(os.statvfs(mount).f_favail - entries, 0)):
         os.close(os.open(folder / str(number), os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600))
+
+
+def renew(mount: Path, name: str) -> None:
+    """Give the job an empty ``name`` folder: the one it has is renamed aside into root's
+    own folder (one rename, however much it holds; its bytes still count against the quota)
+    and a spare made with the filesystem takes its place (so this needs no block and no
+    inode the job may have used up)."""
+    spares = sorted((mount / ".reserved" / "spares").glob(f"{name}-*"), key=lambda p: int(p.name.rsplit("-", 1)[1]))
+    if not spares:
+        raise OSError(f"no spare {name} folder left on the job's filesystem")
+    spent = mount / ".reserved" / "spent"
+    os.rename(mount / name, spent / spares[0].name)
+    os.rename(spares[0], mount / name)
 
 
 def _mounted(folder: Path) -> list[str]:
