@@ -10,13 +10,14 @@ import os
 import signal
 import time
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from django.utils import timezone
 
 from annotator.actions.bundles import do_sweep_bundle_runs
 from annotator.models import BundleRun, Submission
-from tests.grading.sandbox_helpers import LEGAL_BUILD, ROWS_RUN, bundle, needs_sandbox
+from tests.grading.sandbox_helpers import LEGAL_BUILD, ROWS_RUN, bundle, needs_sandbox, range_processes
 from tests.grading.test_hostile_bundles import bench, no_leftovers  # noqa: F401
 
 pytestmark = [needs_sandbox, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -29,13 +30,14 @@ def wait_until(condition, seconds: float = 60, what: str = "") -> None:
         time.sleep(0.1)
 
 
-def live_descendants(pid: int) -> list[int]:
-    """Processes below ``pid`` that are not zombies (``/proc``)."""
+def stage_processes(pid: int) -> list[int]:
+    """The live processes below ``pid`` that run as a job's uid: a stage's own, once its
+    command runs (not the sandbox's trial run, not bwrap itself)."""
     parents: dict[int, int] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
-                fields = open(f"/proc/{entry}/stat").read().rsplit(")", 1)[1].split()  # noqa: SIM115
+                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
             except OSError:
                 continue
             if fields[0] != "Z":
@@ -44,7 +46,7 @@ def live_descendants(pid: int) -> list[int]:
     while frontier:
         frontier = {child for child, parent in parents.items() if parent in frontier}
         found += frontier
-    return found
+    return [p for p in found if p in set(range_processes())]
 
 
 def board_labels(on) -> list[str]:
@@ -77,7 +79,7 @@ def test_rows_the_build_wrote_into_out_never_count(bench):  # noqa: F811
 def test_a_run_the_sweep_ended_stores_and_scores_nothing_and_never_reaches_the_leaderboard(bench):  # noqa: F811
     slow = "sleep 6\n" + LEGAL_BUILD
     swept = bench.submit(bundle(build=slow, run=ROWS_RUN), "swept")
-    wait_until(lambda: live_descendants(bench.process.pid), what="the build's processes")
+    wait_until(lambda: stage_processes(bench.process.pid), what="the build's processes")
     # The worker's heartbeat, as if it had lapsed: the sweep ends the run while it builds.
     old = timezone.now() - timedelta(hours=1)
     BundleRun.objects.filter(pk=swept, status=BundleRun.Status.RUNNING).update(heartbeat_at=old)
@@ -96,11 +98,11 @@ def test_a_stage_dies_at_its_wall_clock_while_the_worker_is_stopped(bench, setti
     settings.FRAMELEDGER_BUNDLE_BUILD_SECONDS = 3
     forever = "while true; do sleep 0.2; done\n"
     run_id = bench.submit(bundle(build=forever), "forever")
-    wait_until(lambda: live_descendants(bench.process.pid), what="the build's processes")
+    wait_until(lambda: stage_processes(bench.process.pid), what="the build's processes")
     os.kill(bench.process.pid, signal.SIGSTOP)
     try:
         # The worker cannot run a line of Python: only the stage's own watchdog can end it.
-        wait_until(lambda: not live_descendants(bench.process.pid), seconds=12, what="the stage's end")
+        wait_until(lambda: not stage_processes(bench.process.pid), seconds=12, what="the stage's end")
     finally:
         os.kill(bench.process.pid, signal.SIGCONT)
     body = bench.wait(run_id)[0]
