@@ -28,7 +28,8 @@ COPY --chown=root:root . /app
 ENV PATH=/app/.venv/bin:$PATH PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 \
     DJANGO_SETTINGS_MODULE=deploy.settings FRAMELEDGER_MEDIA_ROOT=/srv/media
 # The code and venv belong to root and are read-only for the service user; only /srv/media,
-# var/ and the metrics folder are writable. The bundles worker alone runs as root (compose).
+# var/ and the metrics folder are writable. The bundles worker alone runs as root (compose), with
+# bubblewrap, mount and e2fsprogs from deploy/image-setup: each job's own loop-mounted filesystem.
 USER frameledger
 EXPOSE 8000
 CMD [".venv/bin/gunicorn", "-c", "deploy/gunicorn.conf.py", "deploy.asgi:application"]

@@ -413,9 +413,9 @@ FRAMELEDGER_BUNDLE_MAX_BYTES = envint("FRAMELEDGER_BUNDLE_MAX_BYTES", 256 * 1024
 # What a bundle's zip may inflate to in all (checked while inflating; the ratio cap is
 # FRAMELEDGER_ZIP_MAX_RATIO, as for submission archives).
 FRAMELEDGER_BUNDLE_MAX_INFLATED_BYTES = envint("FRAMELEDGER_BUNDLE_MAX_INFLATED_BYTES", 1024**3)
-# Per stage: the memory cgroup's limit (where the host has one), the disk the job's writable
-# folders may hold (counted while it runs, killed past it), their entries, and the size of
-# each private tmpfs (/tmp, /var/tmp, /dev/shm) inside.
+# Per stage: the memory cgroup's limit (where the host has one); per job: the size and the inode
+# count of its own filesystem (its writable folders; ENOSPC past them); and the size of each
+# private tmpfs (/tmp, /var/tmp, /dev/shm) inside.
 FRAMELEDGER_BUNDLE_CGROUP_MEMORY_BYTES = envint("FRAMELEDGER_BUNDLE_CGROUP_MEMORY_BYTES", 16 * 1024**3)
 FRAMELEDGER_BUNDLE_DISK_BYTES = envint("FRAMELEDGER_BUNDLE_DISK_BYTES", 16 * 1024**3)
 FRAMELEDGER_BUNDLE_DISK_ENTRIES = envint("FRAMELEDGER_BUNDLE_DISK_ENTRIES", 200_000)

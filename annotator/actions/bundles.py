@@ -215,7 +215,11 @@ def do_run_bundle(run_id: int) -> BundleRun:
     except Exception as error:  # a fault of the runner itself: recorded on the run, never left running
         logger.exception("bundle run %s failed", run.pk)
         return _error(run, f"the runner failed: {type(error).__name__}: {error}", stages, enforcement.as_dict())
-    tick()
+    overran = [s for s in stages if s.overran]
+    if overran:
+        message = "; ".join(f"{s.name} ran {s.seconds:.0f} s, past its limit" for s in overran)
+        message += ": nothing of the run counts"
+        return _error(run, message, stages, record)
     try:
         return _score(run, stages, rows, record)
     except Exception as error:
@@ -266,7 +270,7 @@ def _error(run: BundleRun, message: str, stages: list, enforcement: dict | None 
     ended = _finish(
         run.pk,
         status=BundleRun.Status.ERROR,
-        outcome=message[:2000],
+        outcome=sandbox.log_text(message.encode("utf-8", "surrogateescape"))[:2000],
         stages=[s.as_dict() for s in stages],
         enforcement=enforcement or {},
         finished_at=timezone.now(),
@@ -320,49 +324,66 @@ def outcome_of(stages: list[sandbox.StageResult]) -> str:
     return "; ".join(parts) or "ok"
 
 
+class _EndedElsewhere(Exception):
+    """The run had ended (the sweep) before its rows could count: nothing of them is kept."""
+
+
 def _score(run: BundleRun, stages: list, rows: bytes, enforcement: dict) -> BundleRun:
-    with transaction.atomic():
-        submission = Submission.objects.create(
-            packet=run.version.packet,
-            label=run.label,
-            original_name=f"bundle-{run.pk}/results.jsonl",
-            batch=f"bundle-{run.pk}",
-            content=rows,
-            sha256=hashlib.sha256(rows).hexdigest(),
-            size_bytes=len(rows),
-            uploaded_by=run.created_by,
-        )
-        record(
-            None,
-            "bundle_submission",
-            submission,
-            packet=submission.packet,
-            hashes={"batch": submission.batch, "submissions": {str(submission.pk): row_seal(submission)}},
-            details={"bundle_run": run.pk, "sha256": submission.sha256},
-        )
-        scoring_run = do_start_scoring_run(run.version, [submission], actor=run.created_by, dispatch=False)
+    """Store the rows, score them and end the run ``done``, in one transaction: rows count
+    only with a run that ends ``done`` here. Its first write takes the run (the row's lock on
+    PostgreSQL, the database's write lock on SQLite) and renews its heartbeat, so the sweep
+    cannot end it in between; a run the sweep has already ended (or another worker holds)
+    stores and scores nothing."""
+    try:
+        with transaction.atomic():
+            taken = BundleRun.objects.filter(pk=run.pk, status=BundleRun.Status.RUNNING, worker=_worker_name())
+            if not taken.update(heartbeat_at=timezone.now()):
+                raise _EndedElsewhere
+            ended = _store_and_score(run, stages, rows, enforcement)
+            if ended is None:
+                raise _EndedElsewhere
+    except _EndedElsewhere:
+        logger.warning("bundle run %s had already ended; its rows were not stored or scored", run.pk)
+        return BundleRun.objects.get(pk=run.pk)
+    return ended
+
+
+def _store_and_score(run: BundleRun, stages: list, rows: bytes, enforcement: dict) -> BundleRun | None:
+    """The body of :func:`_score`; the caller holds the transaction and the run."""
+    submission = Submission.objects.create(
+        packet=run.version.packet,
+        label=run.label,
+        original_name=f"bundle-{run.pk}/results.jsonl",
+        batch=f"bundle-{run.pk}",
+        content=rows,
+        sha256=hashlib.sha256(rows).hexdigest(),
+        size_bytes=len(rows),
+        uploaded_by=run.created_by,
+    )
+    record(
+        None,
+        "bundle_submission",
+        submission,
+        packet=submission.packet,
+        hashes={"batch": submission.batch, "submissions": {str(submission.pk): row_seal(submission)}},
+        details={"bundle_run": run.pk, "sha256": submission.sha256},
+    )
+    scoring_run = do_start_scoring_run(run.version, [submission], actor=run.created_by, dispatch=False)
     for chunk in run_chunks(scoring_run):
         do_score_batch(scoring_run.pk, chunk)
     score = SubmissionScore.objects.get(run=scoring_run, submission=submission)
-    outcome = outcome_of(stages)
-    ended = _finish(
+    return _finish(
         run.pk,
         stages=[s.as_dict() for s in stages],
         enforcement=enforcement,
         submission=submission,
         score=score,
         status=BundleRun.Status.DONE,
-        outcome=outcome,
+        outcome=outcome_of(stages),
         finished_at=timezone.now(),
         hashes={"rows": submission.sha256},
         details={"reward": score.reward, "seconds": {s.name: s.seconds for s in stages}},
     )
-    if ended is None:
-        logger.warning(
-            "bundle run %s had already ended; its scored rows (submission %s) are not its", run.pk, submission.pk
-        )
-        return BundleRun.objects.get(pk=run.pk)
-    return ended
 
 
 def zip_folder(folder: Path) -> bytes:

@@ -49,7 +49,7 @@ def test_every_application_service_builds_the_image_and_only_sandbox_workers_are
 def test_image_setup_lists_and_checks_the_packages():
     listed = subprocess.run([ROOT / "deploy/image-setup", "--list"], capture_output=True, text=True, check=True)
     packages = listed.stdout.split()
-    assert {"nginx", "bubblewrap", "util-linux", "curl"} <= set(packages)
+    assert {"nginx", "bubblewrap", "util-linux", "mount", "e2fsprogs", "curl"} <= set(packages)
     check = subprocess.run([ROOT / "deploy/image-setup", "--check"], capture_output=True, text=True)
     installed = all(subprocess.run(["dpkg-query", "-W", p], capture_output=True).returncode == 0 for p in packages)
     assert check.returncode == (0 if installed else 1), check.stderr

@@ -48,7 +48,7 @@ def test_a_well_behaved_bundle_is_built_and_called_in_calls_of_at_most_the_limit
     assert [s.name for s in stages] == ["build", "call-1", "call-2"]
     assert [s.requests for s in stages[1:]] == [3, 2] and all(s.outcome == "ok" for s in stages)
     assert [json.loads(line)["query_id"] for line in rows.splitlines()] == [r["query_id"] for r in REQUESTS]
-    assert (job.index / "manifest").stat().st_uid == 0  # frozen after the build
+    assert not job.rw.exists() and job.disk["free_entries"] >= 200_000  # its filesystem, gone with it
     assert all(s.enforced["cgroups"] for s in stages) or not sandbox.probe().cgroups
 
 
@@ -72,13 +72,14 @@ def test_writes_outside_its_folders_are_refused(jobs):
         + "".join(f'if echo x >> "{t}" 2>/dev/null; then echo "WROTE"; else echo "denied {t}"; fi\n' for t in targets)
         + 'echo ok > "$index/manifest"\n'
     )
-    write_index = ROWS_RUN + 'index=$(dirname $(dirname "$q"))/../work/index\necho x > "$index/manifest" || exit 0\n'
+    write_index = ROWS_RUN + 'index=$(dirname $(dirname "$q"))/../work/index\n'
+    write_index += 'echo x > "$index/manifest"\ncat "$index/manifest"\n'
     job, stages, rows = run(jobs, bundle(build=script, run=write_index))
     assert stages[0].outcome == "ok", stages[0].stderr
     assert b"WROTE" not in stages[0].stdout and stages[0].stdout.count(b"denied") == len(targets)
     assert not outside.exists() and not (job.root / "work" / "sibling").exists()
     assert json.loads(job.root.joinpath("task/data/corpus/records.jsonl").read_text())["video_id"] == "v1"
-    assert (job.index / "manifest").read_text() == "ok\n"  # the call could not rewrite the index
+    assert all(s.stdout == b"ok\n" for s in stages[1:])  # the call could not rewrite the index
     assert all(b"Read-only file system" in s.stderr for s in stages[1:])  # the index is bound read-only
 
 
@@ -220,16 +221,6 @@ def test_a_bundle_cannot_make_a_user_namespace_of_its_own(jobs):
     assert b"no user namespace" in stages[0].stdout and b"\n0\n" not in b"\n" + stages[0].stdout
 
 
-def test_an_unlinked_file_held_open_counts_against_the_disk_quota(jobs):
-    # The folders alone would count nothing: the file has no name, only a descriptor.
-    hold = "exec 3>$TMPDIR/big; rm $TMPDIR/big\nhead -c 200000000 /dev/zero >&3\necho held; sleep 8\n" + LEGAL_BUILD
-    _, stages, rows = run(jobs, bundle(build=hold), disk_bytes=30 * 1024**2)
-    build = stages[0]
-    assert build.outcome == "killed" and "disk quota" in build.killed, (build.outcome, build.stdout)
-    assert build.seconds < 8 and len(stages) == 1 and rows == b""
-    assert settle(jobs[1]) == []
-
-
 @pytest.mark.skipif(not Path("/usr/local/etc").is_dir(), reason="the host has no /usr/local/etc")
 def test_the_hosts_configuration_under_usr_local_etc_is_not_inside(jobs):
     # /usr is bound whole, but /usr/local/etc is host configuration (it may name registry tokens)
@@ -238,22 +229,6 @@ def test_the_hosts_configuration_under_usr_local_etc_is_not_inside(jobs):
     _, stages, _ = run(jobs, bundle(build=look))
     assert stages[0].outcome == "ok" and b"listed" in stages[0].stdout, stages[0].stderr
     assert b"INSIDE" not in stages[0].stdout, (names, stages[0].stdout)
-
-
-def test_fallocate_cannot_reserve_gigabytes_ahead_of_the_disk_count(jobs):
-    # fallocate(2) would reserve a gigabyte at once, far between two looks of the disk count;
-    # refused, a program that wants the space writes it, at the disk's speed.
-    grab = (
-        "for i in 1 2 3; do fallocate -l 1G $TMPDIR/grab-$i 2>&1 || echo refused; done\n"
-        "du -sk $TMPDIR | cut -f1 | sed 's/^/KIB /'\n" + LEGAL_BUILD
-    )
-    _, stages, _ = run(jobs, bundle(build=grab), disk_bytes=64 * 1024**2)
-    build = stages[0]
-    assert build.outcome == "ok", (build.outcome, build.stderr)
-    assert build.stdout.count(b"refused") == 3 and b"Operation not supported" in build.stdout, build.stdout
-    kib = int(build.stdout.split(b"KIB ")[1].split()[0])
-    assert kib < 1024, build.stdout  # nothing was reserved
-    assert settle(jobs[1]) == []
 
 
 BUSY = "python3 -c 'import time\nend = time.time() + 3\nwhile time.time() < end: pass\nprint(time.process_time())'"

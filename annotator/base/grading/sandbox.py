@@ -8,8 +8,9 @@ other job. The stage is a new pid namespace whose first process is bwrap's init:
 command ends, or at the wall-clock limit, every process of the stage dies with it. Each
 job has a uid of its own (leased by the caller from a range, ``sandbox_host.uid_lease``),
 so its process limit and its files are its own; each stage has its own cgroup (pids and
-memory, where the host has them); the disk a job writes is counted while it runs and the
-stage killed past its quota. What was enforced is recorded with every stage.
+memory, where the host has them); the job's writable folders are a filesystem of its own,
+of fixed size and inode count (``sandbox_disk``), so the kernel answers ``ENOSPC`` at the
+quota: nothing is counted. What was enforced is recorded with every stage.
 
 The layout of one job (``root``, mode 0700, made by :func:`prepare`):
 
@@ -17,9 +18,13 @@ The layout of one job (``root``, mode 0700, made by :func:`prepare`):
 |---|---|---|---|
 | ``app/`` | ``/job/app`` (read-only) | root | the bundle |
 | ``task/data/corpus/``, ``task/queries/`` | ``/job/task`` (read-only) | root | corpus, requests |
-| ``work/index/`` | ``/job/work/index`` (read-write in the build, read-only after) | the job's uid | the index |
-| ``out/``, ``tmp/``, ``cache/`` | ``/job/out``, ``/job/tmp`` (``HOME``), ``/job/cache`` | the job's uid | |
+| ``disk.img`` | | root | the job's filesystem (ext4 image, sparse), while the job runs |
+| ``rw/index/`` | ``/job/work/index`` (read-write in the build, read-only after) | the job's uid | the index |
+| ``rw/out/``, ``rw/tmp/``, ``rw/cache/`` | ``/job/out``, ``/job/tmp`` (``HOME``), ``/job/cache`` | the job's uid | |
 | ``etc/`` | ``/etc`` (read-only) | root | the minimal ``/etc`` |
+
+``rw/`` is the mount point of ``disk.img``: mounted when the bundle starts (:func:`job_disk`),
+unmounted and removed when it ends.
 
 The ground truth never enters the job: the caller scores the rows after the bundle has
 finished, in its own process. Without root or without bwrap nothing runs
@@ -28,86 +33,46 @@ finished, in its own process. Without root or without bwrap nothing runs
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import resource
 import shutil
-import signal
 import stat
 import subprocess
-import threading
-import time
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from annotator.base.grading import sandbox_disk as disk
 from annotator.base.grading import sandbox_host as host
 from annotator.base.grading import sandbox_root as broot
+from annotator.base.grading import sandbox_seccomp as seccomp
 from annotator.base.grading.bundle_zip import BUNDLE_ZIP_LIMITS, ENTRY_POINTS, BundleError, extract
+from annotator.base.grading.sandbox_stage import (
+    GiB,
+    Job,
+    Limits,
+    StageResult,
+    _memfd,
+    environment,
+    inside,
+    log_text,
+    run_stage,
+)  # fmt: skip
 from annotator.base.grading.uploads import ZipLimits
 
 __all__ = [
-    "BUNDLE_ZIP_LIMITS", "ENTRY_POINTS", "BundleError", "Enforcement", "Job", "Limits", "SandboxRefused",
-    "StageResult", "cleanup", "extract", "prepare", "probe", "run_bundle", "run_stage",
+    "BUNDLE_ZIP_LIMITS", "ENTRY_POINTS", "GiB", "BundleError", "Enforcement", "Job", "Limits", "SandboxRefused",
+    "StageResult", "cleanup", "environment", "extract", "inside", "job_disk", "log_text", "prepare", "probe",
+    "run_bundle", "run_stage",
 ]  # fmt: skip
 
-GiB = 1024**3
 DEFAULT_UIDS = range(2_000_000, 2_001_000)
 
 
 class SandboxRefused(RuntimeError):
     """The machine cannot sandbox the bundle (no root, no bwrap): it is not run."""
-
-
-@dataclass(frozen=True)
-class Limits:
-    build_seconds: float = 3600.0
-    call_seconds: float = 2700.0
-    requests_per_call: int = 250
-    processes: int = 512  # RLIMIT_NPROC of the job's own uid, and pids.max of the stage's cgroup
-    file_bytes: int = 16 * GiB  # RLIMIT_FSIZE: the largest file a stage may write
-    address_space_bytes: int = 32 * GiB  # RLIMIT_AS per process; 0 = none (CUDA reserves more)
-    open_files: int = 4096
-    log_bytes: int = 256 * 1024  # kept per stream and stage
-    memory_bytes: int = 16 * GiB  # the stage's memory cgroup (tmpfs pages count), where there is one
-    disk_bytes: int = 16 * GiB  # what the job's writable folders may hold together; killed past it
-    disk_entries: int = 200_000  # files and folders in them
-    tmpfs_bytes: int = 256 * 1024**2  # each of /tmp, /var/tmp, /dev/shm inside
-
-    def as_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def of(cls, pinned: dict) -> Limits:
-        """Limits pinned on a run (older rows lack the newer keys: defaults)."""
-        known = set(cls.__dataclass_fields__)
-        return cls(**{k: v for k, v in pinned.items() if k in known})
-
-
-@dataclass
-class StageResult:
-    name: str
-    argv: list[str]
-    seconds: float = 0.0
-    exit_code: int | None = None
-    signal: str | None = None
-    timed_out: bool = False
-    stdout: bytes = b""
-    stderr: bytes = b""
-    dropped_bytes: int = 0
-    outcome: str = ""  # ok | timeout | failed | killed
-    killed: str = ""  # why the runner killed the stage before its end (disk quota)
-    note: str = ""  # e.g. the output was not a plain file
-    requests: int = 0
-    rows: int = 0
-    enforced: dict = field(default_factory=dict)
-
-    def as_dict(self) -> dict:
-        body = asdict(self)
-        body["stdout"] = self.stdout.decode("utf-8", "replace")
-        body["stderr"] = self.stderr.decode("utf-8", "replace")
-        return body
 
 
 @dataclass(frozen=True)
@@ -129,19 +94,19 @@ class Enforcement:
             "network": "new network namespace (loopback only): no host address, no abstract socket",
             "pid_namespace": True,
             "filesystem_sockets": "none: no host folder holding one is inside",
-            "seccomp": "kernel keyrings, new user namespaces and fallocate refused"
-            if broot.seccomp_program() is not None
+            "seccomp": seccomp.SUMMARY
+            if seccomp.program() is not None
             else f"none: no filter for {os.uname().machine}",
             "cgroups": dict(self.cgroups) or "none on this host: pid namespace, RLIMIT_NPROC of the job's uid",
-            "disk": "the job's writable folders and the unlinked files its processes hold counted every 0.5 s, "
-            "the stage killed past limits.disk_bytes",
+            "disk": "the job's writable folders are a filesystem of its own (ext4 on a loop device, "
+            "limits.disk_bytes and limits.disk_entries inodes): ENOSPC at the limit, held by the kernel",
             "notes": list(self.notes),
         }
 
 
 def _trial() -> str:
     """Run ``true`` in a minimal root the way stages run (its seccomp filter too); '' when it works."""
-    program = broot.seccomp_program()
+    program = seccomp.program()
     filters = [] if program is None else [_memfd("bwrap-seccomp", program)]
     args = [
         "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--die-with-parent",
@@ -166,6 +131,10 @@ def probe() -> Enforcement:
     if not (os.access(broot.BWRAP, os.X_OK) and os.access(broot.SETPRIV, os.X_OK)):
         return Enforcement(False, f"{broot.BWRAP} (Debian package bubblewrap) or {broot.SETPRIV} (util-linux) "
                            "is not installed: bundle runs are refused (never run unsandboxed)")  # fmt: skip
+    missing = disk.missing()
+    if missing:
+        return Enforcement(False, f"{missing}: the worker cannot give a job a filesystem of its own, so bundle "
+                           "runs are refused (never run with unbounded disk)")  # fmt: skip
     failure = _trial()
     if failure:
         return Enforcement(False, f"bwrap cannot build a sandbox here ({failure}): bundle runs are refused")
@@ -175,41 +144,6 @@ def probe() -> Enforcement:
 
 
 # ------------------------------------------------------------------------- the layout
-
-
-@dataclass
-class Job:
-    root: Path
-    uid: int
-    gid: int
-
-    app = property(lambda self: self.root / "app")
-    corpus = property(lambda self: self.root / "task" / "data" / "corpus")
-    index = property(lambda self: self.root / "work" / "index")
-    out = property(lambda self: self.root / "out")
-    tmp = property(lambda self: self.root / "tmp")
-    cache = property(lambda self: self.root / "cache")
-    etc = property(lambda self: self.root / "etc")
-
-    def call_queries(self, number: int) -> Path:
-        return self.root / "task" / "queries" / f"call-{number}.jsonl"
-
-    def call_output(self, number: int) -> Path:
-        return self.out / f"call-{number}.jsonl"
-
-    def writable(self) -> list[Path]:
-        return [self.index, self.out, self.tmp, self.cache]
-
-
-def inside(path: Path, job: Job) -> str:
-    """A job path as the bundle sees it."""
-    return str(broot.INSIDE / Path(path).relative_to(job.root))
-
-
-def _own(path: Path, uid: int, gid: int, mode: int) -> None:
-    path.mkdir(parents=True, exist_ok=True)
-    os.chmod(path, mode)
-    os.chown(path, uid, gid)
 
 
 def prepare(
@@ -247,223 +181,51 @@ def prepare(
         for path in [folder, *(Path(e.path) for e, _ in host.walk(folder))]:
             mode = path.lstat().st_mode
             os.chmod(path, 0o755 if stat.S_ISDIR(mode) or mode & 0o111 else 0o444)
-    _own(job.root / "work", 0, 0, 0o755)
-    for folder in job.writable():
-        _own(folder, job.uid, job.gid, 0o700)
     broot.write_etc(job.etc, job.uid, job.gid)
     return job, calls
 
 
-def freeze_index(job: Job) -> None:
-    """After the build: the index belongs to root and nobody may write it (the calls
-    also see it through a read-only bind). Iterative: any depth."""
-    for path in [job.index, *(Path(e.path) for e, _ in host.walk(job.index))]:
-        try:
-            os.chown(path, 0, 0, follow_symlinks=False)
-            if not path.is_symlink():
-                os.chmod(path, 0o555 if path.is_dir() else 0o444)
-        except OSError:
-            continue
+@contextlib.contextmanager
+def job_disk(job: Job, limits: Limits, *, device: str = "cpu", calls: int = 0) -> Iterator[disk.JobDisk]:
+    """The job's filesystem for as long as the block runs (``job.rw``: the index, out,
+    tmp and cache folders). At its end every process of the job's uid is killed, then the
+    filesystem is unmounted and its image removed, whatever the job wrote in it (no walk).
+    :class:`SandboxRefused` when the worker cannot make it: never run with unbounded disk."""
+    try:
+        made = disk.make(
+            job.root, data_bytes=limits.disk_bytes, entries=limits.disk_entries, uid=job.uid, gid=job.gid,
+            executable=device == "cuda", spares=calls,
+        )  # fmt: skip
+    except (disk.DiskRefused, OSError) as error:
+        raise SandboxRefused(str(error) if isinstance(error, disk.DiskRefused) else error.strerror) from None
+    try:
+        yield made
+    finally:
+        host.kill_uid(job.uid)
+        left = disk.release(made.image, made.mount)
+        if left:
+            raise OSError(f"the job's filesystem was not released: {'; '.join(left)}")
 
 
 # ------------------------------------------------------------------------ the process
 
 
-def environment(job: Job) -> dict:
-    runtime = broot.runtime()
-    env = {
-        "PATH": f"{runtime.python_bin}:/usr/local/bin:/usr/bin:/bin",
-        "PYTHONPATH": runtime.pythonpath,
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "HOME": inside(job.tmp, job),
-        "TMPDIR": inside(job.tmp, job),
-        "XDG_CACHE_HOME": inside(job.cache, job),
-        "RETRIEVAL_CACHE_DIR": inside(job.cache, job),
-        "LANG": "C.UTF-8",
-        "OMP_NUM_THREADS": os.environ.get("FRAMELEDGER_SANDBOX_THREADS", "1"),
-    }
-    if "CUDA_VISIBLE_DEVICES" in os.environ:
-        env["CUDA_VISIBLE_DEVICES"] = os.environ["CUDA_VISIBLE_DEVICES"]
-    return env
-
-
-def _pre_exec(limits: Limits, seconds: float, cgroups: list[bytes]):
-    # CPU seconds: every core busy for the whole stage is the most a stage can use
-    # legitimately (RLIMIT_CPU counts all threads of a process).
-    cpu = int(seconds * (os.cpu_count() or 1)) + 1
-    memory = limits.address_space_bytes or resource.RLIM_INFINITY
-    pid = b"%d"
-
-    def apply() -> None:
-        os.setsid()
-        for procs in cgroups:  # join the stage's cgroups before anything can fork
-            descriptor = os.open(procs, os.O_WRONLY)
-            try:
-                os.write(descriptor, pid % os.getpid())
-            finally:
-                os.close(descriptor)
-        for name, value in (
-            (resource.RLIMIT_NPROC, limits.processes),
-            (resource.RLIMIT_FSIZE, limits.file_bytes),
-            (resource.RLIMIT_CPU, cpu),
-            (resource.RLIMIT_AS, memory),
-            (resource.RLIMIT_NOFILE, limits.open_files),
-            (resource.RLIMIT_CORE, 0),
-        ):
-            resource.setrlimit(name, (value, value))
-
-    return apply
-
-
-class _Capture(threading.Thread):
-    """Reads a pipe to its end, keeping the first ``cap`` bytes."""
-
-    def __init__(self, stream, cap: int):
-        super().__init__(daemon=True)
-        self.stream, self.cap, self.kept, self.dropped = stream, cap, bytearray(), 0
-
-    def run(self) -> None:
-        try:
-            while chunk := self.stream.read(65536):
-                room = self.cap - len(self.kept)
-                self.kept += chunk[: max(room, 0)]
-                self.dropped += max(len(chunk) - max(room, 0), 0)
-        except (OSError, ValueError):
-            pass
-
-
-def _memfd(name: str, data: bytes) -> int:
-    descriptor = os.memfd_create(name, 0)
-    os.write(descriptor, data)
-    os.lseek(descriptor, 0, os.SEEK_SET)
-    return descriptor
-
-
-def _args_fd(args: Sequence[str]) -> int:
-    return _memfd("bwrap-args", b"".join(a.encode() + b"\0" for a in args))
-
-
-def run_stage(
-    job: Job,
-    name: str,
-    argv: Sequence[str],
-    seconds: float,
-    limits: Limits,
-    *,
-    index_writable: bool,
-    device: str = "cpu",
-    tick: Callable[[], None] | None = None,
-) -> StageResult:
-    """Run one stage in its allow-list root; every process of it is dead on return."""
-    result = StageResult(name=name, argv=list(argv))
-    unique = f"{job.root.parent.name}-{job.root.name}-{name}-{os.getpid()}-{time.monotonic_ns()}"  # never shared
-    group = host.stage_cgroup(unique, pids=limits.processes, memory_bytes=limits.memory_bytes)
-    read_only = [(job.app, broot.INSIDE / "app"), (job.root / "task", broot.INSIDE / "task")]
-    writable = [(job.out, broot.INSIDE / "out"), (job.tmp, broot.INSIDE / "tmp"), (job.cache, broot.INSIDE / "cache")]
-    (writable if index_writable else read_only).append((job.index, broot.INSIDE / "work" / "index"))
-    program = broot.seccomp_program()
-    filters = [] if program is None else [_memfd("bwrap-seccomp", program)]
-    args = broot.bwrap_args(
-        uid=job.uid, gid=job.gid, etc=job.etc, read_only=read_only, writable=writable, env=environment(job),
-        argv=argv, tmpfs_bytes=limits.tmpfs_bytes, devices=broot.nvidia_devices() if device == "cuda" else (),
-        seccomp_fd=filters[0] if filters else None,
-    )  # fmt: skip
-    split = args.index("--")  # bwrap takes options through the descriptor, the command on its own line
-    descriptor = _args_fd(args[:split])
-    started = time.monotonic()
-    readers: list[_Capture] = []
-    try:
-        with subprocess.Popen(
-            [broot.BWRAP, "--args", str(descriptor), *args[split:]],
-            pass_fds=(descriptor, *filters),
-            cwd="/",
-            env={"PATH": "/usr/bin:/bin"},
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            preexec_fn=_pre_exec(limits, seconds, group.procs),  # noqa: PLW1509 (setsid, cgroup, setrlimit)
-        ) as process:
-            os.close(descriptor)
-            descriptor = -1
-            for kept in filters:
-                os.close(kept)
-            filters = []
-            readers = [_Capture(process.stdout, limits.log_bytes), _Capture(process.stderr, limits.log_bytes)]
-            for reader in readers:
-                reader.start()
-            _watch(process, job, result, seconds, limits, index_writable, tick)
-            if process.poll() is None:
-                process.kill()  # bwrap's init gets SIGKILL with it (--die-with-parent): the namespace ends
-            group.kill()
-            host.kill_uid(job.uid)
-            process.wait()
-            for reader in readers:
-                reader.join(timeout=5)
-    finally:
-        if descriptor >= 0:
-            os.close(descriptor)
-        for kept in filters:
-            os.close(kept)
-        group.kill()
-        host.kill_uid(job.uid)
-        result.enforced = {"cgroups": group.enforced, "peak": group.peak(), "notes": group.notes}
-        group.remove()
-    result.seconds = round(time.monotonic() - started, 3)
-    if readers:
-        result.stdout, result.stderr = bytes(readers[0].kept), bytes(readers[1].kept)
-        result.dropped_bytes = readers[0].dropped + readers[1].dropped
-    code = process.returncode
-    result.exit_code = code
-    if code is not None and code < 0:
-        result.signal = signal.Signals(-code).name
-    elif code is not None and code > 128:
-        try:
-            result.signal = signal.Signals(code - 128).name  # bwrap reports the child's signal so
-        except ValueError:
-            pass
-    if result.killed:
-        result.outcome = "killed"
-    else:
-        result.outcome = "timeout" if result.timed_out else "ok" if code == 0 else "failed"
-    return result
-
-
-def _watch(process, job: Job, result: StageResult, seconds: float, limits: Limits, index_writable: bool, tick) -> None:
-    """Wait for the stage; kill it at the wall clock or past the disk quota."""
-    deadline = time.monotonic() + seconds
-    folders = job.writable() if index_writable else job.writable()[1:]
-    last_tick = time.monotonic()
-    while True:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            result.timed_out = True
-            return
-        try:
-            process.wait(timeout=min(0.5, remaining))
-            return
-        except subprocess.TimeoutExpired:
-            pass
-        used, entries = host.usage(folders + ([] if index_writable else [job.index]), held_by=job.uid)
-        if used > limits.disk_bytes or entries > limits.disk_entries:
-            result.killed = (
-                f"disk quota: the job's folders hold {used} bytes in {entries} entries "
-                f"(at most {limits.disk_bytes} bytes, {limits.disk_entries} entries)"
-            )
-            return
-        if tick is not None and time.monotonic() - last_tick > 10:
-            last_tick = time.monotonic()
-            tick()
-
-
 def run_bundle(
     job: Job, calls: int, limits: Limits, *, row_cap: int, device: str = "cpu", tick=None
 ) -> tuple[list[StageResult], bytes]:
-    """Build, then each call; the rows that count, joined. A build that fails or times
-    out ends the job (no rows); a call that fails without a timeout loses its rows; a
-    call that times out keeps the complete rows it wrote."""
+    """Build, then each call, on the job's own filesystem (:func:`job_disk`); the rows
+    that count, joined. A build that fails or times out ends the job (no rows); a call that
+    fails without a timeout loses its rows; a call that times out keeps the complete rows
+    it wrote. The job's filesystem is gone on return."""
     enforcement = probe()
     if not enforcement.ready:
         raise SandboxRefused(enforcement.reason)
+    with job_disk(job, limits, device=device, calls=calls) as made:
+        job.disk = made.as_dict()
+        return _stages(job, calls, limits, row_cap=row_cap, device=device, tick=tick)
+
+
+def _stages(job: Job, calls: int, limits: Limits, *, row_cap: int, device: str, tick) -> tuple[list, bytes]:
     corpus, index = inside(job.corpus, job), inside(job.index, job)
     app = inside(job.app, job)
     stages = []
@@ -472,11 +234,13 @@ def run_bundle(
         index_writable=True, device=device, tick=tick,
     )  # fmt: skip
     stages.append(build)
-    freeze_index(job)
-    if build.outcome != "ok":
+    if build.outcome != "ok" or build.overran:
         return stages, b""
     rows = b""
     for number in range(1, calls + 1):
+        # Each call starts with an empty out/ (what the build or an earlier call left there is
+        # moved aside, not walked): its rows are what it wrote itself.
+        disk.renew(job.rw, "out")
         queries, output = job.call_queries(number), job.call_output(number)
         argv = [f"{app}/run.sh", "--index-dir", index, "--queries", inside(queries, job)]
         stage = run_stage(
@@ -484,7 +248,7 @@ def run_bundle(
             index_writable=False, device=device, tick=tick,
         )  # fmt: skip
         stage.requests = sum(1 for line in queries.read_text().splitlines() if line.strip())
-        if stage.outcome in ("ok", "timeout"):
+        if stage.outcome in ("ok", "timeout") and not stage.overran:
             kept, stage.note = host.complete_rows(output, row_cap)
         else:
             kept = b""
@@ -498,10 +262,15 @@ def enforcement_record(job: Job, stages: Sequence[StageResult]) -> dict:
     """What the run record says was enforced: the machine's, the job's uid, and the
     cgroup limits each stage actually ran under."""
     record = probe().as_dict(job.uid)
+    if job.disk:
+        record["job_disk"] = dict(job.disk)
     record["stage_cgroups"] = {s.name: s.enforced.get("cgroups", {}) for s in stages}
     return record
 
 
 def cleanup(root: Path) -> list[str]:
-    """Remove a job folder whatever is in it (never raises; what stayed is returned)."""
-    return host.remove_tree(Path(root))
+    """Remove a job folder (never raises; what stayed is returned): a filesystem still
+    mounted in it (a worker that died mid-job) is unmounted first, never walked; what is
+    left is the worker's own layout (the bundle's files, the corpus, ``etc``)."""
+    left = [f"{point}: still mounted" for point in disk.unmount_under(Path(root))]
+    return left or host.remove_tree(Path(root))

@@ -1,7 +1,7 @@
 """What the bundle sandbox enforces from the host side, without Django: one uid per job
 (leased from a range with a lock file), a cgroup per stage (pids, memory and one CPU share; cgroup v1 or
-v2, where the host has them), killing every process of a job's uid, the disk a job uses
-(counted, not trusted), and removing a job folder whatever the bundle left in it.
+v2, where the host has them), killing every process of a job's uid, and removing a job
+folder a dead worker left (its filesystem unmounted first: ``sandbox_disk``).
 
 Nothing here raises on a hostile tree: walks are iterative (a 100,000-deep chain of
 folders is fine), never follow links, and every error is counted, not thrown.
@@ -16,9 +16,11 @@ import os
 import signal
 import stat
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from annotator.base.grading.sandbox_disk import unmount_under
 
 # ------------------------------------------------------------------------ job uids
 
@@ -293,7 +295,7 @@ def remove_stale_job_folders(base: Path, prefix: str, grace_seconds: float = 120
         try:
             descriptor = os.open(folder / JOB_LOCK, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
         except FileNotFoundError:
-            if time.time() - info.st_mtime > grace_seconds:
+            if time.time() - info.st_mtime > grace_seconds and not unmount_under(folder):
                 remove_tree(folder)
                 removed.append(str(folder))
             continue
@@ -305,8 +307,9 @@ def remove_stale_job_folders(base: Path, prefix: str, grace_seconds: float = 120
             os.close(descriptor)
             continue  # a live worker's job
         try:
-            remove_tree(folder)
-            removed.append(str(folder))
+            if not unmount_under(folder):  # the job's filesystem, never walked
+                remove_tree(folder)
+                removed.append(str(folder))
         finally:
             os.close(descriptor)
     return removed
@@ -330,54 +333,6 @@ def walk(root: Path) -> Iterator[tuple[os.DirEntry, bool]]:
                     yield entry, is_folder
         except OSError:
             continue
-
-
-def held_files(uid: int) -> Iterator[os.stat_result]:
-    """What the live processes of ``uid`` hold open or mapped that no folder names any
-    more (regular files with no link left): an unlinked file keeps its blocks until its
-    last descriptor or mapping goes, so a walk of the folders alone would never see it."""
-    for pid in processes_of(uid):
-        for listing in (f"/proc/{pid}/fd", f"/proc/{pid}/map_files"):
-            try:
-                names = os.listdir(listing)
-            except OSError:
-                continue
-            for name in names:
-                try:
-                    info = os.stat(f"{listing}/{name}")  # the magic link: the open file itself
-                except OSError:
-                    continue
-                if stat.S_ISREG(info.st_mode) and info.st_nlink == 0:
-                    yield info
-
-
-def usage(roots: Iterable[Path], held_by: int | None = None) -> tuple[int, int]:
-    """Allocated bytes and entries under ``roots`` (hard links counted once), and, with
-    ``held_by``, the unlinked files that uid's processes hold on the roots' filesystems."""
-    seen: set[tuple[int, int]] = set()
-    total = entries = 0
-    roots = list(roots)
-    if held_by is not None:
-        devices = set()
-        for root in roots:
-            with contextlib.suppress(OSError):
-                devices.add(os.lstat(root).st_dev)
-        for info in held_files(held_by):
-            if info.st_dev in devices and (info.st_dev, info.st_ino) not in seen:
-                seen.add((info.st_dev, info.st_ino))
-                total += max(info.st_blocks * 512, 0)
-    for root in roots:
-        for entry, _ in walk(root):
-            entries += 1
-            try:
-                info = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            if (info.st_dev, info.st_ino) in seen:
-                continue
-            seen.add((info.st_dev, info.st_ino))
-            total += max(info.st_blocks * 512, 0)
-    return total, entries
 
 
 def remove_tree(root: Path) -> list[str]:

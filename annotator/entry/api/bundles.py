@@ -43,7 +43,8 @@ def verified(runs: list[BundleRun]) -> list[BundleRun]:
 
 
 def bundle_run_view(run: BundleRun, *, logs: bool = True) -> dict:
-    stages = run.stages if logs else [{k: v for k, v in s.items() if k not in ("stdout", "stderr")} for s in run.stages]
+    hidden = ("stdout", "stderr", "stdout_base64", "stderr_base64")
+    stages = run.stages if logs else [{k: v for k, v in s.items() if k not in hidden} for s in run.stages]
     return {
         "id": run.pk,
         "version": run.version_id,
