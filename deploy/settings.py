@@ -178,6 +178,12 @@ MEDIA_ROOT = Path(envstr("FRAMELEDGER_MEDIA_ROOT", str(VAR_DIR / "media")))
 # The append-only file the audit chain head is anchored in (annotator.reads.anchors);
 # empty: MEDIA_ROOT/audit-anchors.log.
 FRAMELEDGER_AUDIT_ANCHOR = envstr("FRAMELEDGER_AUDIT_ANCHOR", "")
+# The Ed25519 key every audit entry is signed with (annotator.base.signing): the environment
+# secret FRAMELEDGER_SIGNING_KEY (read there, never kept in the settings), else this file,
+# made on first use, readable by the service user only; outside MEDIA_ROOT and the database.
+FRAMELEDGER_SIGNING_KEY_FILE = envstr("FRAMELEDGER_SIGNING_KEY_FILE", "") or str(VAR_DIR / "keys" / "signing-key.pem")
+# Every public key that ever signed, by key id (default: public-keys.json beside the key file).
+FRAMELEDGER_PUBLIC_KEYS_FILE = envstr("FRAMELEDGER_PUBLIC_KEYS_FILE", "")
 # Largest upload accepted for a source video, in bytes.
 FRAMELEDGER_MAX_VIDEO_BYTES = envint("FRAMELEDGER_MAX_VIDEO_BYTES", 8 * 1024**3)
 # Largest submission upload (one request: files or a zip), in bytes.

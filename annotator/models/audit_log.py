@@ -21,6 +21,7 @@ import json
 from django.db import connection, models, transaction
 from django.utils import timezone
 
+from annotator.base import signing
 from annotator.models import AuditEntry, Packet
 from annotator.models.audit import GENESIS_SHA256, entry_sha256
 
@@ -84,4 +85,8 @@ def append_entry(*, actor_id, operation, object_type, object_id, packet_id, hash
             "hashes": hashes,
             "details": details,
         }
-        return AuditEntry.objects.create(**fields, sha256=entry_sha256(**fields))
+        sha256 = entry_sha256(**fields)
+        if fields["seq"] == 1:  # an empty log: the key may be made now (never for a log with entries)
+            signing.make_key(head_seq=0)
+        key_id, signature = signing.sign(signing.ENTRY_CONTEXT, sha256)
+        return AuditEntry.objects.create(**fields, sha256=sha256, key_id=key_id, signature=signature)

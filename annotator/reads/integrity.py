@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import logging
 from collections import defaultdict
+from collections.abc import Iterable, Iterator
 
 from django.db import connection
 
@@ -142,10 +143,20 @@ RECORDING_OPERATIONS = {
 }
 
 
+def authentic(entries: Iterable[AuditEntry]) -> Iterator[AuditEntry]:
+    """The entries that are what FrameLedger appended: fields matching their SHA-256 and a
+    signature by a trusted key (``AuditEntry.signature_problem``). Every hash and seal a read
+    compares with comes through here, so an entry appended or edited by someone without the
+    signing key is never believed (``verify_integrity`` names it)."""
+    for entry in entries:
+        if entry.signature_problem() is None:
+            yield entry
+
+
 def recorded_hashes(obj) -> list[dict]:
     operations, _ = RECORDING_OPERATIONS[type(obj)]
     entries = AuditEntry.objects.filter(object_type=obj._meta.label, object_id=str(obj.pk), operation__in=operations)
-    return list(entries.values_list("hashes", flat=True))
+    return [entry.hashes for entry in authentic(entries.order_by("seq"))]
 
 
 def recorded_problem(obj, recorded: list[dict] | None = None) -> tuple[str, str, str] | None:
@@ -213,8 +224,8 @@ def ledger_state_problems(ledgers: list[Ledger]) -> list[tuple[Ledger, tuple[str
     entries = AuditEntry.objects.filter(
         object_type=Ledger._meta.label, object_id__in=[str(ledger.pk) for ledger in ledgers], operation="freeze_ledger"
     )
-    for object_id, hashes in entries.values_list("object_id", "hashes"):
-        records[object_id].append(hashes)
+    for entry in authentic(entries.order_by("seq")):
+        records[entry.object_id].append(entry.hashes)
     found = []
     for ledger in ledgers:
         recorded = records.get(str(ledger.pk), [])

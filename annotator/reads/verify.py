@@ -44,6 +44,7 @@ from annotator.reads import sealed_rows
 from annotator.reads.anchors import anchor_problems
 from annotator.reads.integrity import (
     RECORDING_OPERATIONS,
+    authentic,
     content_problem,
     describe,
     events_problem,
@@ -65,9 +66,9 @@ def all_recorded_hashes() -> dict[tuple[str, str], list[dict]]:
     """The hashes the audit log recorded at freeze and publish time, by (type, id)."""
     found: dict[tuple[str, str], list[dict]] = defaultdict(list)
     operations = [op for ops, _ in RECORDING_OPERATIONS.values() for op in ops]
-    entries = AuditEntry.objects.filter(operation__in=operations)
-    for entry in entries.values("object_type", "object_id", "hashes"):
-        found[(entry["object_type"], entry["object_id"])].append(entry["hashes"])
+    entries = AuditEntry.objects.filter(operation__in=operations).order_by("seq")
+    for entry in authentic(entries.iterator(chunk_size=2000)):
+        found[(entry.object_type, entry.object_id)].append(entry.hashes)
     return found
 
 
@@ -105,8 +106,8 @@ def audit_chain_problems() -> tuple[list[Problem], tuple[int, str]]:
             problems.append(Problem(f"audit entry {missing}", "missing from the chain (deleted)"))
         if entry.prev_sha256 != prev:
             problems.append(Problem(name, "does not link to the previous entry's SHA-256"))
-        if entry.chain_sha256() != entry.sha256:
-            problems.append(Problem(name, "its fields do not match its SHA-256 (edited)"))
+        if (problem := entry.signature_problem()) is not None:
+            problems.append(Problem(name, problem))
         expected_seq, prev = entry.seq + 1, entry.sha256
     return problems, (expected_seq - 1, prev)
 
