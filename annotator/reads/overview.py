@@ -12,6 +12,7 @@ from datetime import datetime
 
 from django.db.models import Count, Q, QuerySet
 
+from annotator.base import signing
 from annotator.models import AuditEntry, GroundTruthVersion, Ledger, Union
 from annotator.reads import access
 
@@ -192,3 +193,14 @@ def shown_details(entry: AuditEntry, *, contents: bool = False) -> dict:
     (the maintainer role sees progress, not contents, before both ledgers freeze) unless
     ``contents`` (``access.sees_ledger_contents``)."""
     return dict(entry.details) if contents else {k: v for k, v in entry.details.items() if k != "data"}
+
+
+def signing_key() -> dict | None:
+    """The key the audit log is signed with now, and every public key trusted for older
+    entries (shown to maintainers; None before the first entry made one)."""
+    try:
+        current = signing.current_key_id()
+    except signing.NoSigningKey:
+        return None
+    others = {kid: signing.public_text(key) for kid, key in signing.keyring().keys.items() if kid != current}
+    return {"key_id": current, "public_key": signing.current_public_text(), "older": dict(sorted(others.items()))}

@@ -104,3 +104,14 @@ def test_the_command_prints_the_public_key_that_verifies_the_entries(own_key, pa
     assert kid == entry.key_id
     public.verify(bytes.fromhex(entry.signature), signing.ENTRY_CONTEXT + entry.sha256.encode())
     assert printed("--pem").startswith("-----BEGIN PUBLIC KEY-----")
+
+
+def test_maintainers_see_the_public_key_and_each_entrys_signature(packet, maintainer, annotator_a):
+    from tests.factories import client_for
+
+    page = client_for(maintainer).get("/audit/")
+    assert page.status_code == 200
+    assert signing.current_public_text() in page.content.decode() and signing.current_key_id() in page.content.decode()
+    assert client_for(annotator_a).get("/audit/").status_code == 404
+    [first, *_] = client_for(maintainer).get(f"/api/packets/{packet.pk}/audit/").json()
+    assert first["key_id"] == signing.current_key_id() and len(first["signature"]) == 128

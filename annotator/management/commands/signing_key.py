@@ -30,7 +30,8 @@ class Command(BaseCommand):
         if options["create"]:
             head = AuditEntry.objects.order_by("-seq").values_list("seq", flat=True).first() or 0
             if signing.make_key(head_seq=head):
-                self.stderr.write(f"made {signing.key_path()} (entries up to seq {head} were appended unsigned)")
+                unsigned = f" (the {head} entries already in the audit log stay unsigned)" if head else ""
+                self.stderr.write(f"made {signing.key_path()}{unsigned}")
         if options["rotate"]:
             old, new = signing.rotate_key()
             self.stderr.write(f"rotated: {old} -> {new}; {old} stays trusted for what it signed")
