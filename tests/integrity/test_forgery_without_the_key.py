@@ -19,12 +19,11 @@ from annotator.models import Decision, GroundTruthVersion, Ledger, LedgerEvent, 
 from annotator.reads.integrity import describe
 from tests.factories import client_for
 from tests.grading.conftest import scored, upload
-from tests.integrity.conftest import PROVISIONAL
+from tests.integrity.conftest import AGENT
 from tests.integrity.tampering import edited_events, forge_entry, rehashed, tamper, verify
 
 pytestmark = pytest.mark.django_db
 
-AGENT = json.dumps({"actions": PROVISIONAL}).encode()
 # Who forges: no signature at all; their own key under FrameLedger's key id; their own key
 # under its own id (an untrusted key).
 FORGERS = ["unsigned", "own key, our key id", "own key, own id"]
