@@ -294,18 +294,20 @@ else:
 
 # The cache holds the sign-in failure counts, so it must be shared by every web process:
 # Redis when REDIS_URL is set, otherwise files under FRAMELEDGER_VAR_DIR (one machine).
+# Values are JSON, never pickle (deploy/cache.py): reading a planted entry must run nothing.
 if REDIS_URL:
     CACHES = {
         "default": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": envstr("CACHE_URL", REDIS_URL),
             "KEY_PREFIX": envstr("CACHE_PREFIX", "frameledger"),
+            "OPTIONS": {"serializer": "deploy.cache.JSONSerializer"},
         }
     }
 else:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "BACKEND": "deploy.cache.JSONFileCache",
             "LOCATION": envstr("CACHE_DIR", str(VAR_DIR / "cache")),
         }
     }
