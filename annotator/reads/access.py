@@ -47,7 +47,7 @@ from annotator.models import (
     Union,
     Video,
 )
-from annotator.reads.integrity import verified_access_columns, verify_ledger_states
+from annotator.reads.integrity import ledgers_by_side, verified_access_columns, verify_ledger_states
 from annotator.reads.sealed_rows import verify_runs, verify_scores, verify_submissions, verify_union
 
 MAINTAINERS_GROUP = "maintainers"
@@ -256,7 +256,7 @@ def both_frozen(packet: Packet) -> bool:
     """Both ledgers frozen, their frozen state read against the audit log: a ledger frozen
     or unfrozen by SQL answers the integrity error instead of opening the other side."""
     ledgers = verify_ledger_states(list(Ledger.objects.filter(packet=packet).defer("canonical_json")))
-    return sum(ledger.is_frozen for ledger in ledgers) == 2
+    return all(ledger.is_frozen for ledger in ledgers_by_side(packet, ledgers).values())
 
 
 def access_own_ledger(user: AbstractBaseUser, packet_id: int | str, *, for_update: bool = False) -> Ledger:
@@ -293,7 +293,7 @@ def access_ledger(user: AbstractBaseUser, packet_id: int | str, side: str) -> Le
             raise NotFound("ledger")
     elif not both_frozen(access.packet):
         raise NotFound("ledger")
-    return Ledger.objects.select_related("packet").get(packet=access.packet, side=side)
+    return ledgers_by_side(access.packet, Ledger.objects.select_related("packet").filter(packet=access.packet))[side]
 
 
 def access_union(user: AbstractBaseUser, packet_id: int | str) -> tuple[PacketAccess, Union]:

@@ -30,6 +30,7 @@ from annotator.models import (
     Decision,
     GroundTruthVersion,
     Ledger,
+    Packet,
     ScoringRun,
     Submission,
     SubmissionScore,
@@ -75,6 +76,8 @@ def describe(obj) -> str:
         return f"union {obj.pk} (packet {obj.packet_id})"
     if isinstance(obj, BundleRun):
         return f"bundle run {obj.pk} (version {obj.version_id})"
+    if isinstance(obj, Packet):
+        return f"packet {obj.pk}"
     return f"{obj._meta.label} {obj.pk}"
 
 
@@ -235,6 +238,25 @@ def ledger_state_problems(ledgers: list[Ledger]) -> list[tuple[Ledger, tuple[str
             problem = ("unfrozen after its freeze", "frozen", "not frozen") if recorded else None
         if problem is not None:
             found.append((ledger, problem))
+    return found
+
+
+SIDES = ("A", "B")
+
+
+def ledgers_by_side(packet, ledgers: Iterable[Ledger]) -> dict[str, Ledger]:
+    """The packet's two ledgers by side. A packet is made with exactly one ledger A and one
+    ledger B, never changed since: a side changed, a ledger deleted or added by SQL is an
+    integrity error naming the packet (never a ``KeyError`` answered as a 500 of another kind,
+    never a packet read with one ledger left out)."""
+    found: dict[str, Ledger] = {}
+    sides = []
+    for ledger in ledgers:
+        sides.append(str(ledger.side))
+        found.setdefault(ledger.side, ledger)
+    if sorted(sides) != list(SIDES):
+        found_sides = ", ".join(sorted(sides)) or "none"
+        raise fail(packet, ("its ledgers are not one side A and one side B", "A, B", found_sides))
     return found
 
 

@@ -15,6 +15,7 @@ from django.db.models import Count, Q, QuerySet
 from annotator.base import signing
 from annotator.models import AuditEntry, GroundTruthVersion, Ledger, Union
 from annotator.reads import access
+from annotator.reads.integrity import ledgers_by_side
 
 STATES = ["assigned", "in progress", "frozen", "adjudicating", "published"]
 
@@ -100,10 +101,9 @@ def dashboard_rows(user, *, project_id=None, state=None, person_id=None) -> list
         packets = packets.filter(on_it)
     packets = list(packets.order_by("-created_at")[:500])
     ids = [p.pk for p in packets]
-    ledgers = {
-        (row.packet_id, row.side): row
-        for row in Ledger.objects.filter(packet_id__in=ids).annotate(n=Count("events")).select_related("annotator")
-    }
+    by_packet: dict[int, list[Ledger]] = {pk: [] for pk in ids}
+    for row in Ledger.objects.filter(packet_id__in=ids).annotate(n=Count("events")).select_related("annotator"):
+        by_packet[row.packet_id].append(row)
     counts = Count("items", filter=~Q(items__status="agreed"))
     decided = Count("items", filter=~Q(items__status="agreed") & Q(items__decision__isnull=False))
     union_counts = {
@@ -120,7 +120,8 @@ def dashboard_rows(user, *, project_id=None, state=None, person_id=None) -> list
     )
     rows = []
     for packet in packets:
-        pair = [ledgers[packet.pk, side] for side in "AB"]
+        sides_of = ledgers_by_side(packet, by_packet[packet.pk])
+        pair = [sides_of[side] for side in "AB"]
         sides = [SideProgress(ledger.annotator.username, ledger.n, ledger.is_frozen) for ledger in pair]
         row_state = packet_state(sides, packet.pk in unions, packet.pk in published)
         if state and row_state != state:
