@@ -47,7 +47,7 @@ from annotator.models import (
     Union,
     Video,
 )
-from annotator.reads.integrity import ledgers_by_side, verified_access_columns, verify_ledger_states
+from annotator.reads.integrity import ledgers_by_side, verified_access_columns, verified_packet, verify_ledger_states
 from annotator.reads.sealed_rows import verify_runs, verify_scores, verify_submissions, verify_union
 
 MAINTAINERS_GROUP = "maintainers"
@@ -229,7 +229,7 @@ def access_packet(user: AbstractBaseUser, packet_id: int | str, *, for_update: b
     role = role_on_packet(user, packet)
     if role is None:
         raise NotFound("packet")
-    return PacketAccess(packet, role)
+    return PacketAccess(verified_packet(packet), role)
 
 
 def access_video(user: AbstractBaseUser, video_id: int | str) -> Video:
@@ -279,6 +279,7 @@ def access_own_ledger(user: AbstractBaseUser, packet_id: int | str, *, for_updat
         raise NotFound("ledger") from None
     if not ledger.is_frozen:  # unfrozen by SQL after its freeze: never writable again
         verify_ledger_states([ledger])
+    verified_packet(ledger.packet)  # what the ledger's events mean
     return ledger
 
 

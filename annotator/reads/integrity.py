@@ -23,7 +23,7 @@ from django.db import connection
 
 from annotator.base.canonical import canonical_sha256, sha256_hex
 from annotator.base.errors import WorkflowError
-from annotator.base.seals import events_seal, row_seal
+from annotator.base.seals import events_seal, packet_content, row_seal
 from annotator.models import (
     AuditEntry,
     BundleRun,
@@ -35,6 +35,7 @@ from annotator.models import (
     Submission,
     SubmissionScore,
     Union,
+    Video,
 )
 from annotator.models.audit_log import append_entry
 
@@ -78,6 +79,8 @@ def describe(obj) -> str:
         return f"bundle run {obj.pk} (version {obj.version_id})"
     if isinstance(obj, Packet):
         return f"packet {obj.pk}"
+    if isinstance(obj, Video):
+        return f"video {obj.pk}"
     return f"{obj._meta.label} {obj.pk}"
 
 
@@ -217,6 +220,7 @@ def verified_access_columns(version: GroundTruthVersion) -> GroundTruthVersion:
     found = manifest_problem(version) or recorded_problem(version)
     if found is not None:
         raise fail(version, found)
+    verified_packet(version.packet)  # what the version's events mean (parameters, frame rate, schema)
     return version
 
 
@@ -239,6 +243,40 @@ def ledger_state_problems(ledgers: list[Ledger]) -> list[tuple[Ledger, tuple[str
         if problem is not None:
             found.append((ledger, problem))
     return found
+
+
+def packet_problem(packet: Packet, recorded: list | None = None) -> tuple[str, str, str] | None:
+    """The packet's content (title, its video's SHA-256, frame count and frame rate, the task
+    kind's slug, schema and scorer, instructions, parameters: ``seals.packet_content``) against
+    its SHA-256, and that against the one its ``create_packet`` entry recorded (``recorded``:
+    those entries' hashes, looked up when not given). A parameter, a frame rate or a task kind's
+    schema changed by SQL changes what every frozen ledger and version of the packet means."""
+    content = packet_content(
+        title=packet.title,
+        video=packet.video,
+        task_kind=packet.task_kind,
+        instructions=packet.instructions,
+        parameters=packet.parameters,
+    )
+    actual = canonical_sha256(content)[1]
+    if actual != packet.sha256:
+        problem = "its content (video, task kind schema or scorer, parameters) differs from its SHA-256"
+        return problem, packet.sha256, actual
+    if recorded is None:
+        entries = AuditEntry.objects.filter(object_type=Packet._meta.label, object_id=str(packet.pk))
+        recorded = [entry.hashes for entry in authentic(entries.filter(operation="create_packet").order_by("seq"))]
+    if not recorded:
+        return "no create record in the audit log", "a create record", "none"
+    if packet.sha256 not in [hashes.get("packet") for hashes in recorded]:
+        return "SHA-256 differs from the one the audit log recorded", str(recorded[0].get("packet")), packet.sha256
+    return None
+
+
+def verified_packet(packet: Packet) -> Packet:
+    found = packet_problem(packet)
+    if found is not None:
+        raise fail(packet, found)
+    return packet
 
 
 SIDES = ("A", "B")

@@ -34,10 +34,12 @@ from annotator.models import (
     Decision,
     GroundTruthVersion,
     Ledger,
+    Packet,
     ScoringRun,
     Submission,
     SubmissionScore,
     Union,
+    Video,
 )
 from annotator.models.audit import GENESIS_SHA256
 from annotator.reads import sealed_rows
@@ -49,8 +51,10 @@ from annotator.reads.integrity import (
     describe,
     events_problem,
     manifest_problem,
+    packet_problem,
     recorded_problem,
 )
+from annotator.reads.sealed_media import media_problems
 
 
 @dataclass(frozen=True)
@@ -130,11 +134,26 @@ def verify_all() -> Report:
     versions = GroundTruthVersion.objects.order_by("pk")
     for version in versions.iterator(chunk_size=50):
         problems += version_problems(version, recorded.get((GroundTruthVersion._meta.label, str(version.pk)), []))
+    problems += packet_problems()
     problems += missing_objects(recorded)
     problems += sealed_row_problems()
     problems += [Problem(obj, message) for obj, message in anchor_problems()]
     chain, head = audit_chain_problems()
     return Report(problems + chain, ledgers.count(), versions.count(), AuditEntry.objects.count(), head)
+
+
+def packet_problems() -> list[Problem]:
+    """Every packet's content against its SHA-256 and its ``create_packet`` record."""
+    recorded: dict[str, list[dict]] = defaultdict(list)
+    entries = AuditEntry.objects.filter(object_type=Packet._meta.label, operation="create_packet").order_by("seq")
+    for entry in authentic(entries.iterator(chunk_size=2000)):
+        recorded[entry.object_id].append(entry.hashes)
+    packets = Packet.objects.select_related("video", "task_kind").order_by("pk")
+    return [
+        problem
+        for packet in packets.iterator(chunk_size=500)
+        for problem in _problems(packet, [packet_problem(packet, recorded.get(str(packet.pk), []))])
+    ]
 
 
 def missing_objects(recorded: dict[tuple[str, str], list[dict]]) -> list[Problem]:
@@ -191,4 +210,12 @@ def sealed_row_problems() -> list[Problem]:
     for kind, ids in sealed.items():
         for pk in sorted(ids - present[kind], key=int):
             problems.append(Problem(f"{kind} {pk}", "recorded in the audit log, now missing (deleted)"))
+    return problems
+
+
+def media_report() -> list[Problem]:
+    """Every ready video's files hashed in full against their records (``--media``)."""
+    problems = []
+    for video in Video.objects.filter(status=Video.Status.READY).order_by("pk").iterator(chunk_size=100):
+        problems += _problems(video, media_problems(video))
     return problems
