@@ -175,8 +175,8 @@ STATIC_ROOT = VAR_DIR / "static"
 # straight from the apps' static folders, which the test suite uses.
 WHITENOISE_USE_FINDERS = envbool("WHITENOISE_USE_FINDERS", DEBUG)
 MEDIA_ROOT = Path(envstr("FRAMELEDGER_MEDIA_ROOT", str(VAR_DIR / "media")))
-# The append-only file the audit chain head is anchored in (annotator.reads.anchors);
-# empty: MEDIA_ROOT/audit-anchors.log.
+# The append-only file the audit chain head is anchored in after every write (annotator.base.anchor_log);
+# empty: VAR_DIR/anchors/audit-anchors.log, outside MEDIA_ROOT and the database.
 FRAMELEDGER_AUDIT_ANCHOR = envstr("FRAMELEDGER_AUDIT_ANCHOR", "")
 # The Ed25519 key every audit entry is signed with (annotator.base.signing): the environment
 # secret FRAMELEDGER_SIGNING_KEY (read there, never kept in the settings), else this file,
