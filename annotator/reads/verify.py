@@ -24,6 +24,7 @@ somewhere else (and compare with ``--expect-head``).
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import defaultdict
 from dataclasses import dataclass
@@ -191,6 +192,7 @@ def sealed_row_problems() -> list[Problem]:
     check(Union.objects.order_by("pk"), sealed_rows.union_problem, unions, sealed_rows.union_seals_of)
     bundle_rows = BundleRun.objects.defer("bundle").order_by("pk")
     check(bundle_rows, sealed_rows.bundle_run_problem, bundle_runs, sealed_rows.bundle_seals_of)
+    problems += bundle_byte_problems()
     present = {
         "submission": {str(pk) for pk in Submission.objects.values_list("pk", flat=True)},
         "scoring run": {str(pk) for pk in ScoringRun.objects.values_list("pk", flat=True)},
@@ -210,6 +212,21 @@ def sealed_row_problems() -> list[Problem]:
     for kind, ids in sealed.items():
         for pk in sorted(ids - present[kind], key=int):
             problems.append(Problem(f"{kind} {pk}", "recorded in the audit log, now missing (deleted)"))
+    return problems
+
+
+def bundle_byte_problems() -> list[Problem]:
+    """Every bundle's stored bytes against its sealed ``bundle_sha256`` (one bundle in memory
+    at a time): bytes replaced with the hash column kept are named."""
+    problems = []
+    for pk, version_id, expected in BundleRun.objects.order_by("pk").values_list("pk", "version_id", "bundle_sha256"):
+        data = BundleRun.objects.filter(pk=pk).values_list("bundle", flat=True).first()
+        actual = hashlib.sha256(bytes(data or b"")).hexdigest()
+        if actual != expected:
+            name = f"bundle run {pk} (version {version_id})"
+            problems.append(
+                Problem(name, f"its bundle's bytes do not match its SHA-256 (expected {expected}, found {actual})")
+            )
     return problems
 
 
