@@ -252,6 +252,9 @@ def valid(context: bytes, digest: str, kid: str | None, signature: str | None) -
     """Whether ``signature`` over ``context + digest`` verifies under the trusted key ``kid``.
     (Cached: the same inputs always give the same answer, and the cache is the process's own.)"""
     public = keyring().keys.get(kid or "")
+    if public is None and kid:  # a key made since this process read the keyring (a rotation)
+        keyring.cache_clear()
+        public = keyring().keys.get(kid)
     if public is None or not signature:
         return False
     try:

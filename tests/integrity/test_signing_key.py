@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import io
+import json
 import stat
 
 import pytest
@@ -115,3 +116,17 @@ def test_maintainers_see_the_public_key_and_each_entrys_signature(packet, mainta
     assert client_for(annotator_a).get("/audit/").status_code == 404
     [first, *_] = client_for(maintainer).get(f"/api/packets/{packet.pk}/audit/").json()
     assert first["key_id"] == signing.current_key_id() and len(first["signature"]) == 128
+
+
+def test_a_process_learns_a_key_rotated_elsewhere(own_key, packet, annotator_a):
+    # This process has read the keyring; another one rotates the key and writes with it.
+    assert signing.keyring().keys
+    old = signing.current_key_id()
+    new_key = Ed25519PrivateKey.generate()
+    document = json.loads(own_key.with_name("public-keys.json").read_text())
+    document["keys"][signing.key_id(new_key.public_key())] = signing.public_text(new_key.public_key())
+    own_key.with_name("public-keys.json").write_text(json.dumps(document))
+    entry = AuditEntry.objects.order_by("-seq").first()
+    signature = new_key.sign(signing.ENTRY_CONTEXT + entry.sha256.encode()).hex()
+    assert signing.valid(signing.ENTRY_CONTEXT, entry.sha256, signing.key_id(new_key.public_key()), signature)
+    assert signing.current_key_id() == old
