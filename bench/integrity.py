@@ -17,6 +17,11 @@ process and interleaved in blocks so that the machine's load hits both alike:
 4. ``manage.py verify_integrity`` over what is then in the database.
 
 It prints per-operation medians (µs) and the ratio new/old for 1 and 3.
+
+``--entries N`` measures instead ``verify_integrity`` at scale: the GTEA version published, then
+N signed entries appended (each anchored after commit, as every write is), then
+``manage.py verify_integrity --no-record`` run in a process of its own: its wall time and its
+peak resident memory (``ru_maxrss`` of the child), for N and N/2 (linear: the ratio near 2).
 """
 
 from __future__ import annotations
@@ -25,7 +30,9 @@ import argparse
 import io
 import json
 import os
+import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -208,18 +215,75 @@ def bench_verify() -> None:
     print(f"verify_integrity: {seconds:.2f} s; {lines[-2] if len(lines) > 1 else lines}")
 
 
+def append_many(count: int) -> None:
+    """``count`` entries through ``append_entry`` (signed, chained, anchored), in batches of
+    one transaction each (the bench measures the check, not the appends)."""
+    from django.db import transaction
+
+    from annotator.models.audit_log import append_entry
+
+    done = 0
+    while done < count:
+        with transaction.atomic():
+            for _ in range(min(5000, count - done)):
+                done += 1
+                append_entry(
+                    actor_id=None, operation="bench", object_type="annotator.Bench", object_id=str(done),
+                    packet_id=None, hashes={"row": f"{done:064x}"}, details={"n": done},
+                )  # fmt: skip
+
+
+def verify_in_child(url: str) -> tuple[float, float, str]:
+    """(wall seconds, CPU seconds, peak MiB, summary line) of ``manage.py verify_integrity --no-record`` in a child."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before, cpu_before = usage.ru_maxrss, usage.ru_utime + usage.ru_stime
+    began = time.perf_counter()
+    result = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "manage.py"), "verify_integrity", "--no-record"],
+        env={**os.environ, "DATABASE_URL": url}, capture_output=True, text=True, cwd=REPO_ROOT,
+    )  # fmt: skip
+    seconds = time.perf_counter() - began
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = usage.ru_utime + usage.ru_stime - cpu_before
+    lines = result.stdout.splitlines()
+    summary = lines[-2] if len(lines) > 1 else (result.stdout + result.stderr)[-300:]
+    return seconds, cpu, max(usage.ru_maxrss, before) / 1024, summary
+
+
+def bench_many(url: str, entries: int) -> None:
+    publish_gtea()
+    for target in (entries // 2, entries):
+        from annotator.models import AuditEntry
+
+        append_many(target - AuditEntry.objects.count())
+        seconds, cpu, mib, summary = verify_in_child(url)
+        count = AuditEntry.objects.count()
+        figures = f"{seconds:.1f} s wall, {cpu:.1f} s CPU, peak {mib:.0f} MiB"
+        print(f"verify_integrity at {count} entries: {figures}; {summary}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=2000)
     parser.add_argument("--writers", type=int, default=8)
     parser.add_argument("--each", type=int, default=100)
     parser.add_argument("--database-url", default="")
+    parser.add_argument("--entries", type=int, help="measure verify_integrity at this many audit entries instead")
     args = parser.parse_args()
-    url = args.database_url or f"sqlite:///{tempfile.mkdtemp(prefix='fl-bench-')}/bench.sqlite3"
+    folder = tempfile.mkdtemp(prefix="fl-bench-")
+    url = args.database_url or f"sqlite:///{folder}/bench.sqlite3"
+    # The bench's own key and anchor log (the child verify_integrity reads the same).
+    os.environ.setdefault("FRAMELEDGER_SIGNING_KEY_FILE", f"{folder}/keys/signing-key.pem")
+    os.environ.setdefault("FRAMELEDGER_AUDIT_ANCHOR", f"{folder}/anchors/audit-anchors.log")
+    os.environ.setdefault("LOG_LEVEL", "WARNING")  # not one annotator.audit line per appended entry
     setup(url)
     from django.db import connection
 
     print(f"database: {connection.vendor}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    if args.entries:
+        bench_many(url, args.entries)
+        print(f"load average at the end {os.getloadavg()[0]:.1f}")
+        return
     bench_append(args.rounds)
     bench_writers(args.writers, args.each)
     bench_read(max(args.rounds // 10, 100))

@@ -4,12 +4,15 @@
     python -m deploy.backup restore /backups/2026-12-01    # into an empty database
     python manage.py verify_integrity --expect-head SEQ:SHA  # then check (head from backup.json)
 
-``backup`` writes ``db.dump`` (``pg_dump --format=custom``), ``media/`` and ``backup.json``
-(the SHA-256 of every media file and of the dump, and the audit chain head at backup time).
+``backup`` writes ``db.dump`` (``pg_dump --format=custom``), ``media/``, a copy of the audit
+anchor log (``audit-anchors.log``, kept outside the media: ``annotator.base.anchor_log``) and
+``backup.json`` (the SHA-256 of every media file and of the dump, and the audit chain head at
+backup time).
 ``restore`` loads the dump with ``pg_restore`` into the database of ``DATABASE_URL`` (which must
 exist and be empty), copies the media back to ``MEDIA_ROOT`` and checks every file against
-``backup.json``. Take the backup with the workers stopped, or accept that jobs running during
-it are redone (their tasks are idempotent). Settings come from the environment as for the app.
+``backup.json``; the anchor log is put back only where none is left (a machine lost with it).
+Take the backup with the workers stopped, or accept that jobs running during it are redone
+(their tasks are idempotent). Settings come from the environment as for the app.
 """
 
 from __future__ import annotations
@@ -46,16 +49,18 @@ def media_files(root: Path) -> dict[str, str]:
 def backup(target: Path) -> dict:
     from django.conf import settings
 
-    from annotator.reads.anchors import anchor_head
+    from annotator.reads.anchors import anchor_head, anchor_path
     from annotator.reads.verify import audit_chain_problems
 
     target.mkdir(parents=True, exist_ok=False)
     _, (seq, head) = audit_chain_problems()
-    anchor_head("backup")  # into the anchor file beside the media, copied with it below
+    anchor_head("backup")  # into the anchor log outside the media, copied below
     subprocess.run(["pg_dump", "--format=custom", "--file", str(target / "db.dump"), database_url()], check=True)
     media = Path(settings.MEDIA_ROOT)
     if media.exists():
         shutil.copytree(media, target / "media")
+    if anchor_path().exists():
+        shutil.copy2(anchor_path(), target / "audit-anchors.log")
     manifest = {
         "audit_head": f"{seq}:{head}",
         "db_sha256": sha256_of(target / "db.dump"),
@@ -75,9 +80,14 @@ def restore(source: Path) -> dict:
         ["pg_restore", "--no-owner", "--exit-on-error", "--dbname", database_url(), str(source / "db.dump")],
         check=True,
     )
+    from annotator.reads.anchors import anchor_path
+
     media = Path(settings.MEDIA_ROOT)
     if (source / "media").exists():
         shutil.copytree(source / "media", media, dirs_exist_ok=True)
+    if (source / "audit-anchors.log").exists() and not anchor_path().exists():
+        anchor_path().parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        shutil.copy2(source / "audit-anchors.log", anchor_path())
     bad = [
         name
         for name, sha in manifest["media"].items()

@@ -179,9 +179,15 @@ STATIC_ROOT = VAR_DIR / "static"
 # straight from the apps' static folders, which the test suite uses.
 WHITENOISE_USE_FINDERS = envbool("WHITENOISE_USE_FINDERS", DEBUG)
 MEDIA_ROOT = Path(envstr("FRAMELEDGER_MEDIA_ROOT", str(VAR_DIR / "media")))
-# The append-only file the audit chain head is anchored in (annotator.reads.anchors);
-# empty: MEDIA_ROOT/audit-anchors.log.
+# The append-only file the audit chain head is anchored in after every write (annotator.base.anchor_log);
+# empty: VAR_DIR/anchors/audit-anchors.log, outside MEDIA_ROOT and the database.
 FRAMELEDGER_AUDIT_ANCHOR = envstr("FRAMELEDGER_AUDIT_ANCHOR", "")
+# The Ed25519 key every audit entry is signed with (annotator.base.signing): the environment
+# secret FRAMELEDGER_SIGNING_KEY (read there, never kept in the settings), else this file,
+# made on first use, readable by the service user only; outside MEDIA_ROOT and the database.
+FRAMELEDGER_SIGNING_KEY_FILE = envstr("FRAMELEDGER_SIGNING_KEY_FILE", "") or str(VAR_DIR / "keys" / "signing-key.pem")
+# Every public key that ever signed, by key id (default: public-keys.json beside the key file).
+FRAMELEDGER_PUBLIC_KEYS_FILE = envstr("FRAMELEDGER_PUBLIC_KEYS_FILE", "")
 # Largest upload accepted for a source video, in bytes.
 FRAMELEDGER_MAX_VIDEO_BYTES = envint("FRAMELEDGER_MAX_VIDEO_BYTES", 8 * 1024**3)
 # Largest submission upload (one request: files or a zip), in bytes.
@@ -311,18 +317,20 @@ else:
 
 # The cache holds the sign-in failure counts, so it must be shared by every web process:
 # Redis when REDIS_URL is set, otherwise files under FRAMELEDGER_VAR_DIR (one machine).
+# Values are JSON, never pickle (deploy/cache.py): reading a planted entry must run nothing.
 if REDIS_URL:
     CACHES = {
         "default": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": envstr("CACHE_URL", REDIS_URL),
             "KEY_PREFIX": envstr("CACHE_PREFIX", "frameledger"),
+            "OPTIONS": {"serializer": "deploy.cache.JSONSerializer"},
         }
     }
 else:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "BACKEND": "deploy.cache.JSONFileCache",
             "LOCATION": envstr("CACHE_DIR", str(VAR_DIR / "cache")),
         }
     }

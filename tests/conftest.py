@@ -19,6 +19,8 @@ from tests.factories import make_packet, make_user
 @pytest.fixture(autouse=True)
 def _media_root(settings, tmp_path):
     settings.MEDIA_ROOT = str(tmp_path / "media")
+    # The audit chain's anchor log (outside the media), one per test like the database's chain.
+    settings.FRAMELEDGER_AUDIT_ANCHOR = str(tmp_path / "anchors" / "audit-anchors.log")
 
 
 @pytest.fixture(autouse=True)

@@ -8,26 +8,10 @@ from annotator.base.canonical import canonical_sha256
 from annotator.base.errors import InvalidInput
 from annotator.base.families import adapter_for
 from annotator.base.families.base import ParametersInvalid
+from annotator.base.seals import packet_content
 from annotator.models import Ledger, Packet, TaskKind, Video
 from annotator.models.audit_log import record
 from annotator.reads.access import assignment_refusal
-
-
-def packet_content(*, title, video: Video, task_kind: TaskKind, instructions: str, parameters: dict) -> dict:
-    """What a packet's hash covers: everything an annotator is given. (The parameters are
-    hashed under the key ``params``, their name when the first packets were hashed.)"""
-    _, schema_sha = canonical_sha256(task_kind.schema)
-    return {
-        "title": title,
-        "video_sha256": video.sha256,
-        "frame_count": video.frame_count,
-        "frame_rate": [video.frame_rate_num, video.frame_rate_den],
-        "task_kind": task_kind.slug,
-        "schema_sha256": schema_sha,
-        "scorer_id": task_kind.scorer_id,
-        "instructions": instructions,
-        "params": parameters,
-    }
 
 
 def validate_packet_parameters(task_kind: TaskKind, parameters) -> dict:

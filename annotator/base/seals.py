@@ -112,3 +112,20 @@ def union_seal(union, items) -> str:
 
 def is_sealed(obj) -> bool:
     return obj._meta.label in SEALED_COLUMNS
+
+
+def packet_content(*, title, video, task_kind, instructions: str, parameters: dict) -> dict:
+    """What a packet's hash covers: everything an annotator is given. (The parameters are
+    hashed under the key ``params``, their name when the first packets were hashed.)"""
+    _, schema_sha = canonical_sha256(task_kind.schema)
+    return {
+        "title": title,
+        "video_sha256": video.sha256,
+        "frame_count": video.frame_count,
+        "frame_rate": [video.frame_rate_num, video.frame_rate_den],
+        "task_kind": task_kind.slug,
+        "schema_sha256": schema_sha,
+        "scorer_id": task_kind.scorer_id,
+        "instructions": instructions,
+        "params": parameters,
+    }

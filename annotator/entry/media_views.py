@@ -36,6 +36,7 @@ from annotator.base.media.ranges import ranged_file_response
 from annotator.models import Video
 from annotator.reads import access
 from annotator.reads.media import RENDITIONS, best_rendition, frame_table_of, rendition_version, renditions_of
+from annotator.reads.sealed_media import verified_media
 
 FRAME_CACHE_CONTROL = "private, max-age=86400"
 
@@ -66,6 +67,7 @@ def media_view(func):
         video = RESOLVERS[owner](request, object_id)
         if video.status != Video.Status.READY or not (video.proxy or video.remux):
             raise Http404("Not found")
+        verified_media(video)  # the renditions' hashes and the frame table as ingest recorded them
         return func(request, video, owner=owner, object_id=object_id, **kwargs)
 
     return view

@@ -16,7 +16,7 @@ def fill_credentials(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("annotator", "0019_sealed_bundle_runs")]
+    dependencies = [("annotator", "0020_signed_audit_entries")]
 
     operations = [
         migrations.AddField(

@@ -4,6 +4,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from annotator.base import signing
 from annotator.base.canonical import canonical_sha256
 from annotator.models.checked import CheckedModel
 from annotator.models.immutable import ImmutableModel
@@ -33,6 +34,11 @@ class AuditEntry(ImmutableModel):
     packet = models.ForeignKey("annotator.Packet", null=True, on_delete=models.PROTECT, related_name="+")
     hashes = models.JSONField(default=dict)
     details = models.JSONField(default=dict)
+    # The Ed25519 signature (hex) over ``sha256`` by the key ``key_id`` (``annotator.base.signing``);
+    # None only on entries appended before signing began. Nullable (DJ001 knowingly): SQLite
+    # adds a nullable column in place, where a default would rebuild the table without its triggers.
+    key_id = models.CharField(max_length=16, null=True)  # noqa: DJ001
+    signature = models.CharField(max_length=128, null=True)  # noqa: DJ001
 
     class Meta:
         ordering = ["-at", "-id"]
@@ -55,6 +61,22 @@ class AuditEntry(ImmutableModel):
             hashes=self.hashes,
             details=self.details,
         )
+
+    def signature_problem(self) -> str | None:
+        """Why this entry is not authentic, or None: its fields must match its SHA-256, and its
+        signature over that SHA-256 must verify under a trusted key (``annotator.base.signing``;
+        entries up to the keyring's ``unsigned_through`` were appended before signing began)."""
+        if self.chain_sha256() != self.sha256:
+            return "its fields do not match its SHA-256 (edited)"
+        if signing.valid(signing.ENTRY_CONTEXT, self.sha256, self.key_id, self.signature):
+            return None
+        if self.signature is None and self.seq <= signing.keyring().unsigned_through:
+            return None
+        if self.signature is None:
+            return "not signed (appended without the signing key: forged)"
+        if self.key_id not in signing.keyring().keys:
+            return f"signed by an unknown key {self.key_id!r} (forged)"
+        return "its signature does not verify (forged or edited)"
 
 
 def entry_sha256(*, seq, prev_sha256, at, actor_id, operation, object_type, object_id, packet_id, hashes, details):

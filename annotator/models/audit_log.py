@@ -21,6 +21,8 @@ import json
 from django.db import connection, models, transaction
 from django.utils import timezone
 
+from annotator.base import signing
+from annotator.base.anchor_log import anchor_line, append_anchor
 from annotator.models import AuditEntry, Packet
 from annotator.models.audit import GENESIS_SHA256, entry_sha256
 
@@ -84,4 +86,13 @@ def append_entry(*, actor_id, operation, object_type, object_id, packet_id, hash
             "hashes": hashes,
             "details": details,
         }
-        return AuditEntry.objects.create(**fields, sha256=entry_sha256(**fields))
+        sha256 = entry_sha256(**fields)
+        if fields["seq"] == 1:  # an empty log: the key may be made now (never for a log with entries)
+            signing.make_key(head_seq=0)
+        key_id, signature = signing.sign(signing.ENTRY_CONTEXT, sha256)
+        entry = AuditEntry.objects.create(**fields, sha256=sha256, key_id=key_id, signature=signature)
+    # Once committed, the signed head goes out of the database's reach (``base.anchor_log``):
+    # an entry cut from the chain's end is then named by verify_integrity.
+    line = anchor_line(entry.seq, sha256, f"{operation} {object_type}:{object_id}", key_id, signature)
+    transaction.on_commit(lambda: append_anchor(line))
+    return entry

@@ -49,7 +49,7 @@ from annotator.models import (
     Video,
 )
 from annotator.reads import separation
-from annotator.reads.integrity import verified_access_columns, verify_ledger_states
+from annotator.reads.integrity import ledgers_by_side, verified_access_columns, verified_packet, verify_ledger_states
 from annotator.reads.sealed_rows import verify_runs, verify_scores, verify_submissions, verify_union
 from annotator.reads.separation import is_released, released_packet_id
 
@@ -314,7 +314,7 @@ def access_packet(user: AbstractBaseUser, packet_id: int | str, *, for_update: b
     role = role_on_packet(user, packet)
     if role is None:
         raise NotFound("packet")
-    return PacketAccess(packet, role)
+    return PacketAccess(verified_packet(packet), role)
 
 
 def access_video(user: AbstractBaseUser, video_id: int | str) -> Video:
@@ -341,7 +341,7 @@ def both_frozen(packet: Packet) -> bool:
     """Both ledgers frozen, their frozen state read against the audit log: a ledger frozen
     or unfrozen by SQL answers the integrity error instead of opening the other side."""
     ledgers = verify_ledger_states(list(Ledger.objects.filter(packet=packet).defer("canonical_json")))
-    return sum(ledger.is_frozen for ledger in ledgers) == 2
+    return all(ledger.is_frozen for ledger in ledgers_by_side(packet, ledgers).values())
 
 
 def access_own_ledger(user: AbstractBaseUser, packet_id: int | str, *, for_update: bool = False) -> Ledger:
@@ -366,6 +366,7 @@ def access_own_ledger(user: AbstractBaseUser, packet_id: int | str, *, for_updat
         raise NotFound("ledger")
     if not ledger.is_frozen:  # unfrozen by SQL after its freeze: never writable again
         verify_ledger_states([ledger])
+    verified_packet(ledger.packet)  # what the ledger's events mean
     return ledger
 
 
@@ -380,7 +381,7 @@ def access_ledger(user: AbstractBaseUser, packet_id: int | str, side: str) -> Le
             raise NotFound("ledger")
     elif not both_frozen(access.packet):
         raise NotFound("ledger")
-    return Ledger.objects.select_related("packet").get(packet=access.packet, side=side)
+    return ledgers_by_side(access.packet, Ledger.objects.select_related("packet").filter(packet=access.packet))[side]
 
 
 def access_union(user: AbstractBaseUser, packet_id: int | str) -> tuple[PacketAccess, Union]:

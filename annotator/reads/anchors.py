@@ -1,31 +1,29 @@
-"""The audit chain's head, anchored outside the database.
+"""The audit chain's head, anchored outside the database (``annotator.base.anchor_log``).
 
 The chain shows any entry edited, deleted or inserted in its middle; cutting its newest
 entries (or rewriting the chain from some entry on) leaves a shorter, self-consistent chain
-that only an outside record of an earlier head can expose. So the head is appended, one line
-``SEQ:SHA256 TIME WHY``, to an append-only file beside the media
-(``FRAMELEDGER_AUDIT_ANCHOR``, default ``MEDIA_ROOT/audit-anchors.log``): after every
-publication and freeze (once committed), by every clean ``verify_integrity`` and by every
-backup (``deploy.backup``, which also keeps it in ``backup.json``). ``verify_integrity``
-checks every anchored head by default: each must still be in the chain with the same hash.
+that only an outside record of an earlier head can expose. So every entry, once its write has
+committed, is appended as a signed head, one line ``SEQ:SHA256 TIME WHY key=… sig=…``, to an
+append-only file outside the database and the media (``FRAMELEDGER_AUDIT_ANCHOR``, default
+``$FRAMELEDGER_VAR_DIR/anchors/audit-anchors.log``) and to the ``annotator.audit`` log stream;
+publications, freezes, every clean ``verify_integrity`` and every backup (``deploy.backup``,
+which also keeps it in ``backup.json``) append the head again, synced to disk.
+``verify_integrity`` checks every anchored head by default: each must still be in the chain
+with the same hash.
 
 Keep the file where the database's writers cannot rewrite it (another volume, or copied off
-the machine with the backups): its strength is being out of the database's reach.
+the machine with the backups and the log stream): its strength is being out of their reach.
 """
 
 from __future__ import annotations
 
-import logging
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from django.conf import settings
 from django.utils import timezone
 
+from annotator.base.anchor_log import anchor_line, anchor_path, append_anchor
 from annotator.models import AuditEntry
-
-logger = logging.getLogger("annotator.reads.integrity")
 
 
 @dataclass(frozen=True)
@@ -36,11 +34,6 @@ class Anchor:
     text: str
 
 
-def anchor_path() -> Path:
-    configured = getattr(settings, "FRAMELEDGER_AUDIT_ANCHOR", "")
-    return Path(configured) if configured else Path(settings.MEDIA_ROOT) / "audit-anchors.log"
-
-
 def chain_head() -> tuple[int, str] | None:
     row = AuditEntry.objects.order_by("-seq").values_list("seq", "sha256").first()
     return (row[0], row[1]) if row else None
@@ -49,23 +42,12 @@ def chain_head() -> tuple[int, str] | None:
 def anchor_head(why: str) -> tuple[int, str] | None:
     """Append the current head to the anchor file; the head, or None when there is none
     (or the file cannot be written: logged, never raised, the write it follows is done)."""
-    head = chain_head()
-    if head is None:
+    row = AuditEntry.objects.order_by("-seq").values_list("seq", "sha256", "key_id", "signature").first()
+    if row is None:
         return None
-    path = anchor_path()
-    line = f"{head[0]}:{head[1]} {timezone.now().isoformat(timespec='seconds')} {why}\n"
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o640)
-        try:
-            os.write(fd, line.encode("utf-8"))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-    except OSError as error:
-        logger.error("could not anchor the audit chain head in %s: %s", path, error)
+    if not append_anchor(anchor_line(*row[:2], why, *row[2:]), sync=True):
         return None
-    return head
+    return row[0], row[1]
 
 
 def anchor_on_commit(why: str) -> None:
@@ -101,13 +83,17 @@ def anchors() -> list[Anchor]:
 
 
 def anchor_problems() -> list[tuple[str, str]]:
-    """(object, message) for every anchored head no longer in the chain as recorded."""
-    recorded = anchors()
-    if not recorded:
+    """(object, message) for every anchored head no longer in the chain as recorded. One
+    pass over the chain in seq order (an anchor after every write: as many heads as entries)."""
+    first = {a.seq: a for a in reversed(anchors())}  # the first line per seq
+    if not first:
         return []
-    stored = dict(AuditEntry.objects.filter(seq__in={a.seq for a in recorded}).values_list("seq", "sha256").iterator())
+    stored: dict[int, str] = {}
+    for seq, sha in AuditEntry.objects.order_by("seq").values_list("seq", "sha256").iterator(chunk_size=5000):
+        if seq in first:
+            stored[seq] = sha
     problems = []
-    for anchor in {a.seq: a for a in reversed(recorded)}.values():  # the first line per seq
+    for anchor in sorted(first.values(), key=lambda a: a.line):
         where = f"{anchor_path()} line {anchor.line}"
         found = stored.get(anchor.seq)
         if found is None:

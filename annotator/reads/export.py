@@ -8,7 +8,10 @@
 - ``adjudication_log.json`` (adjudicated versions): every union item with its decision
   and rationale, as canonical JSON, so that its SHA-256 is the manifest's
   ``adjudication_log_sha256``;
-- ``manifest.json``: the version manifest plus SHA-256 and byte length of each file.
+- ``manifest.json``: the version manifest plus SHA-256 and byte length of each file;
+- ``signature.json``: an Ed25519 signature over the SHA-256 of ``manifest.json``'s bytes, with
+  the key id and the public key (``annotator.base.signing``). ``python -m exportcheck DIR
+  --public-key KEY`` checks it offline, without the application (``exportcheck/``).
 """
 
 from __future__ import annotations
@@ -16,16 +19,18 @@ from __future__ import annotations
 import io
 import zipfile
 
+from annotator.base import signing
 from annotator.base.canonical import canonical_bytes, sha256_hex
 from annotator.base.families import adapter_for
 from annotator.base.families.base import dumps
 from annotator.base.filenames import safe_filename
 from annotator.models import GroundTruthVersion
 from annotator.reads.documents import version_submission
+from annotator.reads.integrity import verified_packet
 
 
 def export_files(version: GroundTruthVersion) -> dict[str, bytes]:
-    packet = version.packet
+    packet = verified_packet(version.packet)  # its parameters shape gt.json
     files = adapter_for(packet.task_kind.schema["family"]).export_files(packet, version_submission(version))
     if "adjudication_log" in version.manifest:
         # The bytes the manifest's adjudication_log_sha256 was computed over.
@@ -42,7 +47,24 @@ def export_files(version: GroundTruthVersion) -> dict[str, bytes]:
         "files": {name: {"sha256": sha256_hex(data), "bytes": len(data)} for name, data in sorted(files.items())},
     }
     files["manifest.json"] = dumps(manifest)
+    files["signature.json"] = export_signature(files["manifest.json"])
     return files
+
+
+def export_signature(manifest: bytes) -> bytes:
+    """``signature.json``: who signed the manifest (key id, public key) and the signature over
+    ``"frameledger export v1\n"`` followed by the hex SHA-256 of ``manifest.json``."""
+    digest = sha256_hex(manifest)
+    key_id, signature = signing.sign(signing.EXPORT_CONTEXT, digest)
+    document = {
+        "algorithm": "Ed25519",
+        "signed_file": "manifest.json",
+        "manifest_sha256": digest,
+        "key_id": key_id,
+        "public_key": signing.current_public_text(),
+        "signature": signature,
+    }
+    return dumps(document)
 
 
 def export_zip(version: GroundTruthVersion) -> bytes:

@@ -43,7 +43,7 @@ from annotator.models import (
 )
 from annotator.reads.documents import ledger_submission
 from annotator.reads.grading_inputs import scorer_code_sha256, scoring_inputs, task_parameters
-from annotator.reads.integrity import frozen_document, frozen_events
+from annotator.reads.integrity import frozen_document, frozen_events, ledgers_by_side, verify_ledger_states
 from annotator.reads.publishing import version_label
 from annotator.reads.sealed_rows import verify_bundle_runs, verify_scores
 from scoring import SolutionRejected, agreement, get_scorer, score_submission
@@ -179,8 +179,10 @@ def bundle_summaries(submission_ids) -> dict[int, dict]:
 
 def frozen_ledgers(packet: Packet) -> dict[str, Ledger] | None:
     """Both ledgers of a packet by side, or None until both are frozen."""
-    ledgers = {ledger.side: ledger for ledger in Ledger.objects.filter(packet=packet).select_related("annotator")}
-    if len(ledgers) != 2 or not all(ledger.is_frozen for ledger in ledgers.values()):
+    ledgers = ledgers_by_side(packet, Ledger.objects.filter(packet=packet).select_related("annotator"))
+    # A ledger unfrozen by SQL after its freeze is an integrity error, never a row left out.
+    verify_ledger_states(list(ledgers.values()))
+    if not all(ledger.is_frozen for ledger in ledgers.values()):
         return None
     return ledgers
 

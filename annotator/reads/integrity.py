@@ -17,22 +17,25 @@ from __future__ import annotations
 import json
 import logging
 from collections import defaultdict
+from collections.abc import Iterable, Iterator
 
 from django.db import connection
 
 from annotator.base.canonical import canonical_sha256, sha256_hex
 from annotator.base.errors import WorkflowError
-from annotator.base.seals import events_seal, row_seal
+from annotator.base.seals import events_seal, packet_content, row_seal
 from annotator.models import (
     AuditEntry,
     BundleRun,
     Decision,
     GroundTruthVersion,
     Ledger,
+    Packet,
     ScoringRun,
     Submission,
     SubmissionScore,
     Union,
+    Video,
 )
 from annotator.models.audit_log import append_entry
 
@@ -74,6 +77,10 @@ def describe(obj) -> str:
         return f"union {obj.pk} (packet {obj.packet_id})"
     if isinstance(obj, BundleRun):
         return f"bundle run {obj.pk} (version {obj.version_id})"
+    if isinstance(obj, Packet):
+        return f"packet {obj.pk}"
+    if isinstance(obj, Video):
+        return f"video {obj.pk}"
     return f"{obj._meta.label} {obj.pk}"
 
 
@@ -142,10 +149,20 @@ RECORDING_OPERATIONS = {
 }
 
 
+def authentic(entries: Iterable[AuditEntry]) -> Iterator[AuditEntry]:
+    """The entries that are what FrameLedger appended: fields matching their SHA-256 and a
+    signature by a trusted key (``AuditEntry.signature_problem``). Every hash and seal a read
+    compares with comes through here, so an entry appended or edited by someone without the
+    signing key is never believed (``verify_integrity`` names it)."""
+    for entry in entries:
+        if entry.signature_problem() is None:
+            yield entry
+
+
 def recorded_hashes(obj) -> list[dict]:
     operations, _ = RECORDING_OPERATIONS[type(obj)]
     entries = AuditEntry.objects.filter(object_type=obj._meta.label, object_id=str(obj.pk), operation__in=operations)
-    return list(entries.values_list("hashes", flat=True))
+    return [entry.hashes for entry in authentic(entries.order_by("seq"))]
 
 
 def recorded_problem(obj, recorded: list[dict] | None = None) -> tuple[str, str, str] | None:
@@ -203,6 +220,7 @@ def verified_access_columns(version: GroundTruthVersion) -> GroundTruthVersion:
     found = manifest_problem(version) or recorded_problem(version)
     if found is not None:
         raise fail(version, found)
+    verified_packet(version.packet)  # what the version's events mean (parameters, frame rate, schema)
     return version
 
 
@@ -213,8 +231,8 @@ def ledger_state_problems(ledgers: list[Ledger]) -> list[tuple[Ledger, tuple[str
     entries = AuditEntry.objects.filter(
         object_type=Ledger._meta.label, object_id__in=[str(ledger.pk) for ledger in ledgers], operation="freeze_ledger"
     )
-    for object_id, hashes in entries.values_list("object_id", "hashes"):
-        records[object_id].append(hashes)
+    for entry in authentic(entries.order_by("seq")):
+        records[entry.object_id].append(entry.hashes)
     found = []
     for ledger in ledgers:
         recorded = records.get(str(ledger.pk), [])
@@ -224,6 +242,59 @@ def ledger_state_problems(ledgers: list[Ledger]) -> list[tuple[Ledger, tuple[str
             problem = ("unfrozen after its freeze", "frozen", "not frozen") if recorded else None
         if problem is not None:
             found.append((ledger, problem))
+    return found
+
+
+def packet_problem(packet: Packet, recorded: list | None = None) -> tuple[str, str, str] | None:
+    """The packet's content (title, its video's SHA-256, frame count and frame rate, the task
+    kind's slug, schema and scorer, instructions, parameters: ``seals.packet_content``) against
+    its SHA-256, and that against the one its ``create_packet`` entry recorded (``recorded``:
+    those entries' hashes, looked up when not given). A parameter, a frame rate or a task kind's
+    schema changed by SQL changes what every frozen ledger and version of the packet means."""
+    content = packet_content(
+        title=packet.title,
+        video=packet.video,
+        task_kind=packet.task_kind,
+        instructions=packet.instructions,
+        parameters=packet.parameters,
+    )
+    actual = canonical_sha256(content)[1]
+    if actual != packet.sha256:
+        problem = "its content (video, task kind schema or scorer, parameters) differs from its SHA-256"
+        return problem, packet.sha256, actual
+    if recorded is None:
+        entries = AuditEntry.objects.filter(object_type=Packet._meta.label, object_id=str(packet.pk))
+        recorded = [entry.hashes for entry in authentic(entries.filter(operation="create_packet").order_by("seq"))]
+    if not recorded:
+        return "no create record in the audit log", "a create record", "none"
+    if packet.sha256 not in [hashes.get("packet") for hashes in recorded]:
+        return "SHA-256 differs from the one the audit log recorded", str(recorded[0].get("packet")), packet.sha256
+    return None
+
+
+def verified_packet(packet: Packet) -> Packet:
+    found = packet_problem(packet)
+    if found is not None:
+        raise fail(packet, found)
+    return packet
+
+
+SIDES = ("A", "B")
+
+
+def ledgers_by_side(packet, ledgers: Iterable[Ledger]) -> dict[str, Ledger]:
+    """The packet's two ledgers by side. A packet is made with exactly one ledger A and one
+    ledger B, never changed since: a side changed, a ledger deleted or added by SQL is an
+    integrity error naming the packet (never a ``KeyError`` answered as a 500 of another kind,
+    never a packet read with one ledger left out)."""
+    found: dict[str, Ledger] = {}
+    sides = []
+    for ledger in ledgers:
+        sides.append(str(ledger.side))
+        found.setdefault(ledger.side, ledger)
+    if sorted(sides) != list(SIDES):
+        found_sides = ", ".join(sorted(sides)) or "none"
+        raise fail(packet, ("its ledgers are not one side A and one side B", "A, B", found_sides))
     return found
 
 

@@ -12,8 +12,10 @@ from datetime import datetime
 
 from django.db.models import Count, Q, QuerySet
 
+from annotator.base import signing
 from annotator.models import AuditEntry, GroundTruthVersion, Ledger, Union
 from annotator.reads import access
+from annotator.reads.integrity import ledgers_by_side
 
 STATES = ["assigned", "in progress", "frozen", "adjudicating", "published"]
 
@@ -99,10 +101,9 @@ def dashboard_rows(user, *, project_id=None, state=None, person_id=None) -> list
         packets = packets.filter(on_it)
     packets = list(packets.order_by("-created_at")[:500])
     ids = [p.pk for p in packets]
-    ledgers = {
-        (row.packet_id, row.side): row
-        for row in Ledger.objects.filter(packet_id__in=ids).annotate(n=Count("events")).select_related("annotator")
-    }
+    by_packet: dict[int, list[Ledger]] = {pk: [] for pk in ids}
+    for row in Ledger.objects.filter(packet_id__in=ids).annotate(n=Count("events")).select_related("annotator"):
+        by_packet[row.packet_id].append(row)
     counts = Count("items", filter=~Q(items__status="agreed"))
     decided = Count("items", filter=~Q(items__status="agreed") & Q(items__decision__isnull=False))
     union_counts = {
@@ -119,7 +120,8 @@ def dashboard_rows(user, *, project_id=None, state=None, person_id=None) -> list
     )
     rows = []
     for packet in packets:
-        pair = [ledgers[packet.pk, side] for side in "AB"]
+        sides_of = ledgers_by_side(packet, by_packet[packet.pk])
+        pair = [sides_of[side] for side in "AB"]
         sides = [SideProgress(ledger.annotator.username, ledger.n, ledger.is_frozen) for ledger in pair]
         row_state = packet_state(sides, packet.pk in unions, packet.pk in published)
         if state and row_state != state:
@@ -192,3 +194,14 @@ def shown_details(entry: AuditEntry, *, contents: bool = False) -> dict:
     (the maintainer role sees progress, not contents, before both ledgers freeze) unless
     ``contents`` (``access.sees_ledger_contents``)."""
     return dict(entry.details) if contents else {k: v for k, v in entry.details.items() if k != "data"}
+
+
+def signing_key() -> dict | None:
+    """The key the audit log is signed with now, and every public key trusted for older
+    entries (shown to maintainers; None before the first entry made one)."""
+    try:
+        current = signing.current_key_id()
+    except signing.NoSigningKey:
+        return None
+    others = {kid: signing.public_text(key) for kid, key in signing.keyring().keys.items() if kid != current}
+    return {"key_id": current, "public_key": signing.current_public_text(), "older": dict(sorted(others.items()))}

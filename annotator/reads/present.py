@@ -29,7 +29,7 @@ from annotator.models import (
 from annotator.models.taskkind_schema import packet_schema
 from annotator.reads.access import PacketAccess, both_frozen
 from annotator.reads.grading import run_counts
-from annotator.reads.integrity import frozen_document, frozen_events
+from annotator.reads.integrity import frozen_document, frozen_events, ledgers_by_side
 from annotator.reads.media import media_urls_for
 from annotator.reads.overview import next_step
 from annotator.reads.publishing import latest_version, version_label
@@ -97,7 +97,7 @@ def packet_view(access: PacketAccess) -> dict:
         # The latest adjudicated version (every role on the packet may see that tier).
         "published": published_view(packet),
     }
-    ledgers = {ledger.side: ledger for ledger in packet.ledgers.all()}
+    ledgers = ledgers_by_side(packet, packet.ledgers.all())
     if access.is_annotator:
         view["ledger"] = ledger_summary(ledgers[access.side])
         # Only about their own ledger (blind: nothing about the other side).

@@ -35,7 +35,7 @@ from annotator.models import (
     Union,
     UnionItem,
 )
-from annotator.reads.integrity import fail, seal_problem
+from annotator.reads.integrity import authentic, fail, seal_problem
 
 UPLOAD_OPERATIONS = ("upload_submissions", "bundle_submission")
 RUN_OPERATIONS = ("start_scoring_run", "finish_scoring_run")
@@ -65,7 +65,10 @@ class BatchSeals:
 
 
 def _entries(**filters):
-    return AuditEntry.objects.filter(**filters).order_by("seq").values_list("object_id", "operation", "hashes")
+    """(object id, operation, hashes) of the authentic entries (``integrity.authentic``) that
+    ``filters`` select, in chain order."""
+    for entry in authentic(AuditEntry.objects.filter(**filters).order_by("seq").iterator(chunk_size=2000)):
+        yield entry.object_id, entry.operation, entry.hashes
 
 
 def run_seals(run_ids: Iterable[int] | None = None) -> dict[str, RunSeals]:
@@ -74,7 +77,7 @@ def run_seals(run_ids: Iterable[int] | None = None) -> dict[str, RunSeals]:
     if run_ids is not None:
         filters["object_id__in"] = sorted({str(pk) for pk in run_ids})
     found: dict[str, RunSeals] = defaultdict(RunSeals)
-    for object_id, operation, hashes in _entries(**filters).iterator(chunk_size=2000):
+    for object_id, operation, hashes in _entries(**filters):
         seals = found[object_id]
         if operation == SCORE_OPERATION:
             seals.scores.update(hashes.get("scores", {}))
@@ -90,7 +93,7 @@ def batch_seals(batches: Iterable[str] | None = None) -> dict[str, BatchSeals]:
     if batches is not None:
         filters["hashes__batch__in"] = sorted(set(batches))
     found: dict[str, BatchSeals] = defaultdict(BatchSeals)
-    for _, _, hashes in _entries(**filters).iterator(chunk_size=2000):
+    for _, _, hashes in _entries(**filters):
         seals = found[str(hashes.get("batch"))]
         if "submissions" in hashes:
             seals.sealed = True
@@ -103,7 +106,7 @@ def decision_seals(decision_ids: Iterable[int] | None = None) -> dict[str, str |
     filters = {"object_type": Decision._meta.label, "operation": "decide_item"}
     if decision_ids is not None:
         filters["object_id__in"] = sorted({str(pk) for pk in decision_ids})
-    return {object_id: hashes.get("row") for object_id, _, hashes in _entries(**filters).iterator(chunk_size=2000)}
+    return {object_id: hashes.get("row") for object_id, _, hashes in _entries(**filters)}
 
 
 def union_seals(union_ids: Iterable[int] | None = None) -> dict[str, str | None]:
@@ -111,7 +114,7 @@ def union_seals(union_ids: Iterable[int] | None = None) -> dict[str, str | None]
     filters = {"object_type": Union._meta.label, "operation": UNION_OPERATION}
     if union_ids is not None:
         filters["object_id__in"] = sorted({str(pk) for pk in union_ids})
-    return {object_id: hashes.get("row") for object_id, _, hashes in _entries(**filters).iterator(chunk_size=2000)}
+    return {object_id: hashes.get("row") for object_id, _, hashes in _entries(**filters)}
 
 
 def bundle_seals(run_ids: Iterable[int] | None = None) -> dict[str, BundleSeals]:
@@ -120,7 +123,7 @@ def bundle_seals(run_ids: Iterable[int] | None = None) -> dict[str, BundleSeals]
     if run_ids is not None:
         filters["object_id__in"] = sorted({str(pk) for pk in run_ids})
     found: dict[str, BundleSeals] = defaultdict(BundleSeals)
-    for object_id, operation, hashes in _entries(**filters).iterator(chunk_size=2000):
+    for object_id, operation, hashes in _entries(**filters):
         seals = found[object_id]
         if operation == "submit_bundle":
             seals.submitted = hashes.get("row")

@@ -40,6 +40,8 @@ def test_backup_then_restore_passes_the_integrity_check(tmp_path):
     head = backup.stdout.split("audit chain head ")[1].strip()
     media = Path(env["FRAMELEDGER_MEDIA_ROOT"])
     media_before = {str(p.relative_to(media)): p.read_bytes() for p in media.rglob("*") if p.is_file()}
+    anchors = Path(env["FRAMELEDGER_VAR_DIR"]) / "anchors" / "audit-anchors.log"
+    kept = anchors.read_bytes()
     assert any(name.endswith(".mp4") for name in media_before)
 
     # the disaster: database and media gone
@@ -52,11 +54,13 @@ def test_backup_then_restore_passes_the_integrity_check(tmp_path):
     assert check.returncode == 0, check.stdout + check.stderr
     assert "all verified" in check.stdout
     media_after = {str(p.relative_to(media)): p.read_bytes() for p in media.rglob("*") if p.is_file()}
-    # The audit chain's anchor file is append-only: the clean check after the restore added
-    # its own line to what the backup held, and nothing else changed.
-    kept, grown = media_before.pop("audit-anchors.log"), media_after.pop("audit-anchors.log")
+    # The audit chain's anchor log lives outside the media and survived; it is append-only:
+    # the clean check after the restore added its own signed line, and nothing else changed.
+    grown = anchors.read_bytes()
     assert grown.startswith(kept) and grown != kept
-    assert all(line.endswith(b" verify_integrity") for line in grown[len(kept) :].splitlines())
+    assert all(b" verify_integrity key=" in line for line in grown[len(kept) :].splitlines())
+    assert (tmp_path / "backup" / "audit-anchors.log").read_bytes() == kept
+    assert "audit-anchors.log" not in media_after
     assert media_after == media_before
     count = run(env, "manage.py", "shell", "-c",
                 "from annotator.models import LedgerEvent; print(LedgerEvent.objects.count())")  # fmt: skip

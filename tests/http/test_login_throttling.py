@@ -8,10 +8,10 @@ import os
 import uuid
 
 import pytest
-from django.core.cache.backends.filebased import FileBasedCache
 from django.test import Client
 
 from annotator.base import login_guard
+from deploy.cache import JSONFileCache
 
 WRONG = "not-the-password"
 
@@ -85,14 +85,15 @@ def test_the_lock_out_ends_after_its_window(limits, annotator_a):
 def shared_cache_pair(kind: str, tmp_path):
     """Two cache clients on one store, as two server processes would have."""
     if kind == "file":
-        return [FileBasedCache(str(tmp_path / "cache"), {}) for _ in range(2)]
+        return [JSONFileCache(str(tmp_path / "cache"), {}) for _ in range(2)]
     url = os.environ.get("REDIS_URL")
     if not url:
         pytest.skip("REDIS_URL not set")
     from django.core.cache.backends.redis import RedisCache
 
     prefix = f"test-{uuid.uuid4().hex}"
-    return [RedisCache(url, {"KEY_PREFIX": prefix}) for _ in range(2)]
+    options = {"serializer": "deploy.cache.JSONSerializer"}
+    return [RedisCache(url, {"KEY_PREFIX": prefix, "OPTIONS": options}) for _ in range(2)]
 
 
 @pytest.mark.parametrize("kind", ["file", "redis"])
@@ -116,6 +117,6 @@ def test_the_settings_pick_redis_or_a_file_cache(monkeypatch, tmp_path):
     env.pop("REDIS_URL", None)
     env["FRAMELEDGER_VAR_DIR"] = str(tmp_path)
     run = [sys.executable, "-c", "import django; django.setup(); " + code]
-    assert subprocess.check_output(run, env=env, text=True).strip().endswith("FileBasedCache")
+    assert subprocess.check_output(run, env=env, text=True).strip() == "deploy.cache.JSONFileCache"
     env["REDIS_URL"] = "redis://127.0.0.1:6379/4"
     assert subprocess.check_output(run, env=env, text=True).strip().endswith("RedisCache")

@@ -1,7 +1,10 @@
 """A packet with both ledgers frozen, a union adjudicated and published, and a provisional
-version: every kind of frozen row the integrity checks cover."""
+version: every kind of frozen row the integrity checks cover; ``graded`` adds a submission, its
+scoring run and score."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
@@ -9,12 +12,13 @@ from annotator.actions.adjudication import do_decide_item
 from annotator.actions.ledgers import do_add_event, do_freeze_ledger
 from annotator.actions.union import do_build_union
 from annotator.actions.versions import do_import_provisional_version, do_publish_adjudicated_version
-from annotator.models import Ledger
+from annotator.models import Decision, Ledger, ScoringRun, SubmissionScore
 
 ATTESTATION = "I labelled this video alone, from the video only."
 A_EVENTS = [("take", ["cup"], 100, 200), ("put", ["plate"], 1000, 1100), ("cut", ["bagel"], 3000, 3100)]
 B_EVENTS = [("take", ["cup"], 100, 200), ("put", ["plate"], 1020, 1120), ("open", ["fridge"], 5000, 5050)]
 PROVISIONAL = [{"verb": "take", "nouns": ["cup"], "start_frame": 90, "end_frame": 210}]
+AGENT = json.dumps({"actions": PROVISIONAL}).encode()
 
 
 def fill_and_freeze(packet, side, user, events) -> Ledger:
@@ -46,3 +50,22 @@ def adjudicated(packet, frozen, adjudicator):
 @pytest.fixture
 def provisional(packet, maintainer):
     return do_import_provisional_version(packet, PROVISIONAL, actor=maintainer, source="test", source_sha256="0" * 64)
+
+
+@pytest.fixture
+def graded(packet, frozen, adjudicated, provisional, maintainer):
+    """Every sealed row by name: a frozen ledger, both versions, a decision, a submission scored
+    against the provisional version, its run and its score."""
+    from tests.grading.conftest import scored, upload
+
+    [submission] = upload(packet, maintainer, {"agent": AGENT})
+    score = scored(provisional, [submission], maintainer)["agent"]
+    return {
+        "ledger": frozen["A"],
+        "adjudicated": adjudicated,
+        "provisional": provisional,
+        "decision": Decision.objects.filter(item__union__packet=packet).order_by("pk").first(),
+        "submission": submission,
+        "run": ScoringRun.objects.get(pk=score.run_id),
+        "score": SubmissionScore.objects.get(pk=score.pk),
+    }

@@ -73,3 +73,32 @@ def verify(*args) -> tuple[int, str]:
     except SystemExit as exit_:
         return exit_.code, out.getvalue()
     return 0, out.getvalue()
+
+
+def forge_entry(operation: str, obj, *, packet_id=None, hashes: dict, details: dict | None = None, key=None, kid=None):
+    """Append an audit entry for ``obj`` as someone with the database but without the signing
+    key would: at the chain head, linked and hashed exactly as FrameLedger does (plain
+    SHA-256), unsigned, or signed with ``key`` (their own Ed25519 key) under the key id ``kid``."""
+    from django.utils import timezone
+
+    from annotator.models import AuditEntry
+    from annotator.models.audit import GENESIS_SHA256, entry_sha256
+
+    head = AuditEntry.objects.order_by("-seq").values_list("seq", "sha256").first()
+    fields = {
+        "seq": head[0] + 1 if head else 1,
+        "prev_sha256": head[1] if head else GENESIS_SHA256,
+        "at": timezone.now(),
+        "actor_id": None,
+        "operation": operation,
+        "object_type": obj._meta.label,
+        "object_id": str(obj.pk),
+        "packet_id": packet_id,
+        "hashes": json.loads(json.dumps(hashes)),
+        "details": json.loads(json.dumps(details or {})),
+    }
+    sha256 = entry_sha256(**fields)
+    signed = {}
+    if key is not None:
+        signed = {"key_id": kid, "signature": key.sign(b"frameledger audit entry v1\n" + sha256.encode()).hex()}
+    return AuditEntry.objects.create(**fields, sha256=sha256, **signed)

@@ -271,3 +271,13 @@ def test_a_queued_run_whose_submitted_columns_changed_is_not_run(moments, mainta
     ended = bundles.do_run_bundle(run.pk)
     assert ended.status == BundleRun.Status.ERROR and ended.stages == [], ended.outcome
     assert ended.outcome.startswith("integrity: ") and "differ from the seal" in ended.outcome, ended.outcome
+
+
+def test_a_finished_runs_bundle_bytes_replaced_are_named(moments, maintainer):
+    # The bytes swapped below the ORM with the (sealed) hash column kept: the worker's check
+    # before a run no longer applies to a finished run, verify_integrity hashes them again.
+    run = finished(moments, maintainer)
+    tamper(run, bundle=bundle(build="echo another bundle\n"))
+    code, out = verify()
+    assert code == 1
+    assert f"PROBLEM bundle run {run.pk} (version {moments.pk}): its bundle's bytes do not match its SHA-256" in out

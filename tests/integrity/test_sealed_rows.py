@@ -6,7 +6,6 @@ DELETE is refused by the database (SQLite here, PostgreSQL on the suite's Postgr
 
 from __future__ import annotations
 
-import json
 import uuid
 from datetime import timedelta
 
@@ -18,33 +17,15 @@ from annotator.models import (
     Decision,
     GroundTruthVersion,
     LedgerEvent,
-    ScoringRun,
     SubmissionScore,
 )
 from annotator.reads.integrity import describe
 from tests.factories import client_for, make_packet
-from tests.grading.conftest import scored, upload
-from tests.integrity.conftest import PROVISIONAL
+from tests.grading.conftest import upload
+from tests.integrity.conftest import AGENT, PROVISIONAL
 from tests.integrity.tampering import refused, remove, tamper, triggers_off, verify
 
 pytestmark = pytest.mark.django_db
-
-AGENT = json.dumps({"actions": PROVISIONAL}).encode()
-
-
-@pytest.fixture
-def graded(packet, frozen, adjudicated, provisional, maintainer):
-    [submission] = upload(packet, maintainer, {"agent": AGENT})
-    score = scored(provisional, [submission], maintainer)["agent"]
-    return {
-        "ledger": frozen["A"],
-        "adjudicated": adjudicated,
-        "provisional": provisional,
-        "decision": Decision.objects.filter(item__union__packet=packet).order_by("pk").first(),
-        "submission": submission,
-        "run": ScoringRun.objects.get(pk=score.run_id),
-        "score": SubmissionScore.objects.get(pk=score.pk),
-    }
 
 
 def reads(graded, packet) -> dict[str, list[str]]:

@@ -161,7 +161,7 @@ def test_cutting_the_newest_entries_is_reported_by_default_through_the_anchored_
     head = AuditEntry.objects.order_by("-seq").first()
     [anchor] = anchors()
     assert (anchor.seq, anchor.sha256) == (head.seq, head.sha256)
-    assert anchor_path().parent == __import__("pathlib").Path(settings.MEDIA_ROOT)
+    assert not anchor_path().is_relative_to(settings.MEDIA_ROOT)  # outside the media
     # Cut the chain's newest two entries: what is left is a consistent, shorter chain.
     for entry in AuditEntry.objects.order_by("-seq")[:2]:
         remove(entry)
@@ -177,6 +177,6 @@ def test_freezing_anchors_the_head_once_committed(packet, annotator_a, django_ca
 
     with django_capture_on_commit_callbacks(execute=True):
         fill_and_freeze(packet, "A", annotator_a, A_EVENTS)
-    [anchor] = anchors()
-    assert anchor.text.endswith(f"freeze ledger {packet.ledgers.get(side='A').pk}")
+    anchor = anchors()[-1]
+    assert f" freeze ledger {packet.ledgers.get(side='A').pk} key=" in anchor.text  # a signed head
     assert anchor.seq == AuditEntry.objects.order_by("-seq").first().seq

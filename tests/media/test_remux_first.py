@@ -45,6 +45,11 @@ def barcode_of_png(response) -> int | None:
     return synthetic.read_barcode(image)
 
 
+def enqueued(callbacks) -> list:
+    """The on-commit callbacks that send a task (not the audit anchor lines every write adds)."""
+    return [callback for callback in callbacks if callback.__qualname__.startswith("enqueue_on_commit")]
+
+
 def test_a_playable_source_is_annotatable_before_its_proxy_exists(
     synthetic_source,
     maintainer,
@@ -64,6 +69,7 @@ def test_a_playable_source_is_annotatable_before_its_proxy_exists(
     assert video.status == Video.Status.READY and video.error == ""
     assert video.remux and not video.proxy and video.remux_sha256 == file_sha256(video.remux.path)
     assert job.status == Job.Status.RUNNING and job.result["remux"]["sha256"] == video.remux_sha256
+    queued = enqueued(queued)  # the audit log's anchor lines are callbacks too
     assert len(queued) == 1 and not tmp_entries()
     remux_table = FrameTable.load(video.frame_table.path)
     assert remux_table.frame_count == 300 and video.frame_count == 300
@@ -142,7 +148,7 @@ def test_a_failed_proxy_leaves_the_video_annotatable_on_its_remux(
     with django_capture_on_commit_callbacks() as queued:
         do_ingest_video(video, job, chunk_frames=48)
     os.unlink(video.original.path)  # the source disappears before the proxy is made
-    queued[0]()
+    enqueued(queued)[0]()
     video.refresh_from_db()
     job.refresh_from_db()
     assert job.status == Job.Status.FAILED and job.message

@@ -15,7 +15,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from annotator.actions.ledgers import do_add_event
 from annotator.actions.versions import do_import_provisional_version
 from annotator.models import AuditEntry, Ledger, Packet, TaskKind, Video
-from tests.factories import client_for
+from tests.factories import client_for, make_packet
 from tests.workflow.test_blindness_matrix import build_scenario, expand
 
 WRITE_METHODS = ("post", "put", "patch", "delete")
@@ -95,12 +95,9 @@ def test_json_bodies_that_are_not_objects_are_refused_on_every_write_route(
              "maintainer": maintainer}  # fmt: skip
     scenario = build_scenario("both_frozen", packet, users)
     # A second packet where annotator A's ledger is open, so the ledger routes reach the body.
-    open_packet = Packet.objects.create(
-        title="open", video=packet.video, task_kind=packet.task_kind, annotator_a=annotator_a,
-        annotator_b=annotator_b, adjudicator=adjudicator, sha256="0" * 64,
-    )  # fmt: skip
-    for side, annotator in (("A", annotator_a), ("B", annotator_b)):
-        Ledger.objects.create(packet=open_packet, side=side, annotator=annotator)
+    # Made as the application makes packets: a packet whose content does not match its
+    # recorded SHA-256 is an integrity error on every read (docs/integrity.md).
+    open_packet = make_packet(maintainer, annotator_a, annotator_b, adjudicator, title="open", video=packet.video)
     open_event = do_add_event(Ledger.objects.get(packet=open_packet, side="A"),
                               {"verb": "take", "nouns": ["cup"], "start_frame": 1, "end_frame": 9},
                               actor=annotator_a, expected_version=0)  # fmt: skip

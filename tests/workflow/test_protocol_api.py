@@ -98,7 +98,14 @@ def test_protocol_runs_from_packet_to_export_through_the_api(packet, annotator_a
     assert export.status_code == 200
     archive = zipfile.ZipFile(io.BytesIO(export.content))
     files = {name.split("/", 1)[1]: archive.read(name) for name in archive.namelist()}
-    assert sorted(files) == ["adjudication_log.json", "gt.json", "manifest.json", "oracle.json", "vocabulary.json"]
+    assert sorted(files) == [
+        "adjudication_log.json",
+        "gt.json",
+        "manifest.json",
+        "oracle.json",
+        "signature.json",
+        "vocabulary.json",
+    ]
     gt = json.loads(files["gt.json"])
     assert gt["actions"] == [A_EVENTS[0], {**A_EVENTS[1], "start_frame": 154}, A_EVENTS[2]]
     result = score_submission("egocentric-f1-v2", gt, files["oracle.json"], frame_count=packet.video.frame_count)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import sys
+
 from django.conf import settings
-from django.http import Http404, JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse
+from django.utils.html import escape
 from django.views import defaults
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -94,4 +97,11 @@ def page_not_found(request, exception=None):
 def server_error(request):
     if current_exception_is_db_unavailable():  # raised outside a view (a middleware)
         return unavailable_response(request)
+    exc = sys.exc_info()[1]
+    if isinstance(exc, TamperedData):  # a page that read tampered data: say so, as the API does
+        audit_integrity_failure(exc)
+        if _is_api(request):
+            return JsonResponse({"error": {"code": exc.code, "message": exc.message}}, status=500)
+        body = f"<!doctype html><title>Integrity error</title><h1>Integrity error</h1><p>{escape(exc.message)}</p>"
+        return HttpResponse(body, status=500, headers={"X-FrameLedger-Error": exc.code})
     return json_error_page(request, 500) if _is_api(request) else defaults.server_error(request)

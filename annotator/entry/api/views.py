@@ -292,6 +292,8 @@ class AuditLogView(APIView):
                     "seq": e.seq,
                     "sha256": e.sha256,
                     "prev_sha256": e.prev_sha256,
+                    "key_id": e.key_id,
+                    "signature": e.signature,
                     "at": e.at.isoformat(),
                     "actor": e.actor.username if e.actor else None,
                     "operation": e.operation,

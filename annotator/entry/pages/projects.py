@@ -199,5 +199,6 @@ def audit_view(request):
         "operations": overview.audit_operations(request.user),
         "people": get_user_model().objects.order_by("username"),
         "packets": access.maintained_packets(request.user).order_by("title"),
+        "signing_key": overview.signing_key(),
     }
     return render(request, "frontend/audit.html", context)

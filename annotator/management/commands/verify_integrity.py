@@ -17,7 +17,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotator.models.audit_log import append_entry
 from annotator.reads.anchors import anchor_head
 from annotator.reads.rescore import rescore, scores_to_check
-from annotator.reads.verify import Problem, verify_all
+from annotator.reads.verify import Problem, media_report, verify_all
 
 
 class Command(BaseCommand):
@@ -36,12 +36,19 @@ class Command(BaseCommand):
         )
         parser.add_argument("--sample", type=int, help="with --rescore: re-score this many scores chosen at random")
         parser.add_argument("--seed", type=int, help="with --sample: the random seed (to repeat a sample)")
+        parser.add_argument(
+            "--media",
+            action="store_true",
+            help="also hash every video's renditions and frame table against the hashes their ingest recorded",
+        )
 
     def handle(self, *args, **options):
         report = verify_all()
         problems = list(report.problems)
         if options["expect_head"]:
             problems += self._head_problems(options["expect_head"])
+        if options["media"]:
+            problems += media_report()
         rescored = None
         if options["rescore"]:
             if options["sample"] is not None and options["sample"] < 1:

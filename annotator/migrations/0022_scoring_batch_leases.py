@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotator', '0019_sealed_bundle_runs'),
+        ('annotator', '0021_api_token_credentials'),
     ]
 
     operations = [

@@ -1,0 +1,5 @@
+import sys
+
+from exportcheck import main
+
+sys.exit(main())
