@@ -164,7 +164,7 @@ class AgreementReport(ImmutableModel):
         ordering = ["-created_at", "-id"]
 
 
-class ScoringBatch(models.Model):
+class ScoringBatch(CheckedModel):
     """One ``annotator.score_batch`` task's share of a scoring run, with its lease.
 
     Written only by ``annotator.actions.scoring_leases``: a task takes the lease
