@@ -21,7 +21,7 @@ from pathlib import Path
 
 import av
 
-from annotator.base.media.errors import MediaError, UnsupportedMedia
+from annotator.base.media.errors import MediaError, UnsupportedMedia, UntimedMedia
 
 TABLE_VERSION = 2  # 2: compact (run-length deltas); version 1 files (pts lists) still load
 # A nominal rate is reported as a fraction with at most this denominator (30000/1001 fits).
@@ -164,8 +164,10 @@ def nominal_rate(stream: av.video.stream.VideoStream, pts: list[int], time_base:
 def build_frame_table(path: str | Path) -> FrameTable:
     """Demux the first video stream of ``path`` and tabulate its frames.
 
-    Raises :class:`UnsupportedMedia` for files FFmpeg cannot open, files without a
-    video stream, and streams whose packets lack or repeat presentation timestamps.
+    Raises :class:`UnsupportedMedia` for files FFmpeg cannot open and files without a
+    video stream, and its subclass :class:`UntimedMedia` for streams whose packets lack
+    or repeat presentation timestamps, or whose decode timestamps go back (a restart):
+    probe then times the frames in decoded order (``annotator.base.media.decoded``).
     """
     try:
         container = av.open(str(path))
@@ -180,15 +182,20 @@ def build_frame_table(path: str | Path) -> FrameTable:
             raise UnsupportedMedia("the video stream has no time base")
         entries: list[tuple[int, bool]] = []
         durations: list[int] = []
+        last_dts = None
         try:
             for packet in container.demux(stream):
                 if packet.size == 0 or packet.is_discard:
                     continue
                 if packet.pts is None:
-                    raise UnsupportedMedia(
-                        "the video stream has packets without presentation timestamps "
-                        "(a raw elementary stream?); remux it into MP4 or MKV first"
-                    )
+                    raise UntimedMedia(f"video packet {len(entries)} carries no presentation timestamp")
+                if packet.dts is not None:
+                    if last_dts is not None and packet.dts < last_dts:
+                        raise UntimedMedia(
+                            f"the timestamps restart at video packet {len(entries)} "
+                            f"(decode time {packet.dts} after {last_dts}, x {time_base} s)"
+                        )
+                    last_dts = packet.dts
                 entries.append((packet.pts, packet.is_keyframe))
                 durations.append(packet.duration or 0)
         except av.error.FFmpegError as exc:
@@ -200,7 +207,7 @@ def build_frame_table(path: str | Path) -> FrameTable:
         pts = [p for p, _ in entries]
         for a, b in zip(pts, pts[1:], strict=False):
             if a == b:
-                raise UnsupportedMedia(f"two frames share the presentation timestamp {a} (x {time_base} s)")
+                raise UntimedMedia(f"two frames share the presentation timestamp {a} (x {time_base} s)")
         keyframes = [i for i, (_, key) in enumerate(entries) if key]
         rate = nominal_rate(stream, pts, time_base)
         if last_duration <= 0:
