@@ -157,6 +157,9 @@ function mountFrames(ws) {
       await pending;
       if (player.settled) await player.settled(); // a pause's snap too (not a seek of ours)
     } while (pending !== lastSeek);
+    // Never a mark on a picture the player could not confirm (the caller says so, and
+    // records nothing): the frame number would not be the frame on screen.
+    if (player.confirmed === false) throw new Error(`Nothing marked: ${player.unconfirmedReason}. Step or go to a frame that shows, then mark.`);
     return player.currentFrame;
   };
   ws.frames = new FrameKeeper(localStorage, `frameledger:frame:${config.packetId}:${config.username}`);
