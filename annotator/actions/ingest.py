@@ -127,7 +127,7 @@ def _hash_and_probe(source: Path, progress: Progress):
 def probed_summary(probed) -> str:
     width, height = probed.display_size
     kbps = f", {probed.bit_rate / 1000:,.0f} kbit/s" if probed.bit_rate else ""
-    return f"{probed.frame_count:,} frames, {probed.codec} {width}x{height}, {probed.rate} fps{kbps}"
+    return f"{probed.frame_count:,} frames, {probed.codec} {width}x{height}, {probed.table.rate_label} fps{kbps}"
 
 
 def _derive(source: Path, workdir: Path, progress: Progress, sha: str, probed) -> dict:

@@ -147,3 +147,13 @@ def test_audio_only_file_has_no_video_stream(tmp_path):
         out.mux(stream.encode(None))
     with pytest.raises(UnsupportedMedia, match="no video stream"):
         probe(path)
+
+
+def test_the_rate_label_reads_as_a_person_expects(synthetic_source):
+    # The issue: a VFR phone clip read "16200/361 (44.875) fps" (its average rate).
+    assert build_frame_table(synthetic_source("h264-vfr-bframes")).rate_label == "variable, 15\u201360"
+    assert build_frame_table(synthetic_source("h264-2997-gop12")).rate_label == "30000/1001 (29.970)"
+    assert build_frame_table(synthetic_source("h264-24-gop250")).rate_label == "24"
+    # One dropped frame in 300 does not make a range.
+    dropped = FrameTable(Fraction(1, 30), tuple([*range(150), *range(151, 301)]), (0,), Fraction(30), 301)
+    assert dropped.rate_label == "variable, about 30"

@@ -58,6 +58,25 @@ class FrameTable:
         step = self.pts[1] - self.pts[0]
         return all(b - a == step for a, b in zip(self.pts, self.pts[1:], strict=False))
 
+    @property
+    def rate_label(self) -> str:
+        """The rate as a person reads it, as the player shows it (``frame_clock.js``
+        ``fpsLabel``): ``24``, ``30000/1001 (29.970)``, or for a variable rate the range of
+        the rates at least 1 % of the frames have: ``variable, 30–60``."""
+        ends = (*self.pts[1:], self.end)
+        counts: dict[int, int] = {}
+        for a, b in zip(self.pts, ends, strict=True):
+            micros = round((b - a) * self.time_base * 1_000_000)
+            counts[micros] = counts.get(micros, 0) + 1
+        if len(counts) <= 1:
+            if self.rate.denominator == 1:
+                return str(self.rate.numerator)
+            return f"{self.rate.numerator}/{self.rate.denominator} ({float(self.rate):.3f})"
+        floor = max(1, -(-self.frame_count // 100))
+        common = [m for m, n in counts.items() if n >= floor and m > 0] or [m for m in counts if m > 0]
+        lo, hi = format_rate(1e6 / max(common)), format_rate(1e6 / min(common))
+        return f"variable, about {lo}" if lo == hi else f"variable, {lo}\u2013{hi}"
+
     def seconds(self, index: int) -> float:
         """Frame ``index``'s pts in seconds, the double nearest the exact rational."""
         return self.pts[index] * self.time_base.numerator / self.time_base.denominator
@@ -122,6 +141,12 @@ class FrameTable:
     def load(cls, path: str | Path) -> FrameTable:
         with open(path, encoding="utf-8") as fh:
             return cls.from_json(json.load(fh))
+
+
+def format_rate(rate: float) -> str:
+    """Whole when within 0.01 of a whole number, else two decimals (29.97)."""
+    whole = round(rate)
+    return str(whole) if abs(rate - whole) < 0.01 else f"{rate:.2f}"
 
 
 def encode_runs(values) -> list[list[int]]:
