@@ -42,7 +42,8 @@ def remux_video(source: Path, maintainer, *, checked: bool = True) -> Video:
     stem = source.stem
     table = make_remux(source, folder / f"{stem}.mp4", probed)
     (folder / f"{stem}.json").write_text(table.dumps())
-    indices = None if checked else [0]  # a refused remux may not decode from its keyframes
+    # A refused remux may decode from its first keyframe only.
+    indices = None if checked else [table.keyframes[0] if table.keyframes else 0]
     meta = make_thumbnails(folder / f"{stem}.mp4", table, folder / f"{stem}.jpg", indices=indices)
     original = Path(settings.MEDIA_ROOT) / "videos" / "original" / source.name
     original.parent.mkdir(parents=True, exist_ok=True)

@@ -1,13 +1,13 @@
 """Never a mark on a picture the player could not confirm, measured on the shapes probe
 refuses to remux (docs/media.md §2.4), in real Chromium.
 
-The remux of an open-GOP H.264 stream is made here anyway (as if probe had missed the
-shape) to measure what Chromium does with it: its element cannot show frames outside the
-first GOP exactly. Before, the player then showed the number asked for over a frozen
-picture, and ``i`` recorded that number (the issue: the start set to frame 200 while
-frame 0 was on screen). Now a key that reads the frame is refused with the reason while the
-picture is not the frame asked for; a mark is recorded only where the barcode on screen is
-the frame marked.
+The remuxes probe refuses (open GOPs, intra refresh, an MP4 trimmed behind an edit list)
+are made here anyway, as if probe had missed the shape, to measure what Chromium does with
+them: it cannot show every frame of any of them exactly. On the open-GOP one, the player
+showed the number asked for over a frozen picture, and ``i`` recorded that number (the
+issue: the start set to frame 200 while frame 0 was on screen). Now a key that reads the
+frame is refused with the reason while the picture is not the frame asked for; a mark is
+recorded only where the barcode on screen is the frame marked.
 """
 
 from __future__ import annotations
@@ -16,9 +16,10 @@ import pytest
 
 from annotator.base.media import synthetic
 from tests.browser.ledger_pages import wait_ready
-from tests.browser.test_player import BOXES, SEEK_BATCH_JS, failures
+from tests.browser.test_player import BOXES, SEEK_BATCH_JS
 from tests.browser.test_remux import remux_video
 from tests.factories import make_packet
+from tests.media.conftest import EDIT_LIST_TRIM, EDIT_LIST_TRIM_FIRST_BARCODE
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 SERVER = "uvicorn"
@@ -37,13 +38,26 @@ def shown(page) -> int | None:
     return synthetic.decode_cell_means(page.evaluate("(boxes) => window.__flReadCells(boxes)", BOXES))
 
 
-def test_chromium_cannot_seek_a_remux_of_open_gops_exactly(page_as, open_gop_packet, annotator_a):
-    # The measurement behind the rule: why probe refuses this remux.
-    page = page_as(annotator_a, f"/packets/{open_gop_packet.pk}/player/")
+# What probe refuses to remux, and the barcode of each one's frame 0.
+REFUSED = {OPEN_GOP: 0, "h264-intra-refresh": 0, EDIT_LIST_TRIM: EDIT_LIST_TRIM_FIRST_BARCODE}
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_chromium_cannot_show_every_frame_of_a_remux_probe_refuses(
+    page_as, synthetic_source, maintainer, annotator_a, annotator_b, adjudicator, name
+):
+    # The measurement behind the rule (measured: the open-GOP remux showed frame 0 frozen
+    # after its first seek past the first GOP; intra refresh showed frame 38 for 30, the
+    # refresh's end; the trimmed MP4 showed its first keyframe, frame 9, for frames 0-8).
+    video = remux_video(synthetic_source(name), maintainer, checked=False)
+    packet = make_packet(maintainer, annotator_a, annotator_b, adjudicator, video=video, title=name)
+    page = page_as(annotator_a, f"/packets/{packet.pk}/player/")
     page.wait_for_function("() => window.frameledger && (window.frameledger.player || window.frameledger.loadError)")
-    results = page.evaluate(SEEK_BATCH_JS, {"targets": TARGETS, "boxes": BOXES})
-    assert failures(results), "Chromium showed every frame of the open-GOP remux: the rule can be relaxed"
-    assert page.evaluate("window.frameledger.player.confirmed") is False
+    targets = [t for t in [0, 1, 5, *TARGETS] if t < video.frame_count]
+    results = page.evaluate(SEEK_BATCH_JS, {"targets": targets, "boxes": BOXES})
+    wrong = [r for r in results if synthetic.decode_cell_means(r["means"]) != r["target"] + REFUSED[name]]
+    assert wrong, f"Chromium showed every frame of the {name} remux exactly: the rule can be relaxed"
+    assert page.evaluate("window.frameledger.player.stats.errors") > 0  # and the player said so
 
 
 def test_a_mark_is_recorded_only_on_a_picture_that_is_the_frame_marked(page_as, open_gop_packet, annotator_a):
