@@ -1,4 +1,4 @@
-""""0⏎" goes to frame 0 (the issue: a leading 0 zooms the timeline, so 0 then Enter did not
+"""`0` then Enter goes to frame 0 (the issue: a leading 0 zooms the timeline, so 0 then Enter did not
 go to frame 0, and said nothing), while a 0 inside a typed number stays the number's and
 Enter on its own still adds the event."""
 
