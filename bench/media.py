@@ -83,7 +83,7 @@ def long_video(frames: int) -> Path:
     )
     print(f"  generating {frames} frames (160x96, 29.97 fps, B-frames, GOP 250) -> {path} ...", flush=True)
     started = time.perf_counter()
-    partial = path.with_suffix(".part.mp4")
+    partial = path.with_name(f"{path.name}.part{path.suffix}")
     synthetic.write_video(partial, encoding, frames)
     partial.rename(path)
     line("generation", f"{time.perf_counter() - started:.1f} s")
@@ -175,31 +175,34 @@ def bench_frame_table(frames: int, skip_slow: bool, size: tuple[int, int], clip_
 BROADCAST_SIZE = (1920, 1080)
 
 
-def broadcast_source(minutes: float) -> Path:
-    """A textured 1080p30 H.264 source at ~6 Mbit/s with B-frames, GOP 60 (cached)."""
+def broadcast_source(minutes: float, open_gop: bool = False) -> Path:
+    """A textured 1080p30 H.264 source at ~6 Mbit/s with B-frames, GOP 60 (cached).
+    ``open_gop``: x264 open GOPs in MPEG-TS, as broadcast encoders write them (no remux:
+    docs/media.md §2.4)."""
     from fractions import Fraction
 
     from annotator.base.media import synthetic
 
     frames = int(round(minutes * 60 * 30))
-    path = CACHE / f"broadcast-1080p30-{frames}.mp4"
+    shape = "open-gop.ts" if open_gop else "mp4"
+    path = CACHE / f"broadcast-1080p30-{frames}.{shape}"
     if path.exists():
         return path
     CACHE.mkdir(parents=True, exist_ok=True)
     params = "keyint=60:min-keyint=60:scenecut=0:bframes=2:b-adapt=0:bitrate=6000:vbv-maxrate=6000:vbv-bufsize=12000"
     encoding = synthetic.Encoding(
         "broadcast-1080p30",
-        "mp4",
-        ".mp4",
+        "mpegts" if open_gop else "mp4",
+        path.suffix,
         "libx264",
         Fraction(30),
         gop=60,
         bframes=2,
-        options={"preset": "ultrafast", "x264-params": params},
+        options={"preset": "ultrafast", "x264-params": params + (":open-gop=1" if open_gop else "")},
     )
     print(f"  generating {frames} frames 1920x1080 textured at ~6 Mbit/s -> {path} ...", flush=True)
     started = time.perf_counter()
-    partial = path.with_suffix(".part.mp4")
+    partial = path.with_name(f"{path.name}.part{path.suffix}")
     synthetic.write_video(partial, encoding, frames, width=1920, height=1080, textured=True)
     partial.rename(path)
     line("generation", f"{time.perf_counter() - started:.0f} s")
@@ -288,12 +291,19 @@ def ingest_with_workers(source: Path, workers: int, chunk_frames: int, maintaine
 
 
 def bench_ingest(
-    minutes: float, worker_counts: list[int], chunk_frames: int, seeks: int, remux_first: bool = True
+    minutes: float,
+    worker_counts: list[int],
+    chunk_frames: int,
+    seeks: int,
+    remux_first: bool = True,
+    open_gop: bool = False,
 ) -> None:
-    """Real-time factor of ingest with 1 and 2 workers, proxy bit rate, seeks on the proxy."""
-    print(f"\n[4] Ingest of a {minutes:g}-minute 1080p30 textured source at ~6 Mbit/s", flush=True)
+    """Real-time factor of ingest with 1 and 2 workers, proxy bit rate, seeks on the first
+    rendition annotation is offered on (the remux, else the proxy)."""
+    shape = "open-GOP MPEG-TS" if open_gop else "MP4"
+    print(f"\n[4] Ingest of a {minutes:g}-minute 1080p30 textured source at ~6 Mbit/s ({shape})", flush=True)
     line("load average before (1 / 5 / 15 min)", " / ".join(f"{v:.2f}" for v in os.getloadavg()))
-    source = broadcast_source(minutes)
+    source = broadcast_source(minutes, open_gop)
     os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
     with tempfile.TemporaryDirectory(prefix="frameledger-bench-ingest-") as tmp:
         server = django_live_server(Path(tmp))
@@ -667,17 +677,18 @@ def main() -> None:
     parser.add_argument("--chunk-frames", type=int, default=1800)
     parser.add_argument("--proxy-first", action="store_true", help="[4] without the remux (the old path)")
     parser.add_argument("--generate-only", action="store_true", help="only write the cached ingest source")
+    parser.add_argument("--open-gop", action="store_true", help="[4] on an open-GOP MPEG-TS source")
     parser.add_argument("--x264", action="store_true", help="only [5]: proxy presets x CRF on a source clip")
     args = parser.parse_args()
     if args.x264:
         bench_x264(args.ingest_minutes)
         return
     if args.generate_only:
-        broadcast_source(args.ingest_minutes)
+        broadcast_source(args.ingest_minutes, args.open_gop)
         return
     if args.ingest:
         workers = [int(w) for w in args.ingest_workers.split(",")]
-        bench_ingest(args.ingest_minutes, workers, args.chunk_frames, args.seeks, not args.proxy_first)
+        bench_ingest(args.ingest_minutes, workers, args.chunk_frames, args.seeks, not args.proxy_first, args.open_gop)
         return
     size = tuple(int(v) for v in args.seek_size.lower().split("x"))
     print(f"FrameLedger media bench: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}", flush=True)

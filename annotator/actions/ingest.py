@@ -130,7 +130,7 @@ def _hash_and_probe(source: Path, progress: Progress):
 def probed_summary(probed) -> str:
     width, height = probed.display_size
     kbps = f", {probed.bit_rate / 1000:,.0f} kbit/s" if probed.bit_rate else ""
-    return f"{probed.frame_count:,} frames, {probed.codec} {width}x{height}, {probed.rate} fps{kbps}"
+    return f"{probed.frame_count:,} frames, {probed.codec} {width}x{height}, {probed.table.rate_label} fps{kbps}"
 
 
 def _derive(source: Path, workdir: Path, progress: Progress, sha: str, probed) -> dict:
@@ -232,23 +232,29 @@ def _proxy_stage(video, job, source, workdir, progress, sha, probed, chunk_frame
 
 def _remux_stage(video, job, source, workdir, progress, sha, probed, chunk_frames) -> bool:
     """Make, check and commit the remux; queue the proxy task. False: proxy first instead."""
+    files = {"remux": workdir / "remux.mp4", "frame_table": workdir / "frames.json"}
+    files["thumbnails"] = workdir / "thumbs.jpg"
     reason = not_browser_playable(source, probed)
     if reason is None:
         progress(P_PROBED, f"Probed: {probed_summary(probed)}. Remuxing the source for the browser.", force=True)
         try:
-            table = make_remux(source, workdir / "remux.mp4", probed)
+            table = make_remux(source, files["remux"], probed)
+            progress(P_PROBED, "Making timeline thumbnails.", force=True)
+            # Tiles at the remux's keyframes (one decode each): seconds, not minutes, on long
+            # GOPs. The proxy's commit replaces them with the usual evenly spaced sprite.
+            indices = keyframe_thumbnail_indices(table)
+            thumb_meta = make_thumbnails(files["remux"], table, files["thumbnails"], indices=indices)
         except MediaError as exc:  # the proxy path decides whether the source is usable
             reason = f"the remux failed its checks ({exc})"
     if reason is not None:
         logger.info("video %s: proxy first, no remux: %s", video.pk, reason)
+        files["remux"].unlink(missing_ok=True)
+        files["thumbnails"].unlink(missing_ok=True)
+        # Said on the job (and kept in its final result): why annotation waits for the proxy.
+        job.result = {**(job.result or {}), "remux_refused": reason}
+        Job.objects.filter(pk=job.pk).update(result=job.result)
         return False
-    files = {"remux": workdir / "remux.mp4", "frame_table": workdir / "frames.json"}
-    files["thumbnails"] = workdir / "thumbs.jpg"
     files["frame_table"].write_text(table.dumps(), encoding="utf-8")
-    progress(P_PROBED, "Making timeline thumbnails.", force=True)
-    # Tiles at the remux's keyframes (one decode each): seconds, not minutes, on long GOPs.
-    # The proxy's commit replaces them with the usual evenly spaced sprite.
-    thumb_meta = make_thumbnails(files["remux"], table, files["thumbnails"], indices=keyframe_thumbnail_indices(table))
     hashes = {"source_sha256": sha, "remux_sha256": file_sha256(files["remux"])}
     hashes["frame_table_sha256"] = file_sha256(files["frame_table"])
     placed = place(files, video, f"{video.pk}-r{hashes['remux_sha256'][:16]}")
@@ -262,7 +268,7 @@ def _remux_stage(video, job, source, workdir, progress, sha, probed, chunk_frame
 
 def _commit_remux(video, job, probed, table: FrameTable, thumb_meta, hashes, placed, chunk_frames) -> None:
     """The video ready for annotation on its remux; the job runs on with the proxy task."""
-    report = dropped_report(probed.table, [], probed.timestamps)
+    report = dropped_report(probed.table, [], probed.timestamps, probed.repairs)
     with transaction.atomic():
         row = Video.objects.select_for_update().get(pk=video.pk)
         set_probe_fields(row, hashes["source_sha256"], probed, table)

@@ -196,7 +196,7 @@ def do_join_chunks(video: Video, job: Job) -> Video:
             probed = probe(state.source)
             if probed.frame_count != len(state.kept) + len(state.dropped):
                 raise MediaError("the source changed while its proxy was being encoded")
-            report = dropped_report(probed.table, [tuple(d) for d in state.dropped], probed.timestamps)
+            report = dropped_report(probed.table, [tuple(d) for d in state.dropped], probed.timestamps, probed.repairs)
             derived = finish_derived(joindir, progress, job.result["chunked"]["sha256"], probed, table, report)
             derived["chunks"] = len(state.chunks)
             if not holds_lease(job, JOIN, owner):

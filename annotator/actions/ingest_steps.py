@@ -206,8 +206,9 @@ def commit_proxy(video: Video, job: Job, derived: dict, placed: dict[str, str]) 
             "dropped_frames": [d["source_index"] for d in derived["report"].get("dropped", [])],
             "chunks": derived.get("chunks", 1),
         }
-        if "remux" in (job.result or {}):
-            result["remux"] = job.result["remux"]
+        for key in ("remux", "remux_refused"):
+            if key in (job.result or {}):
+                result[key] = job.result[key]
         Job.objects.filter(pk=job.pk).update(
             status=Job.Status.DONE, progress=1.0, message="Ready.", result=result, updated_at=timezone.now()
         )

@@ -63,6 +63,19 @@ def test_timecode_and_rate_label_use_the_rational_rate(clock_page):
     assert clock_page.evaluate("window.fc.formatSeconds(7262.5)") == "02:01:02.500"
 
 
+def test_a_variable_rate_reads_as_the_range_of_its_common_frame_rates(clock_page):
+    # The issue: a VFR phone clip read "16200/361 (44.875) fps". Frames of 1/30 and 1/60 s:
+    half = [i / 60 for i in range(100)]
+    mixed = sorted({*half[:50], *[50 / 60 + i / 30 for i in range(50)]})
+    assert run(clock_page, {"fps_num": 16200, "fps_den": 361, "pts": mixed}, "c.fpsLabel") == "variable, 30\u201360"
+    # One dropped frame in 300 (a frame of 2/30 s) does not widen the range.
+    dropped = [i / 30 for i in range(150)] + [(i + 1) / 30 for i in range(150, 300)]
+    assert run(clock_page, {"fps_num": 30, "fps_den": 1, "pts": dropped}, "c.fpsLabel") == "variable, about 30"
+    # Constant rates keep their exact fraction.
+    assert run(clock_page, {"fps_num": 24, "fps_den": 1, "pts": [i / 24 for i in range(48)]}, "c.fpsLabel") == "24"
+    assert clock_page.evaluate("[29.97002997, 59.94, 30.004].map(window.fc.formatRate)") == ["29.97", "59.94", "30"]
+
+
 @pytest.mark.parametrize(
     ("table", "message"),
     [

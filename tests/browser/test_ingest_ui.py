@@ -8,7 +8,7 @@ import pytest
 
 from annotator.models import AuditEntry, Video
 from tests.browser.ledger_pages import wait_ready
-from tests.media.conftest import OPEN_GOP_CUT
+from tests.media.conftest import OPEN_GOP_CUT, TS_RESTART
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 SERVER = "uvicorn"  # the embedded default's server (tests/browser/conftest.py)
@@ -32,6 +32,23 @@ def test_the_page_shows_which_frames_ingest_dropped(page_as, maintainer, synthet
     assert f"2 of {video.frame_count + 2} source frames no decoder can produce were dropped" in report
     first = video.ingest_report["dropped"][0]
     assert f"0 ({first['seconds']:.3f} s), 1 (" in report
+
+
+def test_the_page_says_what_the_decoded_order_repaired_and_why_there_is_no_remux(
+    page_as, maintainer, synthetic_source, eager_celery
+):
+    # Refused before ("two frames share the presentation timestamp …"): now ingested, and said.
+    page = page_as(maintainer, "/maintainer/packets/new/")
+    wait_ready(page)
+    upload(page, "dvb recording", synthetic_source(TS_RESTART))
+    page.wait_for_selector("#step-ingest[data-status=done]", timeout=60000)
+    page.wait_for_function("() => document.querySelector('#ingest-report').textContent !== ''", timeout=30000)
+    report = page.inner_text("#ingest-report")
+    assert "timestamps could not time the frames (the timestamps restart at video packet 70" in report
+    assert "1 frame's timestamps restarted, first at frames 70 (2.880 s)" in report
+    remux = page.inner_text('#ingest-steps [data-step="remux"]')
+    assert "the decoder does not honour the container's timestamps" in remux
+    assert Video.objects.get().frame_count == 120
 
 
 def test_a_failed_upload_can_be_deleted_from_the_page(page_as, maintainer, tmp_path, eager_celery):

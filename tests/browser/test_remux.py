@@ -32,15 +32,19 @@ SERVER = "uvicorn"  # the embedded default's server (tests/browser/conftest.py)
 REMUXED = ("h264-24-gop250", "h264-2997-gop12", "vp9-webm", "h264-offset-1.5s")
 
 
-def remux_video(source: Path, maintainer) -> Video:
+def remux_video(source: Path, maintainer, *, checked: bool = True) -> Video:
+    """A ready video whose only rendition is the remux of ``source`` (``checked=False``: made
+    even where probe refuses it, to measure what Chromium does with it)."""
     probed = probe(source)
-    assert not_browser_playable(source, probed) is None
+    assert not checked or not_browser_playable(source, probed) is None
     folder = Path(settings.MEDIA_ROOT) / "videos" / "remux"
     folder.mkdir(parents=True, exist_ok=True)
     stem = source.stem
     table = make_remux(source, folder / f"{stem}.mp4", probed)
     (folder / f"{stem}.json").write_text(table.dumps())
-    meta = make_thumbnails(folder / f"{stem}.mp4", table, folder / f"{stem}.jpg")
+    # A refused remux may decode from its first keyframe only.
+    indices = None if checked else [table.keyframes[0] if table.keyframes else 0]
+    meta = make_thumbnails(folder / f"{stem}.mp4", table, folder / f"{stem}.jpg", indices=indices)
     original = Path(settings.MEDIA_ROOT) / "videos" / "original" / source.name
     original.parent.mkdir(parents=True, exist_ok=True)
     shutil.copy(source, original)

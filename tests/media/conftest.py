@@ -25,11 +25,32 @@ FRAME_COUNTS = {
     "h264-rotated-90": 60,
     "h264-avi-bframes": 100,
     "h264-ts-open-gop": 144,
+    "h264-intra-refresh": 150,
+    "h264-mkv-untimed-start": 100,
+    "h264-mkv-repeated-stamps": 100,
+    "h264-ts-bframes": 100,
 }
+# Encodings whose container timestamps cannot time their frames (annotator.base.media.decoded).
+UNTIMED = {"h264-mkv-untimed-start", "h264-mkv-repeated-stamps"}
 # Made by a writer of their own: an open-GOP transport stream cut at its third I-frame
 # (a non-IDR one), so its first two demuxed frames cannot be decoded.
 OPEN_GOP_CUT = "h264-ts-open-gop-cut"
 OPEN_GOP_CUT_FIRST_BARCODE = 48  # the cut starts at the third GOP of 24 frames
+# Transport streams whose timestamps start again at frame 70 of 120 (two recordings joined
+# byte for byte): exactly as the first part's (every stamp shared), or inside it (overlap).
+TS_RESTART = "h264-ts-restart"
+TS_RESTART_OVERLAP = "h264-ts-restart-overlap"
+# An MP4 cut by stream copy at frame 15 (an edit list over the GOP of 12 before it).
+EDIT_LIST_TRIM = "h264-mp4-edit-list-trim"
+EDIT_LIST_TRIM_FIRST_BARCODE = 15
+WRITERS = {
+    OPEN_GOP_CUT: lambda path: synthetic.write_open_gop_cut(path.with_suffix(".ts"), 144, cut_gop=2),
+    TS_RESTART: lambda path: synthetic.write_timestamp_restart(path.with_suffix(".ts"), 120, restart_at=70),
+    TS_RESTART_OVERLAP: lambda path: synthetic.write_timestamp_restart(
+        path.with_suffix(".ts"), 120, restart_at=70, restart_ticks=30
+    ),
+    EDIT_LIST_TRIM: lambda path: synthetic.write_edit_list_trim(path.with_suffix(".mp4"), 120, trim_at=15),
+}
 
 
 class SourceCache:
@@ -40,8 +61,8 @@ class SourceCache:
         self._paths: dict[str, Path] = {}
 
     def __call__(self, name: str) -> Path:
-        if name not in self._paths and name == OPEN_GOP_CUT:
-            self._paths[name] = synthetic.write_open_gop_cut(self.root / f"{name}.ts", 144, cut_gop=2)
+        if name not in self._paths and name in WRITERS:
+            self._paths[name] = WRITERS[name](self.root / name)
         if name not in self._paths:
             encoding = synthetic.ENCODINGS[name]
             path = self.root / f"{name}{encoding.suffix}"

@@ -12,7 +12,7 @@ from annotator.base.media import synthetic
 from annotator.base.media.errors import UnsupportedMedia
 from annotator.base.media.frametable import FrameTable, build_frame_table
 from annotator.base.media.probe import normalise_rotation, probe
-from tests.media.conftest import FRAME_COUNTS
+from tests.media.conftest import FRAME_COUNTS, UNTIMED
 
 
 def decoded_frames(path):
@@ -21,8 +21,14 @@ def decoded_frames(path):
         return [(frame.pts, frame.key_frame) for frame in container.decode(stream)]
 
 
-# AVI's decode-order stamps are the case where they differ (tests/media/test_robust_tables.py).
-@pytest.mark.parametrize("name", sorted(set(FRAME_COUNTS) - {"h264-avi-bframes"}))
+# AVI's decode-order stamps are the case where they differ (tests/media/test_robust_tables.py);
+# the container cannot time the untimed shapes at all (tests/media/test_untimed_sources.py),
+# and an intra-refresh stream's container keyframes are recovery points the decoder does not
+# flag (tests/media/test_remux_entry_points.py).
+EXCEPTIONS = {"h264-avi-bframes", "h264-intra-refresh", *UNTIMED}
+
+
+@pytest.mark.parametrize("name", sorted(set(FRAME_COUNTS) - EXCEPTIONS))
 def test_demuxed_table_equals_the_decoded_timestamps(synthetic_source, name):
     path = synthetic_source(name)
     table = build_frame_table(path)
@@ -141,3 +147,13 @@ def test_audio_only_file_has_no_video_stream(tmp_path):
         out.mux(stream.encode(None))
     with pytest.raises(UnsupportedMedia, match="no video stream"):
         probe(path)
+
+
+def test_the_rate_label_reads_as_a_person_expects(synthetic_source):
+    # The issue: a VFR phone clip read "16200/361 (44.875) fps" (its average rate).
+    assert build_frame_table(synthetic_source("h264-vfr-bframes")).rate_label == "variable, 15\u201360"
+    assert build_frame_table(synthetic_source("h264-2997-gop12")).rate_label == "30000/1001 (29.970)"
+    assert build_frame_table(synthetic_source("h264-24-gop250")).rate_label == "24"
+    # One dropped frame in 300 does not make a range.
+    dropped = FrameTable(Fraction(1, 30), tuple([*range(150), *range(151, 301)]), (0,), Fraction(30), 301)
+    assert dropped.rate_label == "variable, about 30"

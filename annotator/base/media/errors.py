@@ -11,6 +11,11 @@ class UnsupportedMedia(MediaError):
     """Not a video FFmpeg can read, or a video we will not process (no video stream...)."""
 
 
+class UntimedMedia(UnsupportedMedia):
+    """The container's timestamps cannot time the frames (missing, repeated, restarting);
+    the decoder's output order can (``annotator.base.media.decoded``)."""
+
+
 class FrameMismatch(MediaError):
     """Frames were lost, added or reordered between demux, decode and the proxy."""
 

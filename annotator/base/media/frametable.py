@@ -21,7 +21,7 @@ from pathlib import Path
 
 import av
 
-from annotator.base.media.errors import MediaError, UnsupportedMedia
+from annotator.base.media.errors import MediaError, UnsupportedMedia, UntimedMedia
 
 TABLE_VERSION = 2  # 2: compact (run-length deltas); version 1 files (pts lists) still load
 # A nominal rate is reported as a fraction with at most this denominator (30000/1001 fits).
@@ -57,6 +57,25 @@ class FrameTable:
             return True
         step = self.pts[1] - self.pts[0]
         return all(b - a == step for a, b in zip(self.pts, self.pts[1:], strict=False))
+
+    @property
+    def rate_label(self) -> str:
+        """The rate as a person reads it, as the player shows it (``frame_clock.js``
+        ``fpsLabel``): ``24``, ``30000/1001 (29.970)``, or for a variable rate the range of
+        the rates at least 1 % of the frames have: ``variable, 30–60``."""
+        ends = (*self.pts[1:], self.end)
+        counts: dict[int, int] = {}
+        for a, b in zip(self.pts, ends, strict=True):
+            micros = round((b - a) * self.time_base * 1_000_000)
+            counts[micros] = counts.get(micros, 0) + 1
+        if len(counts) <= 1:
+            if self.rate.denominator == 1:
+                return str(self.rate.numerator)
+            return f"{self.rate.numerator}/{self.rate.denominator} ({float(self.rate):.3f})"
+        floor = max(1, -(-self.frame_count // 100))
+        common = [m for m, n in counts.items() if n >= floor and m > 0] or [m for m in counts if m > 0]
+        lo, hi = format_rate(1e6 / max(common)), format_rate(1e6 / min(common))
+        return f"variable, about {lo}" if lo == hi else f"variable, {lo}\u2013{hi}"
 
     def seconds(self, index: int) -> float:
         """Frame ``index``'s pts in seconds, the double nearest the exact rational."""
@@ -124,6 +143,12 @@ class FrameTable:
             return cls.from_json(json.load(fh))
 
 
+def format_rate(rate: float) -> str:
+    """Whole when within 0.01 of a whole number, else two decimals (29.97)."""
+    whole = round(rate)
+    return str(whole) if abs(rate - whole) < 0.01 else f"{rate:.2f}"
+
+
 def encode_runs(values) -> list[list[int]]:
     """Differences between consecutive values as ``[delta, count]`` runs."""
     runs: list[list[int]] = []
@@ -164,8 +189,10 @@ def nominal_rate(stream: av.video.stream.VideoStream, pts: list[int], time_base:
 def build_frame_table(path: str | Path) -> FrameTable:
     """Demux the first video stream of ``path`` and tabulate its frames.
 
-    Raises :class:`UnsupportedMedia` for files FFmpeg cannot open, files without a
-    video stream, and streams whose packets lack or repeat presentation timestamps.
+    Raises :class:`UnsupportedMedia` for files FFmpeg cannot open and files without a
+    video stream, and its subclass :class:`UntimedMedia` for streams whose packets lack
+    or repeat presentation timestamps, or whose decode timestamps go back (a restart):
+    probe then times the frames in decoded order (``annotator.base.media.decoded``).
     """
     try:
         container = av.open(str(path))
@@ -180,15 +207,20 @@ def build_frame_table(path: str | Path) -> FrameTable:
             raise UnsupportedMedia("the video stream has no time base")
         entries: list[tuple[int, bool]] = []
         durations: list[int] = []
+        last_dts = None
         try:
             for packet in container.demux(stream):
                 if packet.size == 0 or packet.is_discard:
                     continue
                 if packet.pts is None:
-                    raise UnsupportedMedia(
-                        "the video stream has packets without presentation timestamps "
-                        "(a raw elementary stream?); remux it into MP4 or MKV first"
-                    )
+                    raise UntimedMedia(f"video packet {len(entries)} carries no presentation timestamp")
+                if packet.dts is not None:
+                    if last_dts is not None and packet.dts < last_dts:
+                        raise UntimedMedia(
+                            f"the timestamps restart at video packet {len(entries)} "
+                            f"(decode time {packet.dts} after {last_dts}, x {time_base} s)"
+                        )
+                    last_dts = packet.dts
                 entries.append((packet.pts, packet.is_keyframe))
                 durations.append(packet.duration or 0)
         except av.error.FFmpegError as exc:
@@ -200,7 +232,7 @@ def build_frame_table(path: str | Path) -> FrameTable:
         pts = [p for p, _ in entries]
         for a, b in zip(pts, pts[1:], strict=False):
             if a == b:
-                raise UnsupportedMedia(f"two frames share the presentation timestamp {a} (x {time_base} s)")
+                raise UntimedMedia(f"two frames share the presentation timestamp {a} (x {time_base} s)")
         keyframes = [i for i, (_, key) in enumerate(entries) if key]
         rate = nominal_rate(stream, pts, time_base)
         if last_duration <= 0:

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import av
 
-from annotator.base.media.errors import UnsupportedMedia
+from annotator.base.media.decoded import decoded_frame_table, repairs_report
+from annotator.base.media.errors import UnsupportedMedia, UntimedMedia
 from annotator.base.media.frametable import FrameTable, build_frame_table
-from annotator.base.media.timeline import CONTAINER, PREFIX_FRAMES, timestamp_mode
+from annotator.base.media.timeline import CONTAINER, DECODED, PREFIX_FRAMES, timestamp_mode
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,7 @@ class ProbeResult:
     timestamps: str = CONTAINER  # how decoded frames map to the table (annotator.base.media.timeline)
     bit_rate: int = 0  # bits per second of the video stream (0: unknown)
     first_decoded_pts: int | None = None  # the first frame the decoder produces
+    repairs: dict | None = None  # timestamps DECODED: what was repaired (decoded.repairs_report)
 
     @property
     def frame_count(self) -> int:
@@ -60,7 +62,13 @@ def normalise_rotation(degrees: float | int | None) -> int:
 
 
 def probe(path: str | Path) -> ProbeResult:
-    table = build_frame_table(path)  # raises UnsupportedMedia for unreadable files
+    repairs = None
+    try:
+        table = build_frame_table(path)  # raises UnsupportedMedia for unreadable files
+    except UntimedMedia as exc:
+        # The container cannot time the frames; the decoder's output order can.
+        decoded = decoded_frame_table(path, str(exc))
+        table, repairs = decoded.table, repairs_report(decoded)
     with av.open(str(path)) as container:
         stream = container.streams.video[0]
         ctx = stream.codec_context
@@ -85,7 +93,8 @@ def probe(path: str | Path) -> ProbeResult:
             rate=table.rate,
             has_audio=bool(container.streams.audio),
             table=table,
-            timestamps=timestamp_mode(prefix).mode,
+            timestamps=DECODED if repairs is not None else timestamp_mode(prefix).mode,
+            repairs=repairs,
             first_decoded_pts=prefix[0].pts,
             bit_rate=_video_bit_rate(path, stream, table),
         )

@@ -242,7 +242,7 @@ def make_proxy(
     table = replace(build_frame_table(dest), rate=probed.rate)
     check_proxy_table(assigner.kept_table(), table, gop)
     if report is not None:
-        report.update(dropped_report(src_table, assigner.dropped, probed.timestamps))
+        report.update(dropped_report(src_table, assigner.dropped, probed.timestamps, probed.repairs))
     return table
 
 

@@ -25,7 +25,7 @@ phone-style clip with a 90 degree display rotation.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
 
@@ -157,6 +157,7 @@ class Encoding:
     durations: tuple[int, ...] = ()
     rotation: int = 0  # display rotation, degrees counter-clockwise (as PyAV reports it)
     options: dict[str, str] = field(default_factory=dict)
+    mux_options: dict[str, str] = field(default_factory=dict)  # the container's (muxer) options
 
     @property
     def tick(self) -> Fraction:
@@ -248,6 +249,56 @@ ENCODINGS: dict[str, Encoding] = {
     )
 }
 
+# Shapes whose container timestamps cannot time the frames, though every frame decodes in
+# order (annotator.base.media.decoded), and one whose keyframes are no entry points.
+ENCODINGS.update(
+    (e.name, e)
+    for e in (
+        # Broadcast and low-latency encoders: one IDR, then recovery points ("keyframes" in the
+        # container) from which a decoder shows nothing until the refresh has swept the picture.
+        Encoding(
+            "h264-intra-refresh",
+            "mp4",
+            ".mp4",
+            "libx264",
+            Fraction(25),
+            gop=30,
+            options={**_x264(30, 0), "x264-params": "keyint=30:intra-refresh=1:bframes=0"},
+        ),
+        # Matroska whose first frames are stamped before 0: its demuxer gives those blocks no
+        # timestamp (a block cannot sit before its cluster), as some capture tools write them.
+        Encoding(
+            "h264-mkv-untimed-start",
+            "matroska",
+            ".mkv",
+            "libx264",
+            Fraction(25),
+            gop=50,
+            bframes=2,
+            time_base=Fraction(1, 1000),
+            start_ticks=-120,
+            durations=(40,),
+            options=_x264(50, 2),
+            mux_options={"avoid_negative_ts": "disabled"},
+        ),
+        # A capture clock too coarse for its frames: every second frame repeats the stamp
+        # of the one before.
+        Encoding(
+            "h264-mkv-repeated-stamps",
+            "matroska",
+            ".mkv",
+            "libx264",
+            Fraction(25),
+            gop=50,
+            time_base=Fraction(1, 1000),
+            durations=(80, 0),
+            options=_x264(50, 0),
+        ),
+        # A transport stream with closed GOPs and B-frames (the parts of write_timestamp_restart).
+        Encoding("h264-ts-bframes", "mpegts", ".ts", "libx264", Fraction(25), gop=25, bframes=2, options=_x264(25, 2)),
+    )
+)
+
 # The encodings a browser must play exactly (the issue's acceptance list).
 BROWSER_ENCODINGS = ("h264-24-gop250", "h264-2997-gop12", "h264-vfr-bframes", "vp9-webm", "h264-offset-1.5s")
 
@@ -261,18 +312,20 @@ def write_video(
     height: int = 96,
     textured: bool = False,
     progress: Callable[[int], None] | None = None,
+    first_index: int = 0,
 ) -> Path:
     """Write a barcode video; returns its path (``encoding.suffix`` is not added).
 
     For a rotated encoding, frames are stored turned the other way so that, once the
     display rotation is applied, the barcode reads upright at ``width`` x ``height``.
+    Frame ``i`` shows ``first_index + i``.
     """
     enc = ENCODINGS[encoding] if isinstance(encoding, str) else encoding
     path = Path(path)
     turns = (enc.rotation // 90) % 4
     coded_w, coded_h = (height, width) if turns % 2 else (width, height)
     background = texture(width, height) if textured else None
-    with av.open(str(path), "w", format=enc.container) as out:
+    with av.open(str(path), "w", format=enc.container, options=dict(enc.mux_options)) as out:
         stream = out.add_stream(enc.codec, rate=enc.rate, options=dict(enc.options))
         stream.width, stream.height, stream.pix_fmt = coded_w, coded_h, "yuv420p"
         stream.codec_context.time_base = enc.tick
@@ -281,7 +334,7 @@ def write_video(
         if turns:
             stream.set_display_rotation(enc.rotation)
         for index, pts in enumerate(enc.frame_pts(frame_count)):
-            img = render_frame(index, width, height, background)
+            img = render_frame(first_index + index, width, height, background)
             if turns:
                 img = np.ascontiguousarray(np.rot90(img, -turns))
             frame = av.VideoFrame.from_ndarray(img, format="rgb24")
@@ -380,6 +433,57 @@ def write_open_gop_cut(path: str | Path, frame_count: int, *, cut_gop: int = 2, 
                 if copying:
                     packet.stream = stream
                     out.mux(packet)
+    finally:
+        full.unlink(missing_ok=True)
+    return path
+
+
+def write_timestamp_restart(path: str | Path, frame_count: int, *, restart_at: int, restart_ticks: int = 0) -> Path:
+    """A transport stream whose timestamps start again at frame ``restart_at``, as DVB
+    recordings and concatenated captures do: two ``h264-ts-bframes`` recordings, the
+    second's barcodes continuing the first's, joined byte for byte. The second starts at
+    ``restart_ticks`` (1/25 s) where the first started at 0: 0 repeats the first part's
+    timestamps exactly; a value inside the first part makes the two overlap."""
+    path = Path(path)
+    base = ENCODINGS["h264-ts-bframes"]
+    parts = [path.with_name(f"{path.stem}.part{k}.ts") for k in (0, 1)]
+    try:
+        write_video(parts[0], base, restart_at)
+        second = replace(base, start_ticks=restart_ticks)
+        write_video(parts[1], second, frame_count - restart_at, first_index=restart_at)
+        path.write_bytes(parts[0].read_bytes() + parts[1].read_bytes())
+    finally:
+        for part in parts:
+            part.unlink(missing_ok=True)
+    return path
+
+
+def write_edit_list_trim(path: str | Path, frame_count: int, *, trim_at: int, encoding: str = "h264-2997-gop12"):
+    """An MP4 trimmed by stream copy at a non-keyframe (``ffmpeg -ss T -c copy``): the
+    packets from the keyframe before frame ``trim_at`` on, shifted so that frame
+    ``trim_at`` is at 0, behind an edit list that hides the frames before it. The video
+    shows frames ``trim_at ..`` (their barcodes) but starts inside a GOP. ``encoding``:
+    constant rate, no B-frames."""
+    path = Path(path)
+    enc = ENCODINGS[encoding]
+    full = path.with_name(path.stem + ".full.mp4")
+    write_video(full, enc, frame_count)
+    try:
+        with av.open(str(full)) as inp, av.open(str(path), "w", format="mp4") as out:
+            in_stream = inp.streams.video[0]
+            stream = out.add_stream_from_template(in_stream)
+            stream.time_base = in_stream.time_base
+            step = round(1 / (enc.rate * in_stream.time_base))
+            packets = [p for p in inp.demux(in_stream) if p.size]
+            shift = packets[0].pts + trim_at * step
+            keyframe_pts = shift - (trim_at % enc.gop) * step
+            for packet in packets:
+                if packet.pts < keyframe_pts:
+                    continue
+                packet.pts -= shift
+                packet.dts -= shift
+                packet.stream = stream
+                out.mux(packet)
     finally:
         full.unlink(missing_ok=True)
     return path

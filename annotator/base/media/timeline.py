@@ -17,7 +17,10 @@ Rather than refusing these files, the proxy is built from decoded frames:
   recorded (source index and timestamp). Frames missing at the end are not "dropped":
   that is a truncated file, and the ingest fails;
 - ``decode-order`` mode (chosen by :func:`timestamp_mode` when decoded timestamps go
-  backwards): the i-th decoded frame gets the i-th sorted table timestamp.
+  backwards): the i-th decoded frame gets the i-th sorted table timestamp;
+- ``decoded`` mode (chosen by probe when the container's timestamps restart, repeat or
+  are missing): the table itself was built from the decoder's output order
+  (``decoded.py``), and the i-th decoded frame gets its i-th time, as above.
 
 Every dropped frame is listed in the video's ingest report; nothing else is dropped.
 """
@@ -35,6 +38,9 @@ from annotator.base.media.frametable import FrameTable
 
 CONTAINER = "container"
 DECODE_ORDER = "decode-order"
+# The table itself was built from the decoder's output order (``decoded.py``): the
+# container's timestamps restart, repeat or are missing. Assigned like DECODE_ORDER.
+DECODED = "decoded"
 # How many frames probe decodes to tell the two modes apart (several B-frame groups).
 PREFIX_FRAMES = 48
 
@@ -87,7 +93,7 @@ class FrameAssigner:
         pts = self.table.pts
         if self.i >= self.stop:
             raise FrameMismatch(f"the decoder produced more frames than the {self.table.frame_count} demuxed")
-        if self.mode == DECODE_ORDER or decoded_pts is None:
+        if self.mode in (DECODE_ORDER, DECODED) or decoded_pts is None:
             chosen = pts[self.i]
         else:
             expected = pts[self.i]
@@ -123,10 +129,13 @@ class FrameAssigner:
         )
 
 
-def dropped_report(table: FrameTable, dropped: list[tuple[int, int]], mode: str) -> dict:
-    """The ingest report's timing part: the mode and every dropped frame, exactly."""
+def dropped_report(table: FrameTable, dropped: list[tuple[int, int]], mode: str, repairs: dict | None = None) -> dict:
+    """The ingest report's timing part: the mode, every dropped frame exactly, and (mode
+    ``decoded``) what the decoded order repaired."""
     tb: Fraction = table.time_base
+    extra = {"repaired": repairs} if repairs is not None else {}
     return {
+        **extra,
         "timestamps": mode,
         "source_frame_count": table.frame_count,
         "dropped_count": len(dropped),

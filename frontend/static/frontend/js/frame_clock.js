@@ -95,15 +95,44 @@ export class FrameClock {
     return this.fpsDen / this.fpsNum;
   }
 
+  // The rate as a person reads it: the exact fraction for a constant rate ("24",
+  // "30000/1001 (29.970)"); for a variable one, the range of the frame rates that at least
+  // 1 % of the frames have ("variable, 30–60"; a rare dropped frame does not widen it), or
+  // "variable, about 30" where that range is one rate.
   get fpsLabel() {
-    if (this.fpsDen === 1) return `${this.fpsNum}`;
-    return `${this.fpsNum}/${this.fpsDen} (${(this.fpsNum / this.fpsDen).toFixed(3)})`;
+    if (this._fpsLabel === undefined) this._fpsLabel = this._rateLabel();
+    return this._fpsLabel;
+  }
+
+  _rateLabel() {
+    const counts = new Map(); // frame duration in microseconds -> frames
+    for (let n = 0; n < this.frameCount; n++) {
+      const micros = Math.round(this.durationOf(n) * 1e6);
+      counts.set(micros, (counts.get(micros) || 0) + 1);
+    }
+    if (counts.size <= 1) {
+      if (this.fpsDen === 1) return `${this.fpsNum}`;
+      return `${this.fpsNum}/${this.fpsDen} (${(this.fpsNum / this.fpsDen).toFixed(3)})`;
+    }
+    const floor = Math.max(1, Math.ceil(this.frameCount / 100));
+    const common = [...counts].filter(([micros, n]) => n >= floor && micros > 0).map(([micros]) => micros);
+    const durations = common.length ? common : [...counts.keys()].filter((micros) => micros > 0);
+    const lo = formatRate(1e6 / Math.max(...durations));
+    const hi = formatRate(1e6 / Math.min(...durations));
+    return lo === hi ? `variable, about ${lo}` : `variable, ${lo}\u2013${hi}`;
   }
 
   // "HH:MM:SS.mmm" of frame n's pts (media time, as the table gives it).
   timecode(n) {
     return formatSeconds(this.ptsOf(n));
   }
+}
+
+// A rate for people: whole when within 0.01 of a whole number (30, not 29.9999), else two
+// decimals (29.97).
+export function formatRate(rate) {
+  const whole = Math.round(rate);
+  return Math.abs(rate - whole) < 0.01 ? String(whole) : rate.toFixed(2);
 }
 
 // Values from a first one and [delta, count] runs of differences (frames.json version 2).

@@ -145,9 +145,18 @@ function followJob(jobId, onState, onAnnotatable = () => undefined) {
 }
 
 // One sentence on what ingest had to do to the source's timing (empty when nothing).
+// What building the table from the decoded order repaired (annotator/base/media/decoded.py).
+export function repairedText(repaired) {
+  const names = { restart: "restarted", repeat: "repeated the frame before", missing: "were missing" };
+  const counts = Object.entries(repaired.counts || {}).map(([kind, n]) => `${n} ${n === 1 ? "frame's" : "frames'"} timestamps ${names[kind] || kind}`);
+  const where = (repaired.listed || []).slice(0, 5).map((r) => `${r.frame} (${r.seconds.toFixed(3)} s)`).join(", ");
+  return `the container's timestamps could not time the frames (${repaired.reason}); frames were timed in the decoder's output order${counts.length ? `: ${counts.join(", ")}` : ""}${where ? `, first at frames ${where}` : ""}`;
+}
+
 export function ingestReportText(report) {
   const parts = [];
   if (report.timestamps === "decode-order") parts.push("the container's timestamps were in decode order; frames were timed in the decoder's output order");
+  if (report.timestamps === "decoded" && report.repaired) parts.push(repairedText(report.repaired));
   if (report.dropped_count > 0) {
     const listed = report.dropped.slice(0, 10).map((d) => `${d.source_index} (${d.seconds.toFixed(3)} s)`).join(", ");
     const more = report.dropped_count > 10 ? ` and ${report.dropped_count - 10} more` : "";
@@ -191,7 +200,7 @@ function showSteps(state, seen) {
     setStep("annotatable", "done", `at ${new Date(remux.annotatable_at).toLocaleTimeString()}`);
   }
   if (state.status === "done") {
-    if (!remux) setStep("remux", "skipped", "none: the proxy came first");
+    if (!remux) setStep("remux", "skipped", `none: the proxy came first${state.result && state.result.remux_refused ? ` (${state.result.remux_refused})` : ""}`);
     setStep("annotatable", "done", remux ? undefined : "on the proxy");
     setStep("proxy", "done", "100 %");
   } else if (failed) {

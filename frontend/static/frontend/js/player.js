@@ -6,13 +6,17 @@
 //   await player.seekToFrame(1234);   // -> Promise of the frame actually presented
 //   await player.step(-10);           // -> Promise of the frame presented
 //   player.currentFrame; player.frameCount; player.clock; await player.pause();
+//   player.confirmed; player.unconfirmedReason;  // is the picture the frame currentFrame says?
 //   player.addEventListener("frame", (e) => e.detail.frame);
 //
 // How a seek is made exact:
 // 1. the target time is the midpoint of pts[N] and pts[N+1] from the server's table;
 // 2. the presented frame is read from requestVideoFrameCallback metadata.mediaTime
 //    (the frame's own pts), mapped to an index by the table -- never from currentTime;
-// 3. if it is not N, the seek is tried once more; then the player shows an error.
+// 3. if it is not N, the seek is tried once more; then the player shows an error, and
+//    `confirmed` is false (with `unconfirmedReason`) until a seek lands exactly or playback
+//    presents frames again: what reads the frame for a mark refuses meanwhile (a neighbour
+//    on screen is not the frame asked for either).
 // Seeks are serialised, latest wins (seek_queue.js): held-down arrow keys (key repeats)
 // and scrubbing coalesce into few real seeks. The presented frame is read by
 // video_frames.js. After a pause (by the user or at the end), the player snaps to the
@@ -54,6 +58,8 @@ export class FramePlayer extends EventTarget {
     this.clock = null;
     this.table = null;
     this.lastError = null;
+    // Why the picture on screen is not known to be frame `currentFrame` (null: it is).
+    this._unconfirmed = null;
     // Counters for tests and benchmarks: real seeks issued to the <video>, and retries.
     this.stats = { seeks: 0, retries: 0, errors: 0, switches: 0 };
     this._current = 0;
@@ -121,6 +127,16 @@ export class FramePlayer extends EventTarget {
 
   get presentedFrame() {
     return this.frames.presented;
+  }
+
+  // False when the last seek could not confirm its frame on screen: the picture may be
+  // another frame (a frozen one, a neighbour), so nothing may be marked from it.
+  get confirmed() {
+    return this._unconfirmed === null;
+  }
+
+  get unconfirmedReason() {
+    return this._unconfirmed;
   }
 
   _build(keyboard) {
@@ -332,10 +348,13 @@ export class FramePlayer extends EventTarget {
     this._snapping = false;
     if (presented === target) {
       this._clearError();
+      this._unconfirmed = null;
     } else {
       this.stats.errors += 1;
       const shown = presented === null ? "no frame was confirmed" : `frame ${presented} is shown`;
       this._showError(`Could not show frame ${target} exactly: ${shown}.`);
+      // Not the frame asked for: whatever is on screen, a mark would not be what was meant.
+      this._unconfirmed = `frame ${target} was asked for and ${shown}`;
       if (presented === null) presented = this.clock.frameAtTime(this.video.currentTime);
     }
     if (!this.seeks.hasQueued) this.seeks.intended = presented;
@@ -427,6 +446,7 @@ export class FramePlayer extends EventTarget {
     const onFrame = (_now, metadata) => {
       if (token !== this._playToken) return;
       this._lastPlayed = this.clock.frameAtMediaTime(metadata.mediaTime);
+      this._unconfirmed = null; // a frame presented, by its own pts
       if (video.paused) return; // the last frame presented before the pause is recorded
       this.seeks.intended = this._lastPlayed;
       this._setCurrent(this._lastPlayed);

@@ -29,7 +29,7 @@ import { mountCommit, mountSelection, mountUndo } from "./workspace_editing.js";
 import { mountWorkspaceKeys } from "./workspace_keys.js";
 import { mountStatus, mountTable, mountTimeline } from "./workspace_list.js";
 import { mountIntervals, mountMarking, mountSeeking } from "./workspace_marking.js";
-import { $, boot, el, pageConfig, shortcutSheet, when } from "./ui.js";
+import { $, anyDialogOpen, boot, el, isField, pageConfig, shortcutSheet, when } from "./ui.js";
 
 const config = pageConfig();
 const packetUrl = `/api/packets/${config.packetId}/`;
@@ -161,6 +161,9 @@ function mountFrames(ws) {
       await pending;
       if (player.settled) await player.settled(); // a pause's snap too (not a seek of ours)
     } while (pending !== lastSeek);
+    // Never a mark on a picture the player could not confirm (the caller says so, and
+    // records nothing): the frame number would not be the frame on screen.
+    if (player.confirmed === false) throw new Error(`Nothing marked: ${player.unconfirmedReason}. Step or go to a frame that shows, then mark.`);
     return player.currentFrame;
   };
   ws.frames = new FrameKeeper(localStorage, `frameledger:frame:${config.packetId}:${config.username}`);
@@ -319,6 +322,32 @@ function mountKeys(ws) {
     return Number.isInteger(value) ? value : null;
   };
   ({ inKeyOrder: ws.inKeyOrder } = mountWorkspaceKeys({ commands, player, seek, focusHome: ws.focusHome, setNotice: ws.setNotice, onEndKey: ws.endKeyPressed, frameNow: ws.frameNow, startFrame }));
+  mountZeroEnter(ws);
+}
+
+// "0⏎" goes to frame 0. A typed frame number cannot start with 0 (0 alone zooms the
+// timeline to the whole video), so Enter straight after a lone 0 on the page would add the
+// draft or say "Fill in the marked fields first"; it goes to frame 0 instead, in key order,
+// and says so. A 0 inside a number ("10⏎") is the number's, as before. Listened to in the
+// capture phase, before the page's keys, which then do not see that Enter.
+function mountZeroEnter(ws) {
+  let inNumber = false; // digits typed on the page make a frame number (its first is 1-9)
+  let loneZero = false;
+  document.addEventListener(
+    "keydown",
+    (event) => {
+      const plain = !event.ctrlKey && !event.metaKey && !event.altKey && !isField(event.target) && !anyDialogOpen();
+      const zeroEnter = plain && event.key === "Enter" && loneZero;
+      loneZero = plain && event.key === "0" && !inNumber;
+      if (event.key !== "Backspace") inNumber = plain && /^[0-9]$/.test(event.key) && (inNumber || event.key !== "0");
+      if (!zeroEnter || ws.player.noVideo) return;
+      event.preventDefault();
+      event.stopImmediatePropagation();
+      ws.inKeyOrder(() => ws.seek(ws.player.seekToFrame(0)));
+      ws.setNotice("Frame 0 (0 then Enter; 0 alone zooms the timeline to the whole video, Home goes to the first frame).");
+    },
+    true,
+  );
 }
 
 // ---- moment search (where the task kind allows it): a result becomes an interval ------------
