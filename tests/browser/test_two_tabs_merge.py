@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from tests.browser.ledger_pages import add_action_by_keyboard, wait_ready, wait_saved
+from tests.browser.real_keys import press_key, type_keys
 from tests.browser.test_never_lose_work import server_events
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -35,7 +36,7 @@ def change_verb(page, verb: str) -> None:
     page.wait_for_function("() => document.querySelector('#form-title').textContent.startsWith('Selected')")
     page.click("#ev-verb")
     page.keyboard.press("Control+a")
-    page.keyboard.type(verb, delay=KEY_DELAY)
+    type_keys(page, verb, spacing_ms=KEY_DELAY)
     page.keyboard.press("Enter")
     wait_saved(page)
 
@@ -43,8 +44,8 @@ def change_verb(page, verb: str) -> None:
 def select_and_nudge_end(page, key: str) -> None:
     page.locator("#workspace").focus()
     page.keyboard.press("End")
-    page.keyboard.type("[b", delay=KEY_DELAY)
-    page.keyboard.press(key)
+    type_keys(page, "[b", spacing_ms=KEY_DELAY)
+    press_key(page, key)
 
 
 def test_reapply_keeps_the_other_tabs_verb_and_carries_only_this_tabs_end(page_as, media_packet, annotator_a):

@@ -44,6 +44,14 @@ const gate = new KeyGate({
     const box = document.querySelector("#notice");
     if (box) box.textContent = `The page is still loading: ${count} key(s) typed so far will run once it is ready.`;
   },
+  // A key typed as the page opened came before it could take keys: the rest would mean
+  // something else ("300i" read as "00i"), so none of them runs.
+  onLost({ dropped }) {
+    const box = document.querySelector("#notice");
+    const rest = dropped ? ` so none of the ${dropped} typed after it was used` : "";
+    box.textContent = `A key typed as the page opened came before it could take keys,${rest}: type them again.`;
+    box.dataset.tone = "bad";
+  },
 });
 window.frameledger.keyGate = gate;
 
