@@ -1,6 +1,7 @@
 """Adjudication keys at realistic speed: a key acts on the item on screen (keys typed while
-a decision is recorded wait for the next item), re-deciding needs an explicit step, and two
-adjudicator tabs never overwrite each other's decision in silence."""
+a decision is recorded wait for the next item; a decision key typed then is refused),
+re-deciding needs an explicit step, and two adjudicator tabs never overwrite each other's
+decision in silence."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ def slow_decisions(page, seconds: float = 0.4) -> None:
     page.route("**/decision/", slow)
 
 
-def test_a_twice_decides_the_item_on_screen_once_and_the_second_a_acts_on_the_next(
+def test_a_twice_decides_the_item_on_screen_once_and_the_second_a_is_refused_with_a_notice(
     page_as, maintainer, annotator_a, annotator_b, adjudicator
 ):
     packet = frozen_union(maintainer, annotator_a, annotator_b, adjudicator)
@@ -46,14 +47,16 @@ def test_a_twice_decides_the_item_on_screen_once_and_the_second_a_acts_on_the_ne
     slow_decisions(page)
     page.locator("#adjudication").focus()
     type_keys(page, "aa", spacing_ms=150)  # 150 ms apart; each decision takes 400 ms
-    assert page.is_visible("#key-wait")  # the page says the key waits
+    assert page.is_visible("#key-wait")  # the page says it is recording
     wait_title(page, "Item 2")
-    page.wait_for_function("() => document.querySelector('#action-error').textContent !== ''")
-    # The second a was read on item 2 (a label conflict), where a / b / m do not apply.
-    assert "for this one choose with 1–5" in page.inner_text("#action-error")
+    # The second a was pressed while item 1's decision was recorded: item 2 was not on
+    # screen, so the key is not kept for it.
+    page.wait_for_function("() => !document.querySelector('#key-refused').hidden")
+    assert "“a” was not used" in page.inner_text("#key-refused")
+    page.wait_for_function("() => document.querySelector('#key-wait').hidden")
+    assert page.inner_text("#action-error") == ""
     assert decisions_logged() == [0]
     assert not Decision.objects.filter(item__position=1).exists()
-    page.wait_for_function("() => document.querySelector('#key-wait').hidden")
 
 
 def test_redeciding_a_decided_item_needs_the_form_not_a_settle_key(

@@ -18,7 +18,7 @@ import { mountPlayer } from "./player.js";
 import { mountNoVideo } from "./player_still.js";
 import { mountDeciding, mountSettling } from "./adjudicate_decisions.js";
 import { mountDetail } from "./adjudicate_detail.js";
-import { mountAdjudicateKeys } from "./adjudicate_keys.js";
+import { isDecisionKey, mountAdjudicateKeys } from "./adjudicate_keys.js";
 import { mountTable, mountTiers, mountTimeline } from "./adjudicate_views.js";
 import { KeyGate } from "./key_gate.js";
 import { mountMomentSearch, mountSearchWhileWaiting, withInterval } from "./moment_search.js";
@@ -43,6 +43,22 @@ const gate = new KeyGate({
     if (!box) return;
     box.hidden = !held;
     box.textContent = held ? `${reason === "loading" ? "The page is still loading" : reason}${count ? `: ${count} key(s) typed wait for it` : "…"}` : "";
+  },
+  // A decision key pressed while no item it could mean is on screen: refused, and said.
+  refuse: isDecisionKey,
+  onRefused(key, reason) {
+    const box = document.querySelector("#key-refused");
+    if (!box) return;
+    const name = key.ctrlKey ? "Ctrl+Enter" : key.key;
+    const when = !reason || reason === "loading" ? "while the page was loading" : `while ${reason[0].toLowerCase()}${reason.slice(1)} (the next item was not on screen yet)`;
+    box.hidden = false;
+    box.textContent = `“${name}” was not used: it was pressed ${when}. A decision key acts only on the item on screen: press it again to decide the one shown now.`;
+  },
+  onLost({ dropped }) {
+    const box = document.querySelector("#key-refused");
+    if (!box) return;
+    box.hidden = false;
+    box.textContent = `A key typed as the page opened came before it could take keys${dropped ? `, so none of the ${dropped} typed after it was used` : ""}: type them again.`;
   },
 });
 window.frameledger.keyGate = gate;
