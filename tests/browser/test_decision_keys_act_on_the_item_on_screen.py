@@ -12,7 +12,7 @@ import time
 import pytest
 
 from annotator.models import AuditEntry
-from tests.browser.ledger_pages import wait_ready
+from tests.browser.ledger_pages import screenshot, wait_ready
 from tests.browser.real_keys import RealKeyboard
 from tests.browser.test_keyboard_adjudication import frozen_union
 
@@ -68,6 +68,13 @@ def test_a_second_a_pressed_while_the_first_is_recorded_is_refused_not_kept_for_
     assert page.is_visible("#key-refused")
     refusal = page.inner_text("#key-refused")
     assert "“a” was not used" in refusal and "recording the decision on item 1" in refusal
+    # Both items within the tolerance: green underlines and deltas, never the red "conflicting".
+    count = "(nodes) => nodes.length"
+    assert page.eval_on_selector_all(".tl-item.st-conflicting", count) == 0
+    assert page.eval_on_selector_all(".tl-item.st-within", count) >= 2  # lanes A and B
+    assert page.eval_on_selector_all(".delta.nonzero", count) == 0
+    assert page.eval_on_selector_all("#item-deltas .delta.within", count) == 2  # Δ start, Δ end
+    screenshot(page, f"37-second-a-refused-{spacing_ms}ms.png")
     # Item 2 is on screen now: a decides it.
     RealKeyboard(page, spacing_ms).type("a")
     settled(page)

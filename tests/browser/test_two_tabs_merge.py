@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.ledger_pages import add_action_by_keyboard, wait_ready, wait_saved
+from tests.browser.ledger_pages import add_action_by_keyboard, screenshot, wait_ready, wait_saved
 from tests.browser.real_keys import press_key, type_keys
 from tests.browser.test_never_lose_work import server_events
 
@@ -81,7 +81,10 @@ def test_a_field_both_tabs_changed_shows_both_values_and_waits_for_a_choice(page
     second.wait_for_selector("#conflict-dialog[open]")
     second.wait_for_selector("#conflict-choices li.conflict")
     choices = second.inner_text("#conflict-choices")
-    assert "Both changed: end frame" in choices
+    # The heading names the event both changed (as this tab last saw it: take, cup).
+    heading = second.inner_text("#conflict-choices li.conflict strong")
+    assert heading.startswith("Both changed: end frame of take") and "cup" in heading
+    screenshot(second, "37-conflict-heading.png", full_page=False)
     assert "the newer version's: 51" in choices and "yours: 42" in choices
     assert second.is_disabled("#conflict-reapply")  # nothing is decided for the annotator
     assert "Choose a value for 1 field(s)" in second.inner_text("#conflict-choose")

@@ -196,9 +196,13 @@ export class EventForm extends EventTarget {
     return false;
   }
 
+  // The first field, its text selected: what is typed replaces it ("e", then "close" over
+  // "open" gives "close", never "openclose").
   focusFirst() {
-    const first = this.form.querySelector("[data-field] select, [data-field] input:not([data-frame]), [data-field] textarea");
-    (first || this.form.querySelector("select, input, textarea"))?.focus();
+    const first = this.form.querySelector("[data-field] select, [data-field] input:not([data-frame]), [data-field] textarea") || this.form.querySelector("select, input, textarea");
+    if (!first) return;
+    first.focus();
+    if (first instanceof HTMLTextAreaElement || (first instanceof HTMLInputElement && typeof first.select === "function" && first.type !== "checkbox" && first.type !== "radio")) first.select();
   }
 
   // errors: {fieldPath: message}; paths like "shots[2].direction" mark that token row.
