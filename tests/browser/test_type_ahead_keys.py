@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from annotator.models import Ledger
-from tests.browser.ledger_pages import wait_painted, wait_ready, wait_saved
+from tests.browser.ledger_pages import screenshot, wait_painted, wait_ready, wait_saved
 from tests.browser.real_keys import press_key, type_keys
 from tests.factories import make_packet, make_ready_video
 
@@ -132,6 +132,14 @@ def test_a_break_points_selects_and_one_digit_boxes_take_a_key_at_once(
     page = page_as(annotator_a, f"/packets/{tennis.pk}/")
     wait_ready(page)
     focused = "document.activeElement.name"
+    # At 1280x720 every label is shown whole (they wrap): "Daniil Medvedev: games" and
+    # "…: points" are never cut to the same text.
+    cut = page.eval_on_selector_all(
+        ".event-form .form-section .field-label",
+        "labels => labels.filter((l) => l.scrollWidth > l.clientWidth + 1).map((l) => l.textContent)",
+    )
+    assert page.viewport_size == {"width": 1280, "height": 720} and cut == []
+    screenshot(page, "37-tennis-form-labels.png", full_page=False)
 
     def at_once(key: str, field: str, value, then: str) -> None:
         type_keys(page, key, spacing_ms=DELAY)
