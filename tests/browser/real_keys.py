@@ -9,7 +9,7 @@ number or a (low, high) range drawn from a seeded generator, as a typist's rhyth
     press_key(page, "?")                                # Shift down, "?", Shift up
     keys = RealKeyboard(page, spacing_ms=40); keys.type("t"); keys.press("Enter")
 
-``tests/browser/test_keys_are_typed_as_a_keyboard_does.py`` fails if a browser test types
+``tests/architecture/test_browser_keys_are_typed_as_a_keyboard_does.py`` fails if a browser test types
 text any other way, or presses a capital or a shifted key without this module.
 """
 

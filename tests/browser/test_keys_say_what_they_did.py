@@ -35,13 +35,13 @@ def test_a_key_that_would_change_a_frozen_ledger_says_so(
     page_as, maintainer, annotator_a, annotator_b, adjudicator, keys
 ):
     page = workspace_with_one_event(page_as, (maintainer, annotator_a, annotator_b, adjudicator), frozen=True)
-    keyboard = RealKeyboard(page)
-    keyboard.press("]")  # select the event (moving works on a frozen ledger)
+    typist = RealKeyboard(page)
+    typist.press("]")  # select the event (moving works on a frozen ledger)
     page.wait_for_function("() => document.querySelector('#workspace').dataset.state === 'ready'")
     if len(keys) > 1 and not keys[0].isdigit():
-        keyboard.press(keys)
+        typist.press(keys)
     else:
-        keyboard.type(keys)
+        typist.type(keys)
     page.wait_for_function("() => document.querySelector('#notice').textContent.includes('frozen')")
     assert "can no longer change" in page.inner_text("#notice")
     assert page.get_attribute("#notice", "data-tone") == "bad"
@@ -55,10 +55,10 @@ def test_e_selects_the_first_fields_text_so_typing_replaces_it(
     page_as, maintainer, annotator_a, annotator_b, adjudicator
 ):
     page = workspace_with_one_event(page_as, (maintainer, annotator_a, annotator_b, adjudicator), frozen=False)
-    keyboard = RealKeyboard(page)
-    keyboard.press("]")
+    typist = RealKeyboard(page)
+    typist.press("]")
     page.wait_for_function("() => document.querySelector('#form-title').textContent.startsWith('Selected')")
-    keyboard.press("e")
+    typist.press("e")
     page.wait_for_function("() => document.activeElement.id === 'ev-verb'")
     assert page.evaluate(
         "() => { const box = document.activeElement; return [box.value, box.selectionStart, box.selectionEnd]; }"
