@@ -8,7 +8,9 @@ event was stored as meant): 10 action events at real frame numbers drawn across 
 25,692-frame GTEA video (the published labels, 5 runs of 2 consecutive events), then 3
 tennis break points and 3 moment intervals, keys only. Every key counts (a typed character
 is one key), seeking keys included; each event is typed with the fewest keys the page
-allows (typed or relative frames, the shortest type-ahead text: a name's start or its
+allows (typed or relative frames, "34I" typed as a keyboard types it: the Shift keydown,
+the I, the Shift keyup, counted as one key, keys 30-50 ms apart (tests/browser/real_keys.py);
+the shortest type-ahead text: a name's start or its
 words' starts, ranked by this ledger's use as the page ranks them; Enter alone for a verb
 that repeats the event before, where the empty box names it; a select's or one-digit box's
 key without Tab, where only one value starts with it). Prints the keys per

@@ -14,25 +14,29 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tests.browser.ledger_pages import wait_saved
+from tests.browser.real_keys import RealKeyboard
 
 
 class CountingKeyboard:
-    """page.keyboard, counting keys: press = 1, type(text) = len(text)."""
+    """A real keyboard (real_keys.py: a capital is Shift down, the letter, Shift up; keys
+    30-50 ms apart), counting keys: press = 1, type(text) = len(text). A chord such as
+    Shift+I is one key, as the annotator counts it."""
 
     def __init__(self, page):
         self.page = page
+        self.keys = RealKeyboard(page)
         self.count = 0
         self.typed: list[str] = []  # what was typed, for a failure's message
 
     def press(self, key: str) -> None:
         self.count += 1
         self.typed.append(f"<{key}>")
-        self.page.keyboard.press(key)
+        self.keys.press(key)
 
     def type(self, text: str) -> None:
         self.count += len(text)
         self.typed.append(text)
-        self.page.keyboard.type(text)
+        self.keys.type(text)
 
 
 @dataclass

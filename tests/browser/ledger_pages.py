@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.browser.real_keys import type_keys
+
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
 
 
@@ -96,9 +98,9 @@ def add_action_by_keyboard(page, start: int, end: int, verb: str, nouns: list[st
         arg=[start, end],
     )
     page.wait_for_function("() => document.activeElement.id === 'ev-verb'")  # o moved the focus there
-    page.keyboard.type(verb)
+    type_keys(page, verb)
     page.keyboard.press("Enter")  # takes the verb, on to the noun type-ahead
-    page.keyboard.type(",".join(nouns))  # "," adds a chip and stays for the next noun
+    type_keys(page, ",".join(nouns))  # "," adds a chip and stays for the next noun
     page.keyboard.press("Enter")  # adds the last noun and the event
 
 

@@ -26,6 +26,7 @@ from annotator.models import Ledger
 from tests.browser.adjudication_scenario import LABELS, second_annotator
 from tests.browser.keyboard_scenario import TENNIS_EVENTS
 from tests.browser.ledger_pages import wait_ready, wait_saved
+from tests.browser.real_keys import press_key, type_keys
 from tests.factories import make_packet, make_ready_video
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -101,7 +102,7 @@ def test_screens(page_as, maintainer, annotator_a, annotator_b, adjudicator):
     work = sized(page_as(annotator_a, f"/packets/{fresh.pk}/"))
     wait_ready(work)
     work.locator("#workspace").focus()
-    work.keyboard.press("?")
+    press_key(work, "?")
     work.wait_for_selector("#help-dialog[open]")
     shot(work, "09-shortcut-sheet.png")
     work.keyboard.press("Escape")
@@ -119,14 +120,14 @@ def test_screens(page_as, maintainer, annotator_a, annotator_b, adjudicator):
     *scalars, directions = TENNIS_EVENTS[0]
     court.keyboard.press("e")
     for i, value in enumerate(scalars):
-        court.keyboard.type(value, delay=30)
+        type_keys(court, value, spacing_ms=30)
         court.keyboard.press("Enter" if i in (12, 15) else "Tab")
     for k, direction in enumerate(directions):
         court.keyboard.press("Alt+Enter")
         if k:
-            court.keyboard.type("f" if k % 2 else "b")
+            type_keys(court, "f" if k % 2 else "b")
         court.keyboard.press("Tab")
-        court.keyboard.type(direction)
+        type_keys(court, direction)
     court.keyboard.press("Enter")
     court.wait_for_function("() => document.querySelectorAll('#ledger-table tbody tr').length === 1")
     wait_saved(court)
@@ -139,8 +140,8 @@ def test_screens(page_as, maintainer, annotator_a, annotator_b, adjudicator):
     mq = sized(page_as(annotator_a, f"/packets/{moments.pk}/"))
     wait_ready(mq)
     mq.locator("#workspace").focus()
-    mq.keyboard.type("240i", delay=30)
-    mq.keyboard.type("480o", delay=30)
+    type_keys(mq, "240i", spacing_ms=30)
+    type_keys(mq, "480o", spacing_ms=30)
     mq.wait_for_function("() => (document.querySelector('[name=intervals-end]')?.value ?? '') !== ''")
     shot(mq, "11-moment-notice.png")
     new = sized(page_as(maintainer, "/maintainer/packets/new/"))

@@ -1,6 +1,7 @@
 """Adjudication keys at realistic speed: a key acts on the item on screen (keys typed while
-a decision is recorded wait for the next item), re-deciding needs an explicit step, and two
-adjudicator tabs never overwrite each other's decision in silence."""
+a decision is recorded wait for the next item; a decision key typed then is refused),
+re-deciding needs an explicit step, and two adjudicator tabs never overwrite each other's
+decision in silence."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 
 from annotator.models import AuditEntry, Decision
 from tests.browser.ledger_pages import wait_ready
+from tests.browser.real_keys import type_keys
 from tests.browser.test_keyboard_adjudication import frozen_union
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -35,7 +37,7 @@ def slow_decisions(page, seconds: float = 0.4) -> None:
     page.route("**/decision/", slow)
 
 
-def test_a_twice_decides_the_item_on_screen_once_and_the_second_a_acts_on_the_next(
+def test_a_twice_decides_the_item_on_screen_once_and_the_second_a_is_refused_with_a_notice(
     page_as, maintainer, annotator_a, annotator_b, adjudicator
 ):
     packet = frozen_union(maintainer, annotator_a, annotator_b, adjudicator)
@@ -44,15 +46,17 @@ def test_a_twice_decides_the_item_on_screen_once_and_the_second_a_acts_on_the_ne
     wait_title(page, "Item 1")
     slow_decisions(page)
     page.locator("#adjudication").focus()
-    page.keyboard.type("aa", delay=150)  # 150 ms apart; each decision takes 400 ms
-    assert page.is_visible("#key-wait")  # the page says the key waits
+    type_keys(page, "aa", spacing_ms=150)  # 150 ms apart; each decision takes 400 ms
+    assert page.is_visible("#key-wait")  # the page says it is recording
     wait_title(page, "Item 2")
-    page.wait_for_function("() => document.querySelector('#action-error').textContent !== ''")
-    # The second a was read on item 2 (a label conflict), where a / b / m do not apply.
-    assert "for this one choose with 1–5" in page.inner_text("#action-error")
+    # The second a was pressed while item 1's decision was recorded: item 2 was not on
+    # screen, so the key is not kept for it.
+    page.wait_for_function("() => !document.querySelector('#key-refused').hidden")
+    assert "“a” was not used" in page.inner_text("#key-refused")
+    page.wait_for_function("() => document.querySelector('#key-wait').hidden")
+    assert page.inner_text("#action-error") == ""
     assert decisions_logged() == [0]
     assert not Decision.objects.filter(item__position=1).exists()
-    page.wait_for_function("() => document.querySelector('#key-wait').hidden")
 
 
 def test_redeciding_a_decided_item_needs_the_form_not_a_settle_key(
@@ -71,8 +75,8 @@ def test_redeciding_a_decided_item_needs_the_form_not_a_settle_key(
     assert "To change it: choose 1–5, write why (r), Ctrl+Enter" in page.inner_text("#action-error")
     assert decisions_logged() == [0]
     # The explicit way: choose, write why, Ctrl+Enter.
-    page.keyboard.type("1r", delay=KEY_DELAY)
-    page.keyboard.type("A's start is right.", delay=KEY_DELAY)
+    type_keys(page, "1r", spacing_ms=KEY_DELAY)
+    type_keys(page, "A's start is right.", spacing_ms=KEY_DELAY)
     page.keyboard.press("Control+Enter")
     page.wait_for_function("() => document.activeElement.id === 'items-table'")
     assert decisions_logged() == [0, 0]
@@ -93,14 +97,14 @@ def test_two_adjudicator_tabs_show_both_decisions_and_the_adjudicator_chooses(
         page.keyboard.press("]")
         wait_title(page, "Item 2")
 
-    first.keyboard.type("2r", delay=KEY_DELAY)
-    first.keyboard.type("The bowl gets the milk.", delay=KEY_DELAY)
+    type_keys(first, "2r", spacing_ms=KEY_DELAY)
+    type_keys(first, "The bowl gets the milk.", spacing_ms=KEY_DELAY)
     first.keyboard.press("Control+Enter")
     first.wait_for_function("() => document.activeElement.id === 'items-table'")
     assert Decision.objects.get(item__union__packet=packet, item__position=1).action == "take_b"
 
-    second.keyboard.type("1r", delay=KEY_DELAY)
-    second.keyboard.type("Milk alone.", delay=KEY_DELAY)
+    type_keys(second, "1r", spacing_ms=KEY_DELAY)
+    type_keys(second, "Milk alone.", spacing_ms=KEY_DELAY)
     second.keyboard.press("Control+Enter")
     second.wait_for_selector("#decision-conflict:not([hidden])")
     text = second.inner_text("#decision-conflict-text")

@@ -11,6 +11,7 @@ from annotator.actions.ledgers import do_add_event, do_freeze_ledger
 from annotator.actions.union import do_build_union
 from annotator.models import AuditEntry, Ledger, UnionItem
 from tests.browser.ledger_pages import wait_ready
+from tests.browser.real_keys import type_keys
 from tests.factories import make_packet, make_ready_video
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -30,9 +31,9 @@ B_EVENTS = [
 ]
 
 
-def frozen_union(maintainer, annotator_a, annotator_b, adjudicator):
+def frozen_union(maintainer, annotator_a, annotator_b, adjudicator, *, a_events=A_EVENTS, b_events=B_EVENTS):
     packet = make_packet(maintainer, annotator_a, annotator_b, adjudicator, video=make_ready_video("tiers"))
-    for side, actor, rows in (("A", annotator_a, A_EVENTS), ("B", annotator_b, B_EVENTS)):
+    for side, actor, rows in (("A", annotator_a, a_events), ("B", annotator_b, b_events)):
         ledger = Ledger.objects.get(packet=packet, side=side)
         for version, (verb, nouns, start, end) in enumerate(rows):
             event = {"verb": verb, "nouns": nouns, "start_frame": start, "end_frame": end}
@@ -82,7 +83,7 @@ def test_tiers_one_key_for_within_tolerance_focus_rationale_replacement_and_bulk
     # next keys are shortcuts, not text in the rationale.
     page.keyboard.press("2")
     page.keyboard.press("r")
-    page.keyboard.type("The bowl gets the milk.")
+    type_keys(page, "The bowl gets the milk.")
     page.keyboard.press("Control+Enter")
     page.wait_for_function("() => document.querySelector('#item-title').textContent === 'Item 4'")
     assert page.evaluate("document.activeElement.id") == "items-table"
@@ -98,7 +99,7 @@ def test_tiers_one_key_for_within_tolerance_focus_rationale_replacement_and_bulk
     page.wait_for_function("() => document.querySelector('#item-title').textContent === 'Item 2'")
     page.keyboard.press("1")
     page.keyboard.press("r")
-    page.keyboard.type("Milk: A after all.")
+    type_keys(page, "Milk: A after all.")
     page.keyboard.press("Control+Enter")
     page.wait_for_function("() => document.activeElement.id === 'items-table'")
     poured = decision(packet, "pour")

@@ -16,6 +16,7 @@ from tests.browser.ledger_pages import (
     wait_ready,
     wait_saved,
 )
+from tests.browser.real_keys import press_key, type_keys
 from tests.factories import make_packet
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -52,12 +53,12 @@ def server_events(packet) -> list[dict]:
 
 
 def start_draft(page, start: int, verb: str, noun: str) -> None:
-    page.keyboard.type(f"{start}i")
+    type_keys(page, f"{start}i")
     page.wait_for_function("(s) => document.querySelector('#ev-start_frame').value === String(s)", arg=start)
     page.keyboard.press("e")
-    page.keyboard.type(verb)
+    type_keys(page, verb)
     page.keyboard.press("Enter")  # completes the verb and moves on to the nouns
-    page.keyboard.type(noun)
+    type_keys(page, noun)
     page.keyboard.press(",")  # adds the noun chip and stays for the next (Enter would save)
     page.keyboard.press("Escape")  # back to the page
 
@@ -78,7 +79,7 @@ def test_a_half_filled_new_event_survives_a_reload_and_the_page_warns_before_lea
     assert "back" in page.inner_text("#notice")
     # Completing it and saving forgets the kept draft.
     page.locator("#workspace").focus()
-    page.keyboard.type("70o")
+    type_keys(page, "70o")
     page.wait_for_function("() => document.querySelector('#ev-end_frame').value === '70'")
     page.keyboard.press("Enter")
     wait_saved(page)
@@ -111,25 +112,25 @@ def test_esc_twice_never_loses_a_draft_silently_and_ctrl_z_brings_it_back(page_a
 def test_after_saving_with_enter_in_the_end_box_the_next_form_has_no_stale_end(page_as, media_packet, annotator_a):
     packet = media_packet(VIDEO)
     page = open_workspace(page_as, annotator_a, packet)
-    page.keyboard.type("100i")
+    type_keys(page, "100i")
     page.keyboard.press("e")
-    page.keyboard.type("take")
+    type_keys(page, "take")
     page.keyboard.press("Enter")
-    page.keyboard.type("egg")
+    type_keys(page, "egg")
     page.keyboard.press("Enter")
     page.locator("#ev-end_frame").focus()
-    page.keyboard.type("130")
+    type_keys(page, "130")
     page.keyboard.press("Enter")  # saves from the end box
     wait_saved(page)
     assert draft(page)["end_frame"] == "" and draft(page)["start_frame"] == ""
     # A later start with a fresh end works (the old end 130 must not come back).
     page.locator("#workspace").focus()
-    page.keyboard.type("150i")
-    page.keyboard.type("170o")
+    type_keys(page, "150i")
+    type_keys(page, "170o")
     page.wait_for_function("() => document.activeElement.id === 'ev-verb'")  # both ends marked: on to the verb
-    page.keyboard.type("put")
+    type_keys(page, "put")
     page.keyboard.press("Enter")
-    page.keyboard.type("bowl")
+    type_keys(page, "bowl")
     page.keyboard.press("Enter")  # adds the noun and saves
     wait_saved(page)
     assert server_events(packet) == [
@@ -141,24 +142,24 @@ def test_after_saving_with_enter_in_the_end_box_the_next_form_has_no_stale_end(p
 def test_validation_in_the_page_lists_candidates_and_catches_end_before_start(page_as, media_packet, annotator_a):
     packet = media_packet(VIDEO)
     page = open_workspace(page_as, annotator_a, packet)
-    page.keyboard.type("80i")
-    page.keyboard.type("60o")
+    type_keys(page, "80i")
+    type_keys(page, "60o")
     page.wait_for_function("() => document.querySelector('#ev-end_frame').value === '60'")
     assert page.evaluate("document.activeElement.id") == "workspace"  # the end is before the start: no move
     page.keyboard.press("e")
-    page.keyboard.type("take")
+    type_keys(page, "take")
     page.keyboard.press("Enter")
-    page.keyboard.type("bage")  # the hint lists what it could be, the one Enter takes first
+    type_keys(page, "bage")  # the hint lists what it could be, the one Enter takes first
     hint = page.inner_text("[data-field=nouns] .typeahead-hint")
     assert hint.startswith("bagel (") and "also bagel container" in hint
     page.keyboard.press("Control+a")
-    page.keyboard.type("bx")
+    type_keys(page, "bx")
     assert "not one of the choices" in page.inner_text("[data-field=nouns] .typeahead-hint")
     page.keyboard.press(",")  # nothing to take: an error listing near choices, no chip
     error = page.inner_text("[data-field=nouns] .field-error")
     assert "did you mean" in error and "bagel" in error and chips(page) == []
     page.keyboard.press("Control+a")
-    page.keyboard.type("bagel_c")
+    type_keys(page, "bagel_c")
     page.keyboard.press(",")
     assert chips(page) == ["bagel_container"]
     page.keyboard.press("Enter")  # save: refused in the page, before any request
@@ -256,7 +257,7 @@ def test_go_to_frame_boundary_and_keyframe_jumps_and_one_second_steps(page_as, m
     page = open_workspace(page_as, annotator_a, packet)
     page.keyboard.press("g")
     assert page.evaluate("document.activeElement.matches('.fl-goto')")
-    page.keyboard.type("57")
+    type_keys(page, "57")
     page.keyboard.press("Enter")
     wait_frame(page, 57)
     assert page.evaluate("document.activeElement.id") == "workspace"  # i / o work again
@@ -266,18 +267,18 @@ def test_go_to_frame_boundary_and_keyframe_jumps_and_one_second_steps(page_as, m
     wait_frame(page, 87)  # 29.97 fps: one second is 30 frames
     page.keyboard.press("o")
     page.wait_for_function("() => document.activeElement.id === 'ev-verb'")  # both ends marked: on to the verb
-    page.keyboard.type("open")
+    type_keys(page, "open")
     page.keyboard.press("Enter")
-    page.keyboard.type("fridge")
+    type_keys(page, "fridge")
     page.keyboard.press("Enter")  # adds the noun and saves
     wait_saved(page)
     page.keyboard.press("Home")
     wait_frame(page, 0)
-    page.keyboard.press("}")
+    press_key(page, "}")
     wait_frame(page, 57)
-    page.keyboard.press("}")
+    press_key(page, "}")
     wait_frame(page, 87)
-    page.keyboard.press("{")
+    press_key(page, "{")
     wait_frame(page, 57)
     keyframes = page.evaluate("window.frameledger.player.clock.keyframes")
     after = next(k for k in keyframes if k > 57)
@@ -292,16 +293,16 @@ def test_moment_interval_marked_inside_one_grid_step_is_never_empty(
 ):
     packet = make_packet(maintainer, annotator_a, annotator_b, adjudicator, kind="moment-queries", video=ingest(VIDEO))
     page = open_workspace(page_as, annotator_a, packet)
-    page.keyboard.type("37i")  # 1.235 s
-    page.keyboard.type("62o")  # 2.069 s: both ends snap to 2 s on the 2 s grid
+    type_keys(page, "37i")  # 1.235 s
+    type_keys(page, "62o")  # 2.069 s: both ends snap to 2 s on the 2 s grid
     page.wait_for_function("() => document.querySelector('[name=intervals-end]')?.value === '4'")
     assert page.input_value("[name=intervals-start]") == "2"
     notice = page.inner_text("#notice")
     assert "2 s grid" in notice and "widened" in notice
     page.keyboard.press("e")
-    page.keyboard.type("q1")
+    type_keys(page, "q1")
     page.keyboard.press("Tab")
-    page.keyboard.type("someone opens the fridge")
+    type_keys(page, "someone opens the fridge")
     page.keyboard.press("Enter")
     wait_saved(page)
     assert server_events(packet) == [{"query_id": "q1", "query": "someone opens the fridge", "intervals": [[2.0, 4.0]]}]
@@ -347,22 +348,22 @@ def test_o_moves_on_to_the_verb_and_saving_leaves_the_playhead_where_a_contiguou
 ):
     packet = media_packet(VIDEO)
     page = open_workspace(page_as, annotator_a, packet)
-    page.keyboard.type("12i40o")
+    type_keys(page, "12i40o")
     page.wait_for_function("() => document.activeElement.id === 'ev-verb'")
-    page.keyboard.type("t")
+    type_keys(page, "t")
     assert page.inner_text("[data-field=verb] .typeahead-hint").startswith("take (")
     page.keyboard.press("Enter")  # takes "take", on to the nouns
-    page.keyboard.type("fr,e")  # fridge (the shortest "fr"), then egg
+    type_keys(page, "fr,e")  # fridge (the shortest "fr"), then egg
     page.keyboard.press("Enter")  # adds egg and saves
     wait_saved(page)
     wait_frame(page, 41)  # the frame after the saved end
     assert page.evaluate("document.activeElement.id") == "workspace"
     page.keyboard.press("i")  # the next event starts right there
-    page.keyboard.type("60o")
+    type_keys(page, "60o")
     page.wait_for_function("() => document.activeElement.id === 'ev-verb'")
-    page.keyboard.type("cr")
+    type_keys(page, "cr")
     page.keyboard.press("Enter")
-    page.keyboard.type("e")
+    type_keys(page, "e")
     page.keyboard.press("Enter")
     page.wait_for_function("() => document.querySelectorAll('#ledger-table tbody tr').length === 2")
     wait_saved(page)
@@ -375,9 +376,9 @@ def test_o_moves_on_to_the_verb_and_saving_leaves_the_playhead_where_a_contiguou
 def test_letters_typed_straight_after_o_land_in_the_verb_box_not_in_shortcuts(page_as, media_packet, annotator_a):
     packet = media_packet(VIDEO)
     page = open_workspace(page_as, annotator_a, packet)
-    page.keyboard.type("12i40otake")  # no wait for the seek behind "o" to settle
+    type_keys(page, "12i40otake")  # no wait for the seek behind "o" to settle
     page.keyboard.press("Enter")
-    page.keyboard.type("egg")
+    type_keys(page, "egg")
     page.keyboard.press("Enter")
     wait_saved(page)
     page.wait_for_function("() => document.querySelectorAll('#ledger-table tbody tr').length === 1")
@@ -387,9 +388,9 @@ def test_letters_typed_straight_after_o_land_in_the_verb_box_not_in_shortcuts(pa
 def test_an_end_before_the_start_gives_the_keys_back_to_the_page(page_as, media_packet, annotator_a):
     packet = media_packet(VIDEO)
     page = open_workspace(page_as, annotator_a, packet)
-    page.keyboard.type("40i12o")
+    type_keys(page, "40i12o")
     page.wait_for_function("() => document.activeElement.id === 'workspace'")
-    page.keyboard.type("30i")  # a shortcut again: the start moves to 30
+    type_keys(page, "30i")  # a shortcut again: the start moves to 30
     page.wait_for_function("() => document.querySelector('[data-field=start_frame] input').value === '30'")
 
 
@@ -400,7 +401,7 @@ def test_text_typed_before_a_re_render_is_taken_in_when_the_box_is_left(page_as,
     packet = media_packet(VIDEO)
     page = open_workspace(page_as, annotator_a, packet)
     page.locator("#ev-start_frame").focus()
-    page.keyboard.type("12")
+    type_keys(page, "12")
     page.evaluate("window.frameledger.form.setDraft(window.frameledger.form.draft)")  # what a late mark does
     assert page.input_value("#ev-start_frame") == "12"
     page.keyboard.press("Tab")
@@ -422,11 +423,11 @@ def test_enter_pressed_before_the_marks_land_saves_the_marked_interval(
             player.seekToFrame = (n) => new Promise((done) => setTimeout(done, 700)).then(() => seek(n));
         }"""
     )
-    page.keyboard.type("37i62o")
+    type_keys(page, "37i62o")
     page.keyboard.press("e")
-    page.keyboard.type("q1")
+    type_keys(page, "q1")
     page.keyboard.press("Tab")
-    page.keyboard.type("someone takes an egg")
+    type_keys(page, "someone takes an egg")
     # The marks are still on their way.
     assert page.evaluate("document.querySelectorAll('#ledger-table tbody tr').length") == 0
     page.keyboard.press("Enter")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from tests.browser.ledger_pages import wait_ready
+from tests.browser.real_keys import type_keys
 from tests.factories import make_packet
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -48,8 +49,8 @@ def test_keys_typed_while_the_workspace_loads_are_kept_and_run_in_order(
     page.route("**/ledger/", lambda route: held.append(route))
     page.goto(url)
     page.wait_for_function("() => document.querySelector('#workspace').dataset.state === 'loading'")
-    page.keyboard.type("777i800o", delay=KEY_DELAY)
-    page.keyboard.type("ta", delay=KEY_DELAY)  # on into the verb, as if the page had been ready
+    type_keys(page, "777i800o", spacing_ms=KEY_DELAY)
+    type_keys(page, "ta", spacing_ms=KEY_DELAY)  # on into the verb, as if the page had been ready
     assert held, "the ledger request was not held"
     assert page.get_attribute("#workspace", "data-state") == "loading"  # typed before it was ready
     assert "still loading: 10 key(s)" in notice(page)
@@ -65,13 +66,13 @@ def test_keys_typed_while_the_workspace_loads_are_kept_and_run_in_order(
 
 def test_out_of_range_marks_and_jumps_say_what_happened(page_as, maintainer, annotator_a, annotator_b, adjudicator):
     _, page = open_gtea(page_as, maintainer, annotator_a, annotator_b, adjudicator)
-    page.keyboard.type("30000i", delay=KEY_DELAY)
+    type_keys(page, "30000i", spacing_ms=KEY_DELAY)
     page.wait_for_function("() => document.querySelector('#notice').textContent.includes('30000')")
     assert "past the last frame (25691): no start marked" in notice(page)
     assert page.get_attribute("#notice", "data-tone") == "bad"
     assert draft_value(page, "start_frame") == ""  # nothing clamped in silence
 
-    page.keyboard.type("99999", delay=KEY_DELAY)
+    type_keys(page, "99999", spacing_ms=KEY_DELAY)
     page.keyboard.press("Enter")
     page.wait_for_function("(n) => window.frameledger.player.currentFrame === n", arg=LAST)
     assert f"went to the last frame, {LAST}" in notice(page)
@@ -79,14 +80,14 @@ def test_out_of_range_marks_and_jumps_say_what_happened(page_as, maintainer, ann
 
 def test_a_reversed_interval_is_flagged_when_it_is_marked(page_as, maintainer, annotator_a, annotator_b, adjudicator):
     _, page = open_gtea(page_as, maintainer, annotator_a, annotator_b, adjudicator)
-    page.keyboard.type("500i400o", delay=KEY_DELAY)
+    type_keys(page, "500i400o", spacing_ms=KEY_DELAY)
     page.wait_for_function("() => document.querySelector('#ev-end_frame').value === '400'")
     page.wait_for_selector("[data-field=end_frame].has-error")
     assert "The end (400) is before the start (500)" in notice(page)
     assert page.get_attribute("#notice", "data-tone") == "bad"
     assert "before the start (500)" in page.inner_text("[data-field=end_frame] .field-error")
     # Marking the end again, after the start, clears the flag.
-    page.keyboard.type("520o", delay=KEY_DELAY)
+    type_keys(page, "520o", spacing_ms=KEY_DELAY)
     page.wait_for_function("() => document.querySelector('#ev-end_frame').value === '520'")
     assert not page.locator("[data-field=end_frame].has-error").count()
 
@@ -95,13 +96,13 @@ def test_a_reload_gives_back_the_half_typed_noun_and_the_frame(
     page_as, maintainer, annotator_a, annotator_b, adjudicator
 ):
     packet, page = open_gtea(page_as, maintainer, annotator_a, annotator_b, adjudicator)
-    page.keyboard.type("12020i12052o", delay=KEY_DELAY)
+    type_keys(page, "12020i12052o", spacing_ms=KEY_DELAY)
     page.wait_for_function("() => document.activeElement.id === 'ev-verb'")
-    page.keyboard.type("ta", delay=KEY_DELAY)  # only "take" fits: taken, on to the nouns
+    type_keys(page, "ta", spacing_ms=KEY_DELAY)  # only "take" fits: taken, on to the nouns
     page.keyboard.press("Enter")  # out of habit: swallowed, it does not save the draft
     page.wait_for_function("() => document.activeElement.id === 'ev-nouns'")
     assert draft_value(page, "verb") == "take"
-    page.keyboard.type("cu", delay=KEY_DELAY)  # half-typed: not taken yet
+    type_keys(page, "cu", spacing_ms=KEY_DELAY)  # half-typed: not taken yet
     key = f"frameledger:frame:{packet.pk}:{annotator_a.username}"
     page.wait_for_function("(k) => localStorage.getItem(k) === '12052'", arg=key)
     url, context = page.url, page.context
@@ -117,6 +118,6 @@ def test_a_reload_gives_back_the_half_typed_noun_and_the_frame(
     assert again.evaluate("[document.activeElement.id, document.activeElement.value]") == ["ev-nouns", "cu"]
     assert "cup" in again.inner_text("[data-field=nouns] .typeahead-hint")
     # Typing goes on where it stopped: "p", Enter takes "cup" and adds the event.
-    again.keyboard.type("p", delay=KEY_DELAY)
+    type_keys(again, "p", spacing_ms=KEY_DELAY)
     again.keyboard.press("Enter")
     again.wait_for_function("() => document.querySelectorAll('#ledger-table tbody tr').length === 1")

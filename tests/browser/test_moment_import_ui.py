@@ -28,6 +28,7 @@ from django.core.management import call_command
 from annotator.actions.search import do_upload_search_features
 from annotator.models import Ledger, Packet, VersionCalibration, VideoSearchIndex
 from tests.browser.ledger_pages import wait_ready, wait_saved
+from tests.browser.real_keys import press_key
 from tests.browser.screens import VIEWPORT, shot
 from tests.browser.test_moment_search_ui import clip_features
 from tests.factories import make_packet, make_ready_video
@@ -175,7 +176,7 @@ def test_the_annotator_of_an_annotation_only_packet_types_an_interval_without_a_
     page.locator("#workspace").focus()
     for key in (" ", "ArrowRight", "Shift+ArrowRight", "End"):
         page.evaluate("() => { document.querySelector('#notice').textContent = ''; }")
-        page.keyboard.press(key)
+        press_key(page, key)
         page.wait_for_function("() => document.querySelector('#notice').textContent.includes('has no video')")
         assert page.evaluate("() => window.frameledger.player.currentFrame") == 0, key
     shot(page, "29-2-annotator-workspace-annotation-only")

@@ -18,6 +18,7 @@ from tests.browser.ledger_pages import (
     wait_saved,
     wait_status,
 )
+from tests.browser.real_keys import press_key
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -177,7 +178,7 @@ def test_two_tabs_cannot_overwrite_each_other(page_as, media_packet, annotator_a
     first.keyboard.press("Home")
     first.keyboard.press("]")  # selects the event at 10 and seeks there
     first.keyboard.press("b")  # the end boundary
-    first.keyboard.press(">")  # +10 frames
+    press_key(first, ">")  # +10 frames
     first.wait_for_selector("#conflict-dialog[open]")
     assert server_events(packet) == [(10, 20, "take", ("bowl",)), (100, 120, "put", ("plate",))]
     first.wait_for_function("() => !document.querySelector('#conflict-reapply').disabled")

@@ -7,7 +7,7 @@ import pytest
 
 from annotator.actions.adjudication import do_decide_item
 from annotator.models import UnionItem
-from tests.browser.ledger_pages import wait_ready
+from tests.browser.ledger_pages import screenshot, wait_ready
 from tests.browser.test_keyboard_adjudication import frozen_union
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -43,6 +43,14 @@ def test_every_page_says_the_adjudicator_publishes_once_all_is_decided(
     wait_ready(follow)
     assert follow.is_hidden("#publish")  # the maintainer cannot publish, and is told who can
     assert follow.inner_text("#next-step") == "adjudicator: publish the ground truth (only the adjudicator can)"
+
+    # The home pages say who acts next too, not only "ready for adjudication".
+    for person in (adjudicator, maintainer):
+        home = page_as(person, "/")
+        home.wait_for_selector("#packets tbody tr td[data-column=next]")
+        step = home.inner_text(f"#packets tbody tr:has(a[href='/packets/{packet.pk}/']) td[data-column=next]")
+        assert step == "adjudicator: publish the ground truth (only the adjudicator can)", (person.username, step)
+    screenshot(home, "37-home-next-step.png", full_page=False)
 
     dashboard = page_as(maintainer, "/dashboard/")
     row = dashboard.locator(f"#dashboard-rows tr[data-packet='{packet.pk}']")

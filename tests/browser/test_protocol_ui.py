@@ -32,6 +32,7 @@ from tests.browser.ledger_pages import (
     wait_ready,
     wait_saved,
 )
+from tests.browser.real_keys import press_key, type_keys
 from tests.factories import make_packet
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -282,7 +283,7 @@ def test_keyboard_navigation_nudges_undo_redo_delete_and_the_shortcut_sheet(page
     def spans():
         return sorted((e.data["start_frame"], e.data["end_frame"]) for e in ledger.events.all())
 
-    page.keyboard.press("?")
+    press_key(page, "?")
     page.wait_for_selector("#help-dialog[open]")
     assert "nudge the selected boundary" in page.inner_text("#help-dialog")
     page.keyboard.press("Escape")
@@ -330,7 +331,7 @@ def test_keyboard_navigation_nudges_undo_redo_delete_and_the_shortcut_sheet(page
     )
     page.keyboard.press("h")
     page.wait_for_function("() => window.frameledger.player.paused")
-    page.keyboard.press("+")
+    press_key(page, "+")
     assert page.inner_text(".tl-range") != f"frames 0–{FRAMES - 1} of {FRAMES}"
     page.keyboard.press("0")
     assert page.inner_text(".tl-range") == f"frames 0–{FRAMES - 1} of {FRAMES}"
@@ -350,7 +351,7 @@ def test_the_break_point_form_and_its_shot_token_editor_work_from_the_keyboard(
     page.locator("#workspace").focus()
     page.keyboard.press("e")  # the first field: set
     for value in ("2", "3", "4"):  # set, medvedev_games, de_minaur_games
-        page.keyboard.type(value)
+        type_keys(page, value)
         page.keyboard.press("Tab")
     for field, value in (
         ("medvedev_points", "30"),
@@ -536,12 +537,12 @@ def test_moment_queries_mark_grid_snapped_intervals_with_i_and_o(
     page.locator("#workspace").focus()
     for frame, key in ((60, "i"), (125, "o"), (180, "i"), (239, "o")):  # 2.002 s, 4.17 s, 6.006 s, 7.97 s
         go_to_frame(page, frame)
-        page.keyboard.press(key)
+        press_key(page, key)
     page.wait_for_function("() => document.querySelectorAll('[data-field=intervals] .interval-row').length === 2")
     page.keyboard.press("e")  # the first field: query_id
-    page.keyboard.type("q1")
+    type_keys(page, "q1")
     page.keyboard.press("Tab")
-    page.keyboard.type("a person cracks an egg")
+    type_keys(page, "a person cracks an egg")
     page.keyboard.press("Enter")  # in the query text: adds the event
     wait_saved(page)
     (event,) = Ledger.objects.get(packet=packet, side="A").events.all()

@@ -79,6 +79,10 @@ def test_publishing_asks_first_and_the_page_warns_about_unpublished_changes(
     page.wait_for_selector("#version-link")
     assert "Published adjudicated v1" in page.inner_text("#published")
     assert GroundTruthVersion.objects.filter(packet=packet, tier="adjudicated").count() == 1
+    # The header's next step says so at once, not after a reload.
+    next_step = "nothing: adjudicated v1 is published (you publish again after a changed decision)"
+    page.wait_for_function("(t) => document.querySelector('#next-step').textContent === t", arg=next_step)
+    screenshot(page, "37-next-step-after-publishing.png", full_page=False)
 
     # A decision changes after publication (here from another session): the page warns.
     a_only = union.items.get(status="a_only")

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.ledger_pages import add_action_by_keyboard, wait_ready, wait_saved
+from tests.browser.ledger_pages import add_action_by_keyboard, screenshot, wait_ready, wait_saved
+from tests.browser.real_keys import press_key, type_keys
 from tests.browser.test_never_lose_work import server_events
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -35,7 +36,7 @@ def change_verb(page, verb: str) -> None:
     page.wait_for_function("() => document.querySelector('#form-title').textContent.startsWith('Selected')")
     page.click("#ev-verb")
     page.keyboard.press("Control+a")
-    page.keyboard.type(verb, delay=KEY_DELAY)
+    type_keys(page, verb, spacing_ms=KEY_DELAY)
     page.keyboard.press("Enter")
     wait_saved(page)
 
@@ -43,8 +44,8 @@ def change_verb(page, verb: str) -> None:
 def select_and_nudge_end(page, key: str) -> None:
     page.locator("#workspace").focus()
     page.keyboard.press("End")
-    page.keyboard.type("[b", delay=KEY_DELAY)
-    page.keyboard.press(key)
+    type_keys(page, "[b", spacing_ms=KEY_DELAY)
+    press_key(page, key)
 
 
 def test_reapply_keeps_the_other_tabs_verb_and_carries_only_this_tabs_end(page_as, media_packet, annotator_a):
@@ -80,7 +81,10 @@ def test_a_field_both_tabs_changed_shows_both_values_and_waits_for_a_choice(page
     second.wait_for_selector("#conflict-dialog[open]")
     second.wait_for_selector("#conflict-choices li.conflict")
     choices = second.inner_text("#conflict-choices")
-    assert "Both changed: end frame" in choices
+    # The heading names the event both changed (as this tab last saw it: take, cup).
+    heading = second.inner_text("#conflict-choices li.conflict strong")
+    assert heading.startswith("Both changed: end frame of take") and "cup" in heading
+    screenshot(second, "37-conflict-heading.png", full_page=False)
     assert "the newer version's: 51" in choices and "yours: 42" in choices
     assert second.is_disabled("#conflict-reapply")  # nothing is decided for the annotator
     assert "Choose a value for 1 field(s)" in second.inner_text("#conflict-choose")

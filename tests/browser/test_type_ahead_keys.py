@@ -10,7 +10,8 @@ from __future__ import annotations
 import pytest
 
 from annotator.models import Ledger
-from tests.browser.ledger_pages import wait_painted, wait_ready, wait_saved
+from tests.browser.ledger_pages import screenshot, wait_painted, wait_ready, wait_saved
+from tests.browser.real_keys import press_key, type_keys
 from tests.factories import make_packet, make_ready_video
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -25,7 +26,7 @@ def rows(page) -> int:
 def mark(page, start: int, length: int) -> None:
     page.locator("#workspace").focus()
     page.wait_for_function("() => !window.frameledger.player.seeking")
-    page.keyboard.type(f"{start}i{length}O", delay=DELAY)
+    type_keys(page, f"{start}i{length}O", spacing_ms=DELAY)
     page.wait_for_function(
         "([s, e]) => document.querySelector('#ev-start_frame').value === String(s)"
         " && document.querySelector('#ev-end_frame').value === String(e)"
@@ -35,14 +36,14 @@ def mark(page, start: int, length: int) -> None:
 
 
 def verb_at_once(page, text: str, verb: str) -> None:
-    page.keyboard.type(text, delay=DELAY)
+    type_keys(page, text, spacing_ms=DELAY)
     page.wait_for_function(
         "(v) => document.querySelector('#ev-verb').value === v && document.activeElement.id === 'ev-nouns'", arg=verb
     )
 
 
 def noun_then_save(page, text: str, hint: str, count: int) -> None:
-    page.keyboard.type(text, delay=DELAY)
+    type_keys(page, text, spacing_ms=DELAY)
     # The line under the box names what Enter takes.
     page.wait_for_function(
         "(h) => document.querySelector('#ev-nouns').closest('.typeahead')"
@@ -88,7 +89,7 @@ def test_verbs_at_once_by_words_starts_and_nouns_ranked_by_this_ledgers_use(
 
     # The ? sheet lists the form's keys under their own heading.
     page.locator("#workspace").focus()
-    page.keyboard.press("?")
+    press_key(page, "?")
     page.wait_for_selector("#help-dialog[open]")
     sheet = page.inner_text("#help-dialog")
     assert "In the event form" in sheet and "tof turn off" in sheet and "used most come first" in sheet
@@ -106,15 +107,15 @@ def test_a_break_points_terminal_stroke_and_error_are_taken_at_once_by_words_sta
     value = "(n) => document.querySelector(`#event-form [name=${n}]`).value"
     focused = "document.activeElement.name"
     page.locator("#event-form [name=terminal_stroke]").focus()
-    page.keyboard.type("bg", delay=DELAY)  # backhand groundstroke: the only one "b g" starts
+    type_keys(page, "bg", spacing_ms=DELAY)  # backhand groundstroke: the only one "b g" starts
     page.wait_for_function(
         f"({value})('terminal_stroke') === 'backhand_groundstroke' && {focused} === 'terminal_court_position'"
     )
     page.locator("#event-form [name=terminal_error]").focus()
-    page.keyboard.type("n", delay=DELAY)  # net or none: not yet
+    type_keys(page, "n", spacing_ms=DELAY)  # net or none: not yet
     wait_painted(page)
     assert page.evaluate(focused) == "terminal_error" and page.evaluate(value, "terminal_error") == "n"
-    page.keyboard.type("o", delay=DELAY)  # "no": none
+    type_keys(page, "o", spacing_ms=DELAY)  # "no": none
     page.wait_for_function(f"({value})('terminal_error') === 'none' && {focused} !== 'terminal_error'")
     page.keyboard.press("Enter")  # out of habit, straight after: swallowed, nothing saved half-made
     wait_painted(page)
@@ -131,9 +132,17 @@ def test_a_break_points_selects_and_one_digit_boxes_take_a_key_at_once(
     page = page_as(annotator_a, f"/packets/{tennis.pk}/")
     wait_ready(page)
     focused = "document.activeElement.name"
+    # At 1280x720 every label is shown whole (they wrap): "Daniil Medvedev: games" and
+    # "…: points" are never cut to the same text.
+    cut = page.eval_on_selector_all(
+        ".event-form .form-section .field-label",
+        "labels => labels.filter((l) => l.scrollWidth > l.clientWidth + 1).map((l) => l.textContent)",
+    )
+    assert page.viewport_size == {"width": 1280, "height": 720} and cut == []
+    screenshot(page, "37-tennis-form-labels.png", full_page=False)
 
     def at_once(key: str, field: str, value, then: str) -> None:
-        page.keyboard.type(key, delay=DELAY)
+        type_keys(page, key, spacing_ms=DELAY)
         page.wait_for_function(
             "([f, v, t]) => JSON.stringify(window.frameledger.form.draft[f]) === JSON.stringify(v)"
             " && document.activeElement.name === t",
@@ -151,7 +160,7 @@ def test_a_break_points_selects_and_one_digit_boxes_take_a_key_at_once(
     at_once("4", "de_minaur_games", 4, "medvedev_points")
     # "4" of the points is the start of 40 only, but "40" typed in full would put its "0"
     # into the next box: digits take only a whole value, so 40 keeps its Tab.
-    page.keyboard.type("4", delay=DELAY)
+    type_keys(page, "4", spacing_ms=DELAY)
     wait_painted(page)
     assert page.evaluate(focused) == "medvedev_points"
     assert page.evaluate("document.querySelector('#event-form [name=medvedev_points]').value") == "40"
@@ -159,7 +168,7 @@ def test_a_break_points_selects_and_one_digit_boxes_take_a_key_at_once(
     page.wait_for_function(f"{focused} === 'de_minaur_points'")
     at_once("a", "de_minaur_points", "AD", "server")  # the only value starting with "a"
     at_once("d", "server", "Daniil Medvedev", "opportunity")
-    page.keyboard.type("1", delay=DELAY)  # opportunity has no maximum: Tab
+    type_keys(page, "1", spacing_ms=DELAY)  # opportunity has no maximum: Tab
     page.keyboard.press("Tab")
     page.wait_for_function(f"{focused} === 'first_serve_in'")
     at_once("n", "first_serve_in", False, "outcome")  # yes / no
@@ -167,7 +176,7 @@ def test_a_break_points_selects_and_one_digit_boxes_take_a_key_at_once(
     at_once("w", "serve_direction", "wide", "rally_shots")
     # Two results start with "u" (unforced error, unreturnable): nothing taken at once.
     page.locator("#event-form [name=terminal_result]").focus()
-    page.keyboard.type("u", delay=DELAY)
+    type_keys(page, "u", spacing_ms=DELAY)
     wait_painted(page)
     assert page.evaluate(focused) == "terminal_result"
     # What was taken is shown in each box, not only in the draft.
@@ -220,7 +229,7 @@ def test_an_empty_verb_box_offers_the_previous_events_verb_and_enter_takes_it(
         "() => document.querySelector('#ev-verb').closest('.typeahead')"
         ".querySelector('.typeahead-hint').textContent.startsWith('Enter: turn off,')"
     )
-    page.keyboard.type("cl", delay=DELAY)  # typing chooses another: the hint names it
+    type_keys(page, "cl", spacing_ms=DELAY)  # typing chooses another: the hint names it
     page.wait_for_function("() => document.querySelector('#ev-verb').value === 'close'")
     noun_then_save(page, "mc", "milk container (", 4)
 

@@ -24,6 +24,7 @@ from annotator.actions.union import do_build_union
 from annotator.base.builtin_kinds import GTEA_NOUNS, GTEA_VERBS
 from annotator.models import Ledger
 from tests.browser.ledger_pages import wait_painted, wait_ready
+from tests.browser.real_keys import press_key, type_keys
 from tests.factories import make_packet, make_ready_video
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -142,7 +143,7 @@ def scroll_and_zoom(page, box: str) -> float:
             box,
         )
     for key in ["+", "+", "+", "+", "+", "-", "-", "-", "-", "-", "0"]:
-        page.keyboard.press(key)
+        press_key(page, key)
         page.evaluate("new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
     return longest_task_since(page, t0)
 
@@ -167,7 +168,7 @@ def test_ui_scale(page_as, maintainer, annotator_a, annotator_b, adjudicator):
     wait_painted(page)  # the keys so far have painted (and been timed) before the count restarts
     page.evaluate("window.__keyToPaint = []")
     for i in range(20):
-        page.keyboard.press("." if i % 2 == 0 else ",")
+        press_key(page, "." if i % 2 == 0 else ",")
         page.wait_for_function("(n) => window.__keyToPaint.length >= n", arg=i + 1)  # this key painted
     page.wait_for_function("() => !window.frameledger.player.seeking")
     nudges = page.evaluate("window.__keyToPaint")
@@ -193,7 +194,7 @@ def test_ui_scale(page_as, maintainer, annotator_a, annotator_b, adjudicator):
         position = page.evaluate("Number(document.querySelector('#item-title').textContent.replace('Item ', '')) - 1")
         page.keyboard.press("4")  # drop: open to every item
         page.keyboard.press("r")
-        page.keyboard.type("Cannot tell.")
+        type_keys(page, "Cannot tell.")
         page.evaluate(WATCH_DECISION, position)
         page.keyboard.press("Control+Enter")
         total, request = page.evaluate("window.__decision")

@@ -18,7 +18,7 @@ import { mountPlayer } from "./player.js";
 import { mountNoVideo } from "./player_still.js";
 import { mountDeciding, mountSettling } from "./adjudicate_decisions.js";
 import { mountDetail } from "./adjudicate_detail.js";
-import { mountAdjudicateKeys } from "./adjudicate_keys.js";
+import { isDecisionKey, mountAdjudicateKeys } from "./adjudicate_keys.js";
 import { mountTable, mountTiers, mountTimeline } from "./adjudicate_views.js";
 import { KeyGate } from "./key_gate.js";
 import { mountMomentSearch, mountSearchWhileWaiting, withInterval } from "./moment_search.js";
@@ -26,7 +26,7 @@ import { mountPublishDialog } from "./publish_dialog.js";
 import { ADJUDICATE_SHORTCUTS } from "./shortcuts.js";
 import { Timeline } from "./timeline.js";
 import { $, boot, el, isField, pageConfig, shortcutSheet } from "./ui.js";
-import { deltaText, itemSpan, needsDecision, nextUndecided } from "./union_view.js";
+import { deltaText, itemSpan, needsDecision, nextUndecided, tierOf } from "./union_view.js";
 
 const config = pageConfig();
 const packetUrl = `/api/packets/${config.packetId}/`;
@@ -43,6 +43,22 @@ const gate = new KeyGate({
     if (!box) return;
     box.hidden = !held;
     box.textContent = held ? `${reason === "loading" ? "The page is still loading" : reason}${count ? `: ${count} key(s) typed wait for it` : "…"}` : "";
+  },
+  // A decision key pressed while no item it could mean is on screen: refused, and said.
+  refuse: isDecisionKey,
+  onRefused(key, reason) {
+    const box = document.querySelector("#key-refused");
+    if (!box) return;
+    const name = key.ctrlKey ? "Ctrl+Enter" : key.key;
+    const when = !reason || reason === "loading" ? "while the page was loading" : `while ${reason[0].toLowerCase()}${reason.slice(1)} (the next item was not on screen yet)`;
+    box.hidden = false;
+    box.textContent = `“${name}” was not used: it was pressed ${when}. A decision key acts only on the item on screen: press it again to decide the one shown now.`;
+  },
+  onLost({ dropped }) {
+    const box = document.querySelector("#key-refused");
+    if (!box) return;
+    box.hidden = false;
+    box.textContent = `A key typed as the page opened came before it could take keys${dropped ? `, so none of the ${dropped} typed after it was used` : ""}: type them again.`;
   },
 });
 window.frameledger.keyGate = gate;
@@ -157,8 +173,11 @@ async function mountViews(adj) {
   const frameOfTime = (t) => (player && player.clock ? player.clock.frameAtTime(t) : Math.round((t * packet.video.frame_rate[0]) / packet.video.frame_rate[1]));
   adj.span = (value) => itemSpan(schema, value, frameOfTime);
   adj.editForm = canDecide ? new EventForm($("#edit-form"), schema, { idPrefix: "fin" }) : null;
-  adj.deltaNodes = (item) =>
-    Object.entries(item.boundary_deltas || {}).map(([name, delta]) => el("div", { class: `delta ${delta ? "nonzero" : ""}`, text: deltaText(name, delta) }));
+  // Within the tolerance the deltas are green (a match for the scorer), never red.
+  adj.deltaNodes = (item) => {
+    const within = tierOf(adj.schema, item) === "within_tolerance";
+    return Object.entries(item.boundary_deltas || {}).map(([name, delta]) => el("div", { class: `delta ${!delta ? "" : within ? "within" : "nonzero"}`, text: deltaText(name, delta) }));
+  };
 }
 
 // ---- selection and playback ---------------------------------------------------------------
@@ -219,6 +238,7 @@ function mountSelection(adj) {
 
 // ---- publishing ------------------------------------------------------------------------------
 function mountPublishing(adj) {
+  let renderProgress = null; // the table's own (set below), without the publish check
   // unchanged: publishing again changed nothing, the server answered the existing version.
   function showPublished(version, unchanged = false) {
     adj.publishedLabel = version.label;
@@ -233,12 +253,13 @@ function mountPublishing(adj) {
       " · ",
       el("a", { id: "version-link", href: `/versions/${version.id}/`, text: "open the version page" }),
     );
+    if (renderProgress) renderProgress(); // the header's next step, at once (not after a reload)
   }
 
   // Publishing asks first: the dialog shows what will be published (publish_dialog.js).
   const publishing = mountPublishDialog({ packetUrl, schema: adj.schema, canPublish: canDecide, onPublished: showPublished });
   adj.publish = () => publishing.open();
-  const renderProgress = adj.renderProgress;
+  renderProgress = adj.renderProgress;
   adj.renderProgress = () => {
     renderProgress();
     publishing.checkSoon(); // a decision may make (or undo) unpublished changes

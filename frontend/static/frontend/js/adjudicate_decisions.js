@@ -5,7 +5,9 @@
 //   mountDeciding(adj); mountSettling(adj);
 //
 // - While a decision is being recorded the page's keys wait (adj.gate, key_gate.js); the
-//   next item is selected before they run, so a key acts on the item on screen.
+//   next item is selected and painted before they run, so a key acts on the item on
+//   screen. A decision key (a / b / m, Ctrl+Enter) pressed meanwhile is refused with a
+//   notice, never kept: the item it would decide was not on screen when it was pressed.
 // - Every decision names the decision the page showed (`replaces`: its decided_at, null for
 //   none). One recorded since then is refused by the server (412); the page shows theirs
 //   beside this one and the adjudicator chooses: keep theirs, or record this one instead.
@@ -18,6 +20,14 @@ import { $ } from "./ui.js";
 import { nextUndecided, openInTier, tierOf, toleranceDecision } from "./union_view.js";
 
 const actionName = (action) => action.replace("_", " ");
+
+// Resolves once what was drawn before it is painted: two animation frames (a hidden tab
+// gets no frames; a tenth of a second is then enough).
+const painted = () =>
+  new Promise((resolve) => {
+    setTimeout(resolve, 100);
+    requestAnimationFrame(() => requestAnimationFrame(resolve));
+  });
 const describe = (decision) => `${actionName(decision.action)} — “${decision.rationale}”`;
 
 export function mountDeciding(adj) {
@@ -63,6 +73,7 @@ export function mountDeciding(adj) {
   adj.send = async (position, body, { replaces = adj.shownToken(position) } = {}) => {
     $("#decide").disabled = true;
     gate.hold(`Recording the decision on item ${position + 1}`);
+    $("#key-refused").hidden = true;
     let ok = false;
     try {
       const { data } = await api.request("POST", `${packetUrl}union/items/${position}/decision/`, { body: { ...body, replaces } });
@@ -90,6 +101,7 @@ export function mountDeciding(adj) {
       $("#decide").disabled = false;
       const dropped = ok ? 0 : gate.drop();
       if (dropped) $("#live-notice").textContent = `The decision on item ${position + 1} was not recorded, so the ${dropped} key(s) typed meanwhile were not used.`;
+      await painted(); // the next item is on screen before a key typed meanwhile runs
       gate.release();
     }
   };

@@ -21,7 +21,7 @@ export function mountDetail(adj) {
     $("#item-status").textContent = within ? TIER_LABELS.within_tolerance : item.status.replace("_", " ");
     $("#compare tbody").replaceChildren(
       ...comparisonRows(schema, item).map((row) =>
-        el("tr", { class: row.differs ? "differs" : "", dataset: { field: row.name } }, [
+        el("tr", { class: row.differs ? (within ? "differs within" : "differs") : "", dataset: { field: row.name } }, [
           el("th", { text: row.name.replace(/_/g, " ") }),
           el("td", { class: "a", text: formatValue(fieldsByName[row.name], row.a) }),
           el("td", { class: "b", text: formatValue(fieldsByName[row.name], row.b) }),

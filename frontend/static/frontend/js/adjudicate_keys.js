@@ -9,6 +9,16 @@ import { anyDialogOpen, isField } from "./ui.js";
 
 const KEYS = keymap(ADJUDICATE_SHORTCUTS);
 
+// The keys that record a decision at once (a / b / m, Ctrl+Enter). Such a key acts on the
+// item on screen when it is pressed: typed while the page loads or while a decision is
+// being recorded (the next item not painted yet), it is refused, never kept for later
+// (adjudicate.js gives the key gate this test).
+const DECISION_COMMANDS = new Set(["settle-a", "settle-b", "settle-mean", "decide"]);
+
+export function isDecisionKey(key) {
+  return DECISION_COMMANDS.has(commandFor(KEYS, key));
+}
+
 export function mountAdjudicateKeys({ commands, focusHome }) {
   document.addEventListener("keydown", (event) => {
     if (anyDialogOpen()) return;

@@ -51,11 +51,12 @@ export function mountTable(adj) {
   const compactDeltas = (item) => {
     const entries = Object.entries(item.boundary_deltas || {});
     if (!entries.length) return "";
+    const within = tierOf(schema, item) === "within_tolerance"; // deltas in green, not red
     return [
       "Δ ",
       ...entries.flatMap(([name, delta], i) => [
         i ? " · " : "",
-        el("span", { class: `delta ${delta ? "nonzero" : ""}`, text: `${shortName(name)} ${delta > 0 ? "+" : delta < 0 ? "−" : "±"}${Math.abs(delta)}` }),
+        el("span", { class: `delta ${!delta ? "" : within ? "within" : "nonzero"}`, text: `${shortName(name)} ${delta > 0 ? "+" : delta < 0 ? "−" : "±"}${Math.abs(delta)}` }),
       ]),
     ];
   };
@@ -126,7 +127,7 @@ export function mountTiers(adj) {
     const who = adj.canDecide ? "you" : (adj.packet.assignment && adj.packet.assignment.adjudicator) || "the adjudicator";
     let step = `${who}: publish the ground truth (only the adjudicator can)`;
     if (p.decided < p.needed) step = `${who}: decide ${p.needed - p.decided} of ${p.needed} item(s), then publish`;
-    else if (adj.publishedLabel && !adj.unpublishedChanges) step = `nothing: ${adj.publishedLabel} is published (${who} publishes again after a changed decision)`;
+    else if (adj.publishedLabel && !adj.unpublishedChanges) step = `nothing: ${adj.publishedLabel} is published (${who === "you" ? "you publish" : `${who} publishes`} again after a changed decision)`;
     $("#next-step").textContent = step;
   };
   $("#tier-filter").addEventListener("change", () => {
@@ -148,7 +149,9 @@ export function mountTimeline(adj) {
           const value = pick(item);
           const frames = value && adj.span(value);
           if (!frames) return null;
-          return { key: String(item.position), start: frames.start, end: frames.end, label: summarize(schema, value), className: `st-${item.status}` };
+          // Within the tolerance: a green underline, never the red "conflicting" one.
+          const state = tierOf(schema, item) === "within_tolerance" ? "within" : item.status;
+          return { key: String(item.position), start: frames.start, end: frames.end, label: summarize(schema, value), className: `st-${state}` };
         })
         .filter(Boolean),
     };

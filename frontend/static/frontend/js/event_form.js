@@ -22,6 +22,7 @@
 
 import { addFromTypeahead, enumInput, enumSet, intervalList, select, tokenEdit, tokenList } from "./event_form_controls.js";
 import { emptyDraft, fieldRoot, formSections, isRequired } from "./event_schema.js";
+import { isModifierKey } from "./shortcuts.js";
 import { el } from "./ui.js";
 
 // Closed lists this short are a <select> (arrow keys); longer ones a type-ahead box.
@@ -78,7 +79,7 @@ export class EventForm extends EventTarget {
       return;
     }
     const key = event.key.length === 1 ? event.key.toLowerCase().replace(/[_-]/, " ") : event.key;
-    if (["Shift", "Control", "Alt", "Meta"].includes(event.key)) return;
+    if (isModifierKey(event)) return;
     if (swallow.rest && key === swallow.rest[0] && !event.ctrlKey && !event.altKey && !event.metaKey) {
       swallow.rest = swallow.rest.slice(1);
     } else if ((event.key === "Enter" || event.key === "Tab") && !event.ctrlKey && !event.altKey && !event.shiftKey) {
@@ -195,9 +196,13 @@ export class EventForm extends EventTarget {
     return false;
   }
 
+  // The first field, its text selected: what is typed replaces it ("e", then "close" over
+  // "open" gives "close", never "openclose").
   focusFirst() {
-    const first = this.form.querySelector("[data-field] select, [data-field] input:not([data-frame]), [data-field] textarea");
-    (first || this.form.querySelector("select, input, textarea"))?.focus();
+    const first = this.form.querySelector("[data-field] select, [data-field] input:not([data-frame]), [data-field] textarea") || this.form.querySelector("select, input, textarea");
+    if (!first) return;
+    first.focus();
+    if (first instanceof HTMLTextAreaElement || (first instanceof HTMLInputElement && typeof first.select === "function" && first.type !== "checkbox" && first.type !== "radio")) first.select();
   }
 
   // errors: {fieldPath: message}; paths like "shots[2].direction" mark that token row.

@@ -12,6 +12,23 @@
 // is inserted as text, Backspace deletes, Tab moves to the next field. A replayed key
 // that holds the gate again (it started a decision) leaves the rest waiting for the next
 // release. `drop()` forgets the waiting keys and returns how many there were.
+//
+// The keys typed before this module ran were kept by the page's first script
+// (_early_keys.html, window.__flEarlyKeys): the gate takes them over, first in line. If a
+// key reached the page before even that script ran (its keyup came without its keydown),
+// the first release uses none of the keys typed while the page opened and calls
+// `onLost({ lost, dropped })`: a sequence that lost its beginning never runs. The keys of
+// the same burst typed after the page is ready are refused too (until a pause of a second),
+// each one calling onLost again with the count so far.
+//
+// `refuse(key)` (optional) names a key the gate must not keep for later (a decision key
+// typed while another decision is recorded: it would act on an item not yet on screen);
+// such a key is used nowhere and `onRefused(key, reason)` tells the page.
+
+import { isModifierKey } from "./shortcuts.js";
+
+// A pause this long ends a burst of typing (see _refuseRestOfBurst).
+const PAUSE_MS = 1000;
 
 const FOCUSABLE = "input:not(:disabled), select:not(:disabled), textarea:not(:disabled), button:not(:disabled)";
 
@@ -20,13 +37,25 @@ function isTextBox(node) {
 }
 
 export class KeyGate {
-  constructor({ onChange = () => {}, held = "loading" } = {}) {
+  constructor({ onChange = () => {}, onLost = () => {}, refuse = () => false, onRefused = () => {}, held = "loading" } = {}) {
     this.reason = held;
     this.keys = [];
     this.onChange = onChange;
+    this.onLost = onLost;
+    this.refuse = refuse;
+    this.onRefused = onRefused;
     this.replaying = false;
     window.addEventListener("keydown", (event) => this._take(event), true);
     window.addEventListener("keypress", (event) => this.reason && event.isTrusted && event.preventDefault(), true);
+    this.lastKeyAt = -Infinity; // event.timeStamp of the last key typed
+    this.lostBurst = null;
+    this.early = window.__flEarlyKeys || null;
+    this.earlyLastAt = this.early ? this.early.last : -Infinity;
+    if (this.early) {
+      this.early.stopKeys();
+      for (const key of this.early.keys) this._keep(key);
+      this.early.keys = [];
+    }
   }
 
   get held() {
@@ -34,13 +63,38 @@ export class KeyGate {
   }
 
   _take(event) {
+    if (!event.isTrusted || isModifierKey(event)) return; // a modifier: kept as the next key's shiftKey / altKey
+    if (this._refuseRestOfBurst(event)) return;
+    this.lastKeyAt = event.timeStamp;
     // Held, or keys still waiting to be replayed (a key typed now goes after them).
-    if ((!this.reason && !this.keys.length) || !event.isTrusted) return;
-    if (["Shift", "Control", "Alt", "Meta", "CapsLock"].includes(event.key)) return;
+    if (!this.reason && !this.keys.length) return;
     event.preventDefault();
     event.stopImmediatePropagation();
     const { key, code, ctrlKey, shiftKey, altKey, metaKey } = event;
-    this.keys.push({ key, code, ctrlKey, shiftKey, altKey, metaKey });
+    if (this.early) this.early.down.add(code || key); // its keyup is not a lost key's
+    this._keep({ key, code, ctrlKey, shiftKey, altKey, metaKey });
+  }
+
+  // After a lost key, the rest of that burst (keys less than PAUSE_MS apart) is refused
+  // too, even once the page is ready: it goes on a sequence whose beginning is gone.
+  _refuseRestOfBurst(event) {
+    const burst = this.lostBurst;
+    if (!burst) return false;
+    if (event.timeStamp - burst.last >= PAUSE_MS) {
+      this.lostBurst = null;
+      return false;
+    }
+    event.preventDefault();
+    event.stopImmediatePropagation();
+    burst.last = event.timeStamp;
+    burst.dropped += 1;
+    this.onLost({ lost: burst.lost, dropped: burst.dropped });
+    return true;
+  }
+
+  _keep(key) {
+    if (this.refuse(key)) this.onRefused(key, this.reason);
+    else this.keys.push(key);
     this._changed();
   }
 
@@ -64,6 +118,15 @@ export class KeyGate {
   // microtask turn and a frame), unless one of them holds the gate again.
   async release() {
     this.reason = null;
+    if (this.early) {
+      const { lost } = this.early;
+      this.early.stopWatch();
+      this.early = null;
+      if (lost) {
+        this.lostBurst = { lost, dropped: this.drop(), last: Math.max(this.lastKeyAt, this.earlyLastAt) };
+        this.onLost(this.lostBurst);
+      }
+    }
     this._changed();
     while (this.keys.length && !this.reason) {
       const key = this.keys.shift();

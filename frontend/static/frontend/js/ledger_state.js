@@ -288,7 +288,7 @@ function rebasePending(base, pending, { choices = {}, oldBase = [] } = {}) {
         const merged = mergeFields(opBase, current.data, op.data, (field) => choices[`${op.id}:${field}`]);
         data = merged.data;
         summary.keptFromServer += merged.kept.length;
-        summary.conflicts.push(...merged.conflicts.map((c) => ({ ...c, id: op.id, key: op.key })));
+        summary.conflicts.push(...merged.conflicts.map((c) => ({ ...c, id: op.id, key: op.key, event: clone(opBase) })));
         if (deepEqual(current.data, data)) {
           summary.alreadySaved += 1;
           continue;

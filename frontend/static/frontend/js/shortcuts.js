@@ -61,6 +61,18 @@ export const ADJUDICATE_SHORTCUTS = [
   { keys: ["?"], command: ["help"], help: "this sheet" },
 ];
 
+// Keys that only change what the next key means (Shift, Caps Lock, AltGr, a dead accent, an
+// input method composing): they never act alone, so they never end or cancel anything a key
+// before them began (a typed frame prefix "34", a choice being typed).
+export const MODIFIER_KEYS = new Set([
+  "Shift", "Control", "Alt", "AltGraph", "Meta", "OS", "Super", "Hyper", "Fn", "FnLock",
+  "CapsLock", "NumLock", "ScrollLock", "Symbol", "SymbolLock", "Dead", "Compose", "Process", "Unidentified",
+]);
+
+export function isModifierKey(event) {
+  return MODIFIER_KEYS.has(event.key) || event.isComposing === true;
+}
+
 const NAMES = { " ": "Space", Esc: "Escape", Del: "Delete" };
 
 export function comboOf(event) {

@@ -44,6 +44,14 @@ const gate = new KeyGate({
     const box = document.querySelector("#notice");
     if (box) box.textContent = `The page is still loading: ${count} key(s) typed so far will run once it is ready.`;
   },
+  // A key typed as the page opened came before it could take keys: the rest would mean
+  // something else ("300i" read as "00i"), so none of them runs.
+  onLost({ dropped }) {
+    const box = document.querySelector("#notice");
+    const rest = dropped ? ` so none of the ${dropped} typed after it was used` : "";
+    box.textContent = `A key typed as the page opened came before it could take keys,${rest}: type them again.`;
+    box.dataset.tone = "bad";
+  },
 });
 window.frameledger.keyGate = gate;
 
@@ -261,6 +269,10 @@ const NO_VIDEO_COMMANDS = [
   "step-1", "step+1", "step-10", "step+10", "step-second-back", "step-second-forward", "first-frame", "last-frame",
   "prev-keyframe", "next-keyframe", "go-to-frame", "play", "play-half", "shuttle-back", "shuttle-stop", "shuttle-forward",
 ];
+// The commands that change the ledger (refused, with a notice, on a frozen one).
+const CHANGING_COMMANDS = [
+  "set-start", "set-end", "commit", "edit-fields", "nudge-1", "nudge+1", "nudge-10", "nudge+10", "delete", "undo", "redo", "use-candidate",
+];
 function mountKeys(ws) {
   const { player, timeline, form, seek } = ws;
   const commands = {
@@ -285,7 +297,7 @@ function mountKeys(ws) {
     "set-start": () => ws.setBoundary("start"),
     "set-end": () => ws.setBoundary("end"),
     commit: () => ws.commit(),
-    "edit-fields": () => !ws.readOnly() && form.focusFirst(),
+    "edit-fields": () => form.focusFirst(),
     "prev-event": () => ws.jump(-1),
     "next-event": () => ws.jump(1),
     "toggle-boundary": () => {
@@ -307,6 +319,11 @@ function mountKeys(ws) {
     "use-candidate": () => ws.search && ws.search.useHighlighted(),
     help: () => $("#help-dialog").showModal(),
   };
+  // A frozen ledger: the keys that would change it say so instead of doing nothing.
+  for (const name of CHANGING_COMMANDS) {
+    const run = commands[name];
+    commands[name] = () => (ws.readOnly() ? ws.setNotice(`This ledger is frozen: it can no longer change, so “${name.replace(/-/g, " ")}” did nothing. Moving and playing still work.`, "bad") : run());
+  }
   // No video by design: the keys that would play, step or seek through it say so instead
   // of doing nothing (typed frames, i / o, Enter and the form work as everywhere).
   if (player.noVideo) {

@@ -35,7 +35,7 @@ export function mountConflictDialog({ store, schema, loadLedger, setNotice, afte
   function conflictRows(conflicts) {
     return conflicts.map((c) => {
       const name = `conflict-${c.id}-${c.field ?? ""}`;
-      const label = c.field === null ? `delete ${summarize(schema, c.base)} (changed elsewhere to ${summarize(schema, c.theirs)})` : `${c.field.replace(/_/g, " ")} of ${summarize(schema, c.base)}`;
+      const label = c.field === null ? `delete ${summarize(schema, c.base)} (changed elsewhere to ${summarize(schema, c.theirs)})` : `${c.field.replace(/_/g, " ")} of ${summarize(schema, c.event) || "the event"}`; // c.base is the field's value
       const option = (side, text) =>
         el("label", { class: "conflict-choice" }, [el("input", { type: "radio", name, value: side, dataset: { choice: `${c.id}:${c.field ?? ""}` } }), ` ${text}`]);
       return el("li", { class: "conflict", dataset: { field: c.field ?? "" } }, [

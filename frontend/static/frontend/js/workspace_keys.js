@@ -13,7 +13,7 @@
 // never taken as shortcuts while the seeks settle.
 
 import { FramePrefix } from "./navigation.js";
-import { WORKSPACE_SHORTCUTS, commandFor, keymap } from "./shortcuts.js";
+import { WORKSPACE_SHORTCUTS, commandFor, isModifierKey, keymap } from "./shortcuts.js";
 import { anyDialogOpen, isField } from "./ui.js";
 
 const KEYS = keymap(WORKSPACE_SHORTCUTS);
@@ -98,7 +98,9 @@ export function mountWorkspaceKeys({ commands, player, seek, focusHome, setNotic
   }
   let chain = Promise.resolve();
   document.addEventListener("keydown", (event) => {
-    if (anyDialogOpen()) return;
+    // Shift before the I of "34I", Caps Lock, AltGr, a dead accent: part of the next key,
+    // never a key of their own (the prefix typed so far stays).
+    if (isModifierKey(event) || anyDialogOpen()) return;
     const target = event.target;
     // Space after clicking a button (or the scrub bar) plays / pauses; it does not press it again.
     if (event.key === " " && !event.ctrlKey && !event.altKey && (target instanceof HTMLButtonElement || (target instanceof HTMLInputElement && target.type === "range"))) {
