@@ -148,7 +148,9 @@ export function mountTimeline(adj) {
           const value = pick(item);
           const frames = value && adj.span(value);
           if (!frames) return null;
-          return { key: String(item.position), start: frames.start, end: frames.end, label: summarize(schema, value), className: `st-${item.status}` };
+          const label = summarize(schema, value);
+          const title = `${label} · frames ${frames.start}–${frames.end} · ${item.status.replace("_", " ")}`;
+          return { key: String(item.position), start: frames.start, end: frames.end, label, title, className: `st-${item.status}` };
         })
         .filter(Boolean),
     };
