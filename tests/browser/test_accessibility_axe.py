@@ -1,7 +1,8 @@
 """WCAG 2.2 AA by axe-core (``tests/browser/axe.py``) in real Chromium, over every page state
 a role reaches: signed out (sign-in, a set-password link, 404), the annotator (home, the
 workspace empty, with a draft, with a refused event, with saved events, the shortcut sheet,
-the freeze dialog, frozen), the adjudicator (the union with an item chosen, a decision,
+the freeze dialog, frozen, the conflict dialog, the tennis and moment forms empty, refused and
+with rows), the adjudicator (the union with an item chosen, a decision,
 the publish confirmation, published, the version page), and the maintainer (packet page,
 dashboard, people and a person with an invitation link, projects, a project, the task-kind
 editor and a refusal in it, audit, new packet, imports, grading, the leaderboard, a
@@ -19,9 +20,10 @@ from annotator.actions.ledgers import do_add_event, do_freeze_ledger
 from annotator.actions.union import do_build_union
 from annotator.models import Ledger
 from tests.browser.axe import WCAG_AA, violations
-from tests.browser.ledger_pages import wait_ready, wait_saved
+from tests.browser.ledger_pages import add_action_by_keyboard, wait_ready, wait_saved
 from tests.browser.screens import shot
 from tests.browser.test_grading_diagnostics import scored_submission
+from tests.factories import make_packet
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -214,4 +216,46 @@ def test_maintainer_pages_pass_wcag_aa(page_as, media_packet, maintainer, annota
     kinds.click("#create-kind")
     kinds.wait_for_selector("#kind-error:not([hidden])")
     audit.check(kinds, "task-kind editor, refused")
+    audit.assert_clean()
+
+
+def test_the_forms_of_the_other_families_pass_wcag_aa(
+    page_as, ingest, maintainer, annotator_a, annotator_b, adjudicator
+):
+    """The tennis form (a token list of shots) and the moment form (a list of intervals),
+    empty, with rows added, and refused."""
+    audit = Audit()
+    video = ingest(VIDEO)
+    for kind in ("break-point-ledger", "moment-queries"):
+        packet = make_packet(maintainer, annotator_a, annotator_b, adjudicator, kind=kind, video=video, title=kind)
+        page = opened(page_as(annotator_a, f"/packets/{packet.pk}/"))
+        wait_ready(page)
+        audit.check(page, f"{kind}: empty form")
+        page.click("button.commit")
+        page.wait_for_selector("#event-form .has-error")
+        audit.check(page, f"{kind}: refused")
+        page.locator("#workspace").focus()
+        if kind == "break-point-ledger":
+            page.keyboard.press("e")
+            page.keyboard.press("Alt+Enter")  # a shot row
+            page.keyboard.press("Alt+Enter")
+            page.wait_for_function("() => document.querySelectorAll('#event-form .token-row').length >= 2")
+        else:
+            page.keyboard.type("24i", delay=30)
+            page.keyboard.type("48o", delay=30)
+            page.wait_for_function("() => (document.querySelector('[name=intervals-end]')?.value ?? '') !== ''")
+        audit.check(page, f"{kind}: rows added")
+    audit.assert_clean()
+
+
+def test_the_conflict_dialog_passes_wcag_aa(page_as, media_packet, annotator_a):
+    audit = Audit()
+    packet = media_packet(VIDEO)
+    page = opened(page_as(annotator_a, f"/packets/{packet.pk}/"))
+    wait_ready(page)
+    fill_ledger(packet, "A", annotator_a, A_EVENTS[:1], freeze=False)  # another tab saved first
+    add_action_by_keyboard(page, 40, 50, "open", ["fridge"])
+    page.wait_for_selector("#conflict-dialog[open]")
+    page.wait_for_function("() => !document.querySelector('#conflict-reapply').disabled")
+    audit.check(page, "conflict dialog")
     audit.assert_clean()
