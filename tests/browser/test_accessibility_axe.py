@@ -4,7 +4,7 @@ workspace empty, with a draft, with a refused event, with saved events, the shor
 the freeze dialog, frozen, the conflict dialog, the tennis and moment forms empty, refused and
 with rows), the adjudicator (the union with an item chosen, a decision,
 the publish confirmation, published, the version page), and the maintainer (packet page,
-dashboard, people and a person with an invitation link, projects, a project, the task-kind
+dashboard, people and a person with an invitation link, projects, the task-kind
 editor and a refusal in it, audit, new packet, imports, grading, the leaderboard, a
 score's diagnostics, agreement). Each state must have no violation of the rules tagged
 ``wcag2a, wcag2aa, wcag21a, wcag21aa, wcag22aa``, nor of axe-core's ``best-practice`` rules

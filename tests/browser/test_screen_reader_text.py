@@ -2,7 +2,8 @@
 stay silent while the video plays and one announcement names the frame it stops on; an
 added event is announced only once the server has accepted it (never when its save runs
 into a conflict); a refused event marks its fields (``aria-invalid``, described by the
-message) and one alert names each of them; publishing is announced."""
+message) and one alert names each of them; publishing is announced; timeline lanes are named
+lists whose bars say what they are, their frames and their state."""
 
 from __future__ import annotations
 
@@ -61,6 +62,10 @@ def test_an_added_event_is_announced_only_once_the_server_accepted_it(page_as, m
     add_action_by_keyboard(page, 10, 20, "take", ["cup"])
     wait_saved(page)
     page.wait_for_function("() => window.__flSpoken.includes('Event added and saved.')")
+    # The timeline bar of the event says what it is, its frames and that it is saved.
+    assert page.get_attribute(".tl-lane[role=list] .tl-item[role=listitem]", "aria-label") == (
+        "take · cup · frames 10–20 · saved"
+    )
     assert not [text for text in spoken(page) if text.startswith("Event added") and text != "Event added and saved."]
 
     # Another tab saves first: this page's next save is refused with 412 (a conflict).
@@ -117,6 +122,11 @@ def test_publishing_is_announced(page_as, media_packet, annotator_a, annotator_b
         do_decide_item(item, actor=adjudicator, action="take_a" if item.a_value else "drop", rationale="checked")
     page = page_as(adjudicator, f"/packets/{packet.pk}/")
     wait_ready(page)
+    # Each lane is a named list; each bar is named by what it is, its frames and its state.
+    lanes = page.eval_on_selector_all(".tl-lane[role=list]", "ls => ls.map((l) => l.getAttribute('aria-label'))")
+    assert lanes == ["Timeline lane A", "Timeline lane B", "Timeline lane final"]
+    first_a = page.get_attribute(".lane-a .tl-item[data-key='0']", "aria-label")
+    assert first_a == "take · cup · frames 10–40 · agreed", first_a
     listen(page)
     page.click("#publish")
     page.wait_for_selector("#publish-dialog[open]")
