@@ -42,10 +42,10 @@ def test_the_readouts_are_silent_during_playback_and_the_frame_it_stops_on_is_an
     page.wait_for_function("() => window.frameledger.player.currentFrame >= 24")  # a second of playback
     assert frame_announcements(page) == [], "nothing is said while the video plays"
     page.click(".fl-controls button[data-act=play]")  # pause
-    page.wait_for_function("() => window.frameledger.player.paused && !window.frameledger.player.seeking")
-    stopped = page.evaluate("window.frameledger.player.currentFrame")
-    page.wait_for_function("() => window.__flSpoken.some((t) => t.startsWith('Frame '))")
-    assert frame_announcements(page) == [f"Frame {stopped}, " + page.inner_text(".fl-timecode")]
+    stopped = page.evaluate("() => window.frameledger.player.settled()")  # the frame the pause snapped to
+    said = f"Frame {stopped}, " + page.inner_text(".fl-timecode")
+    page.wait_for_function("(t) => window.__flSpoken.includes(t)", arg=said)
+    assert frame_announcements(page) == [said]
 
     page.click(".fl-controls button[data-act=fwd1]")
     wait_frame(page, stopped + 1)

@@ -43,9 +43,11 @@ export function announceFrames(root, player) {
   let timer = null;
   player.addEventListener("frame", (event) => {
     clearTimeout(timer);
-    timer = setTimeout(() => {
-      if (player.paused === false || player.seeking) return; // playing, or another frame is on its way
-      const frame = event.detail.frame;
+    timer = setTimeout(async () => {
+      if (player.paused === false) return; // playing: the readouts are silent
+      // The frame a pause snaps to or a seek lands on, once nothing is under way.
+      const frame = typeof player.settled === "function" ? await player.settled() : event.detail.frame;
+      if (player.paused === false || frame !== player.currentFrame) return;
       const time = player.clock ? `, ${player.clock.timecode(frame)}` : "";
       announcer.textContent = `Frame ${frame}${time}`;
     }, SETTLE_MS);
