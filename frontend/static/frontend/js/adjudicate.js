@@ -15,6 +15,7 @@ import { EventForm } from "./event_form.js";
 import { boundaryFields } from "./event_schema.js";
 import { connectPacket, renderLiveState, renderPresence } from "./live.js";
 import { mountPlayer } from "./player.js";
+import { announceFrames, nameControls } from "./player_access.js";
 import { mountNoVideo } from "./player_still.js";
 import { mountDeciding, mountSettling } from "./adjudicate_decisions.js";
 import { mountDetail } from "./adjudicate_detail.js";
@@ -155,6 +156,7 @@ async function mountViews(adj) {
   // No video by design (an annotation-only import; the page says so and what to do): the
   // controls are drawn disabled and nothing is loaded, so the keys that play or step do
   // nothing. Any other video that does not load gets the load error.
+  nameControls($("#player"));
   if (config.annotationOnly) {
     mountNoVideo($("#player"), { frameCount: packet.video.frame_count || 1, reason: "This packet has no video (annotation-only)." });
   } else {
@@ -165,6 +167,7 @@ async function mountViews(adj) {
       $("#player-error").textContent = `The video could not be loaded: ${error.message}`;
     }
   }
+  if (player) announceFrames($("#player"), player);
   window.frameledger.player = player;
   const thumbs = config.annotationOnly ? null : await api.get(config.media.thumbsMeta).catch(() => null);
   const frameCount = (player && player.frameCount) || packet.video.frame_count || 1;
@@ -257,7 +260,12 @@ function mountPublishing(adj) {
   }
 
   // Publishing asks first: the dialog shows what will be published (publish_dialog.js).
-  const publishing = mountPublishDialog({ packetUrl, schema: adj.schema, canPublish: canDecide, onPublished: showPublished });
+  // Said once the server has published (the banner is also filled when the page loads).
+  const onPublished = (version, unchanged = false) => {
+    showPublished(version, unchanged);
+    $("#announce").textContent = unchanged ? `Nothing changed since ${version.label}; no new version was published.` : `Published ${version.label}.`;
+  };
+  const publishing = mountPublishDialog({ packetUrl, schema: adj.schema, canPublish: canDecide, onPublished });
   adj.publish = () => publishing.open();
   renderProgress = adj.renderProgress;
   adj.renderProgress = () => {

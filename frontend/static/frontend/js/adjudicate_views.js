@@ -151,7 +151,10 @@ export function mountTimeline(adj) {
           if (!frames) return null;
           // Within the tolerance: a green underline, never the red "conflicting" one.
           const state = tierOf(schema, item) === "within_tolerance" ? "within" : item.status;
-          return { key: String(item.position), start: frames.start, end: frames.end, label: summarize(schema, value), className: `st-${state}` };
+          const label = summarize(schema, value);
+          const said = state === "within" ? "within tolerance" : item.status.replace("_", " ");
+          const title = `${label} · frames ${frames.start}–${frames.end} · ${said}`;
+          return { key: String(item.position), start: frames.start, end: frames.end, label, title, className: `st-${state}` };
         })
         .filter(Boolean),
     };

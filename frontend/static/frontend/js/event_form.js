@@ -211,19 +211,39 @@ export class EventForm extends EventTarget {
     for (const [path, message] of Object.entries(errors || {})) this.markError(path, message);
   }
 
+  // A field in error is marked for assistive technology too: its controls are
+  // aria-invalid and described by the message under them, and one alert names every
+  // field in error with its message ("end frame: before the start (900)").
   markError(path, message) {
     const { name, index } = fieldRoot(path);
     const box = this.form.querySelector(`[data-field="${CSS.escape(name || "")}"]`);
     const target = box || this.form;
     target.classList.add("has-error");
-    const out = target.querySelector(":scope > .field-error") || target.appendChild(el("div", { class: "field-error", role: "alert" }));
+    const out = target.querySelector(":scope > .field-error") || target.appendChild(el("div", { class: "field-error" }));
     out.textContent = path === name || !box ? message : `${path}: ${message}`;
+    if (box) for (const control of box.querySelectorAll("select, input, textarea")) control.setAttribute("aria-invalid", "true");
     if (box && index !== null) box.querySelectorAll(".token-row, .interval-row")[index]?.classList.add("has-error");
+    this._announceErrors();
   }
 
   clearErrors() {
     for (const node of this.form.querySelectorAll(".has-error")) node.classList.remove("has-error");
     for (const node of this.form.querySelectorAll(".field-error")) node.textContent = "";
+    for (const node of this.form.querySelectorAll("[aria-invalid]")) node.removeAttribute("aria-invalid");
+    const summary = this.form.querySelector(":scope > .form-error-summary");
+    if (summary) summary.textContent = "";
+  }
+
+  _announceErrors() {
+    const summary = this.form.querySelector(":scope > .form-error-summary");
+    if (!summary) return;
+    const parts = [];
+    for (const out of this.form.querySelectorAll(".field-error")) {
+      if (!out.textContent) continue;
+      const label = out.parentNode.querySelector(":scope > .field-label");
+      parts.push(label ? `${label.textContent.replace(/ \(optional\)$/, "")}: ${out.textContent}` : out.textContent);
+    }
+    summary.textContent = parts.length ? `Not saved. ${parts.join("; ")}.` : "";
   }
 
   _changed(name) {
@@ -258,6 +278,7 @@ export class EventForm extends EventTarget {
       this.form.append(section);
     }
     this.form.append(el("button", { type: "submit", class: "primary commit", text: "Add / save event (Enter)", disabled: this.readOnly }));
+    this.form.append(el("p", { class: "form-error-summary sr-only", role: "alert" }));
     if (focused) this._restoreFocus(focused);
   }
 
@@ -337,7 +358,11 @@ export class EventForm extends EventTarget {
     } else {
       control.querySelector("select, input, textarea")?.setAttribute("id", id);
     }
-    box.append(control, el("div", { class: "field-error", role: "alert" }));
+    const error = el("div", { class: "field-error", id: `${id}-error` });
+    for (const node of control.matches("select, input, textarea") ? [control] : control.querySelectorAll("select, input, textarea")) {
+      node.setAttribute("aria-describedby", [node.getAttribute("aria-describedby"), error.id].filter(Boolean).join(" "));
+    }
+    box.append(control, error);
     return box;
   }
 
@@ -374,6 +399,8 @@ export class EventForm extends EventTarget {
     box.classList.remove("has-error");
     const out = box.querySelector(":scope > .field-error");
     if (out) out.textContent = "";
+    for (const node of box.querySelectorAll("[aria-invalid]")) node.removeAttribute("aria-invalid");
+    if (!this.form.querySelector(".has-error")) this.clearErrors();
   }
 }
 

@@ -95,6 +95,7 @@ function clearMarks() {
   for (const marked of form.querySelectorAll(".invalid")) {
     marked.classList.remove("invalid");
     marked.removeAttribute("aria-invalid");
+    marked.removeAttribute("aria-describedby");
   }
 }
 
@@ -113,6 +114,7 @@ function showRefusal(result) {
     if (!input) continue;
     input.classList.add("invalid");
     input.setAttribute("aria-invalid", "true");
+    input.setAttribute("aria-describedby", "kind-error"); // the banner names the field and why
     const tr = input.closest(".field-row");
     if (tr) tr.classList.add("invalid");
   }
@@ -170,6 +172,8 @@ function addRow() {
     input.name = input.name.replace(/^field-\d+-/, `field-${index}-`);
     input.setAttribute("aria-label", input.getAttribute("aria-label").replace(/^field \d+/, `field ${index + 1}`));
     input.classList.remove("invalid");
+    input.removeAttribute("aria-invalid");
+    input.removeAttribute("aria-describedby");
     if (input.type === "checkbox") input.checked = input.name.endsWith("-required");
     else if (input.tagName === "SELECT") input.selectedIndex = 0;
     else input.value = "";

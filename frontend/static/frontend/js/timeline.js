@@ -147,9 +147,11 @@ export class Timeline extends EventTarget {
         continue;
       }
       const packed = lane.packed;
-      const laneNode = el("div", { class: `tl-lane ${lane.className || ""}`, "data-lane": lane.id });
+      // For assistive technology a lane is a list named by its label, each bar an item named
+      // by its title (what, which frames, which state), not by colour.
+      const laneNode = el("div", { class: `tl-lane ${lane.className || ""}`, "data-lane": lane.id, role: "list", "aria-label": `Timeline lane ${lane.label}` });
       laneNode.style.height = `${packed.rows * ROW_HEIGHT + 4}px`;
-      laneNode.append(el("span", { class: "tl-lane-label", text: lane.label }));
+      laneNode.append(el("span", { class: "tl-lane-label", text: lane.label, "aria-hidden": "true" }));
       const drawnTo = new Map(); // row -> the right edge drawn so far, in px
       for (const item of packed.items) {
         if (item.end < view.first || item.start > view.last) continue;
@@ -158,7 +160,8 @@ export class Timeline extends EventTarget {
         const right = Math.max(left + 3, (item.end - view.first + 1) * pxPerFrame);
         if (!selected && left < (drawnTo.get(item.row) ?? -Infinity) + 1 && right <= drawnTo.get(item.row) + 3) continue;
         drawnTo.set(item.row, Math.max(right, drawnTo.get(item.row) ?? -Infinity));
-        const node = el("div", { class: `tl-item ${item.className || ""}`, "data-key": String(item.key), title: item.title || item.label || "" });
+        const name = item.title || item.label || "";
+        const node = el("div", { class: `tl-item ${item.className || ""}`, "data-key": String(item.key), title: name, role: "listitem", "aria-label": name });
         node.style.left = this._pct(item.start);
         node.style.width = `max(3px, ${((item.end - item.start + 1) / view.visible) * 100}%)`;
         node.style.top = `${item.row * ROW_HEIGHT + 2}px`;

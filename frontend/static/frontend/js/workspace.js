@@ -20,6 +20,7 @@ import { SAVE, createStore, eventByKey, events, hasUnsaved, initialState, reduce
 import { connectPacket, renderLiveState, renderPresence } from "./live.js";
 import { secondStep } from "./navigation.js";
 import { mountPlayer } from "./player.js";
+import { announceFrames, nameControls } from "./player_access.js";
 import { mountNoVideo, stillPlayer } from "./player_still.js";
 import { mountMomentSearch, withInterval } from "./moment_search.js";
 import { FORM_KEYS, WORKSPACE_SHORTCUTS } from "./shortcuts.js";
@@ -128,6 +129,7 @@ async function mountViews(ws) {
   // No video by design (an annotation-only import; the server says so, and the page says
   // what to do): nothing is loaded and the controls are disabled. Any other video that does
   // not load gets the load error, and frames can still be typed in.
+  nameControls($("#player"));
   if (config.annotationOnly) {
     player = mountNoVideo($("#player"), { frameCount: ws.packet.video.frame_count || 1, reason: "This packet has no video (annotation-only): type the interval's seconds in the form." });
   } else {
@@ -139,6 +141,7 @@ async function mountViews(ws) {
       player = stillPlayer(ws.packet.video.frame_count || 1);
     }
   }
+  if (!config.annotationOnly) announceFrames($("#player"), player);
   window.frameledger.player = player;
   const thumbs = config.annotationOnly ? null : await api.get(config.media.thumbsMeta).catch(() => null);
   ws.player = player;
@@ -199,11 +202,18 @@ function mountFrames(ws) {
     if (bounds && Number.isInteger(data[bounds.end])) return data[bounds.end];
     return intervals(data) ? ws.frameOfTime(intervals(data)[0][1]) : ws.startFrameOf(data);
   };
-  ws.setNotice = (text, tone = "") => {
+  // The notice is shown at once; what a screen reader hears (#announce) is the same text,
+  // except for an event added or saved (announceWhenSaved): that is said only once the
+  // server has accepted it, never when the save is refused or runs into a conflict (those
+  // say so themselves).
+  ws.setNotice = (text, tone = "", { announce = true } = {}) => {
     const box = $("#notice");
     box.textContent = text;
     box.dataset.tone = tone;
+    if (announce) $("#announce").textContent = text;
   };
+  ws.awaitingSave = new Map(); // key -> what to announce once the server has it
+  ws.announceWhenSaved = (key, text) => ws.awaitingSave.set(key, text);
 }
 
 // ---- what a store change redraws, and the dialogs ------------------------------------------
@@ -216,6 +226,7 @@ function mountRendering(ws) {
       ws.shown.changed = false;
     }
     ws.renderStatus(state);
+    announceSaved(ws, state);
     if (state.frozen !== ws.frozenSeen) {
       ws.frozenSeen = state.frozen;
       ws.renderFrozen(state);
@@ -234,6 +245,18 @@ function mountRendering(ws) {
   });
   ws.openConflict = openConflict;
   mountFreezeDialog({ store, ledgerUrl, afterReset: () => ws.newDraft() });
+}
+
+// An awaited event is accepted once no operation on it is left to send and the server's
+// copy (base) holds it; a refusal of it or a conflict drops the wait unsaid.
+function announceSaved(ws, state) {
+  for (const [key, text] of ws.awaitingSave) {
+    if ((state.rejected && state.rejected.key === key) || state.status === SAVE.CONFLICT) ws.awaitingSave.delete(key);
+    else if (!state.pending.some((op) => op.key === key) && state.base.some((event) => event.key === key)) {
+      ws.awaitingSave.delete(key);
+      $("#announce").textContent = text;
+    }
+  }
 }
 
 // ---- the form's events, the buttons, leaving the page ----------------------------------------

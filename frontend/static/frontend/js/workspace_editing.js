@@ -99,7 +99,8 @@ export function mountCommit(ws) {
     }
     if (ws.draftKey !== null) {
       store.dispatch({ type: "update", key: ws.draftKey, data: result.data });
-      ws.setNotice("Event updated.");
+      ws.setNotice("Event updated.", "", { announce: false });
+      ws.announceWhenSaved(ws.draftKey, "Event updated and saved.");
       ws.focusHome();
       return;
     }
@@ -117,7 +118,8 @@ export function mountCommit(ws) {
     ws.clearedDraft = null;
     form.clearErrors();
     $(".ws-form").scrollTop = 0; // the next event's first fields in view (a long form: tennis)
-    ws.setNotice("Event added.");
+    ws.setNotice("Event added.", "", { announce: false });
+    ws.announceWhenSaved(key, "Event added and saved.");
     ws.focusHome();
   };
 

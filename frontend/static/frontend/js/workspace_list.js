@@ -72,13 +72,12 @@ export function mountTable(ws) {
 export function mountTimeline(ws) {
   const { schema, timeline, player } = ws;
   ws.renderTimeline = (state) => {
-    const items = ws.shown.list.map((event) => ({
-      key: event.key,
-      start: ws.startFrameOf(event.data),
-      end: ws.endFrameOf(event.data),
-      label: summarize(schema, event.data),
-      className: event.unsaved ? "unsaved" : "",
-    }));
+    const items = ws.shown.list.map((event) => {
+      const [start, end, label] = [ws.startFrameOf(event.data), ws.endFrameOf(event.data), summarize(schema, event.data)];
+      // The bar's name for assistive technology (timeline.js): what, which frames, saved or not.
+      const title = `${label} \u00b7 frames ${start}\u2013${end} \u00b7 ${event.unsaved ? "not saved yet" : "saved"}`;
+      return { key: event.key, start, end, label, title, className: event.unsaved ? "unsaved" : "" };
+    });
     timeline.setLanes([{ id: "own", label: "Your events", className: "lane-own", items }]);
     timeline.setSelected(state.selected);
   };

@@ -21,7 +21,7 @@ export async function mountCalibration(root, { versionId }) {
       const table = textEl("table", undefined, { class: "table anchors" });
       table.append(textEl("thead"), textEl("tbody"));
       const head = textEl("tr");
-      for (const t of ["anchor", "reward", "expected", "", "what it is"]) head.append(textEl("th", t));
+      for (const t of ["anchor", "reward", "expected", "as expected", "what it is"]) head.append(textEl("th", t));
       table.tHead.append(head);
       for (const anchor of calibration.anchors) {
         const tr = textEl("tr", undefined, { "data-anchor": anchor.name, class: anchor.ok === false ? "bad" : "" });

@@ -13,6 +13,7 @@
 
 import { api } from "../api.js";
 import { mountPlayer } from "../player.js";
+import { announceFrames, nameControls } from "../player_access.js";
 import { FrameWindow, STATUS_LABELS, seekFrame, statusCounts, timelineModel } from "./timeline_data.js";
 import { el } from "../ui.js";
 import { columnLabel } from "./leaderboard.js";
@@ -70,7 +71,9 @@ export async function mountDiagnostics(root, { scoreId, urls }) {
   root.querySelector("[data-field=label]").textContent = diagnostics.submission.label;
   renderSummary(root.querySelector("#diag-summary"), diagnostics, model);
 
+  nameControls(root.querySelector("#player"));
   const player = await mountPlayer(root.querySelector("#player"), { urls });
+  announceFrames(root.querySelector("#player"), player);
   const strip = root.querySelector("#diag-timeline");
   const detail = root.querySelector("#diag-detail");
   let view = new FrameWindow(model.frameCount);

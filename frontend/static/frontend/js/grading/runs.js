@@ -24,7 +24,7 @@ export async function mountGrading(root, { packetId, scorers }) {
         const link = textEl("a", v.label, { href: `/grading/versions/${v.id}/` });
         const td = textEl("td");
         td.append(link);
-        const select = textEl("select", undefined, { "data-version": v.id });
+        const select = textEl("select", undefined, { "data-version": v.id, "aria-label": `Scorer for ${v.label}` });
         for (const scorer of scorers) select.append(textEl("option", scorer, { value: scorer }));
         const start = textEl("button", "Score all submissions", { type: "button", "data-start": v.id });
         start.addEventListener("click", () => startRun({ version: v.id, scorer_id: select.value }));
