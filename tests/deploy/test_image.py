@@ -1,7 +1,8 @@
 """The image's build files: the Dockerfile builds the venv with bin/setup-env and installs the
 Debian packages with deploy/image-setup (the scripts bin/test runs, so CI runs what the image
 has), runs as an unprivileged user, and every application service of the compose file builds it.
-No container daemon runs here: these tests read the files and run the scripts, they build no image."""
+These tests read the files and run the scripts; tests/deploy/test_image_run.py builds and runs the
+image with podman (bin/run-image)."""
 
 from __future__ import annotations
 
@@ -16,10 +17,8 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_dockerfile_uses_the_ci_scripts_and_an_unprivileged_user():
     text = (ROOT / "Dockerfile").read_text()
     stages = [line for line in text.splitlines() if line.startswith("FROM ")]
-    assert stages == [
-        "FROM python:3.11-slim-bookworm AS builder",
-        "FROM python:3.11-slim-bookworm AS runtime",
-    ]
+    assert stages == ["FROM ${BASE} AS builder", "FROM ${BASE} AS runtime"]
+    assert "ARG BASE=python:3.11-slim-bookworm" in text.splitlines()  # the official image unless told
     assert "bin/setup-env requirements.txt" in text
     assert "COPY deploy/image-setup" in text and "frameledger-image-setup" in text
     assert "COPY --from=builder /app/.venv /app/.venv" in text

@@ -115,13 +115,40 @@ def kill_uid(uid: int, seconds: float = 5.0) -> int:
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 
 
-def _own_cgroup(controller: str) -> str:
-    """This process's path in a v1 hierarchy (``""`` for v2's unified one)."""
+def _own_cgroup(controller: str, cgroups: str | None = None, mountinfo: str | None = None) -> str:
+    """This process's path in a v1 hierarchy, relative to where that hierarchy is mounted here.
+
+    ``/proc/self/cgroup`` names the path from the hierarchy's true root; inside a container the
+    hierarchy is mounted from the container's own cgroup (``/proc/self/mountinfo``'s root field,
+    e.g. ``/libpod_parent/libpod-…``), so that prefix is taken off, or the stage's folder would be
+    looked for where it does not exist."""
+    path = "/"
     with contextlib.suppress(OSError):
-        for line in Path("/proc/self/cgroup").read_text().splitlines():
-            _, controllers, path = line.split(":", 2)
+        text = Path("/proc/self/cgroup").read_text() if cgroups is None else cgroups
+        for line in text.splitlines():
+            _, controllers, found = line.split(":", 2)
             if controller in controllers.split(","):
-                return path
+                path = found
+                break
+    root = _mount_root(controller, mountinfo)
+    if root != "/" and (path == root or path.startswith(root + "/")):
+        path = path[len(root) :] or "/"
+    return path
+
+
+def _mount_root(controller: str, mountinfo: str | None = None) -> str:
+    """The root field of the cgroup mount that carries ``controller`` (v2's unified one for
+    ``""``); ``/`` on a host."""
+    with contextlib.suppress(OSError):
+        text = Path("/proc/self/mountinfo").read_text() if mountinfo is None else mountinfo
+        for line in text.splitlines():
+            fields, _, rest = line.partition(" - ")
+            parts, tail = fields.split(), rest.split()
+            if len(parts) < 5 or len(tail) < 3:
+                continue
+            v2 = controller == "" and tail[0] == "cgroup2"
+            if v2 or (tail[0] == "cgroup" and controller and controller in tail[2].split(",")):
+                return parts[3]
     return "/"
 
 
