@@ -40,6 +40,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 IMAGE = "localhost/frameledger:latest"
 BASE = "localhost/frameledger-base:bookworm-py311"
+BASE_PACKAGES = ("python3.11", "python3.11-venv", "python-is-python3", "ca-certificates")
 PREFIX = "frameledger-image-"
 SERVICE_UID = 10001  # the image's `frameledger` user (Dockerfile)
 METRICS_PORT = 9301  # + the service's place in ORDER: each worker's own metrics port
@@ -96,8 +97,7 @@ class Drill:
         started = time.monotonic()
         tarball = self.state / "base.tar"
         subprocess.run(
-            ["mmdebstrap", "--variant=minbase", "--include=python3.11,python3.11-venv,python-is-python3,ca-certificates",
-             "bookworm", str(tarball)],
+            ["mmdebstrap", "--variant=minbase", f"--include={','.join(BASE_PACKAGES)}", "bookworm", str(tarball)],
             check=True,
         )  # fmt: skip
         self.podman("import", "--change", 'CMD ["python3.11"]', str(tarball), BASE)
