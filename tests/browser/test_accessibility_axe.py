@@ -21,6 +21,7 @@ from annotator.actions.union import do_build_union
 from annotator.models import Ledger
 from tests.browser.axe import WCAG_AA, violations
 from tests.browser.ledger_pages import add_action_by_keyboard, wait_ready, wait_saved
+from tests.browser.real_keys import type_keys
 from tests.browser.screens import shot
 from tests.browser.test_grading_diagnostics import scored_submission
 from tests.factories import make_packet
@@ -241,8 +242,8 @@ def test_the_forms_of_the_other_families_pass_wcag_aa(
             page.keyboard.press("Alt+Enter")
             page.wait_for_function("() => document.querySelectorAll('#event-form .token-row').length >= 2")
         else:
-            page.keyboard.type("24i", delay=30)
-            page.keyboard.type("48o", delay=30)
+            type_keys(page, "24i", 30)
+            type_keys(page, "48o", 30)
             page.wait_for_function("() => (document.querySelector('[name=intervals-end]')?.value ?? '') !== ''")
         audit.check(page, f"{kind}: rows added")
     audit.assert_clean()

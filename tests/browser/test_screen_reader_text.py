@@ -12,6 +12,7 @@ import pytest
 from annotator.actions.ledgers import do_add_event
 from annotator.models import Ledger
 from tests.browser.ledger_pages import add_action_by_keyboard, wait_frame, wait_ready, wait_saved
+from tests.browser.real_keys import type_keys
 from tests.browser.spoken import listen, spoken
 from tests.browser.test_accessibility_axe import A_EVENTS, B_EVENTS, fill_ledger
 
@@ -103,7 +104,7 @@ def test_a_refused_event_names_its_fields_to_assistive_technology(page_as, media
     page.fill("#ev-end_frame", "100")
     page.fill("#ev-verb", "take")
     page.keyboard.press("Enter")
-    page.keyboard.type("cup")
+    type_keys(page, "cup")
     page.keyboard.press("Enter")  # adds the noun and the event
     wait_saved(page)
     page.wait_for_function("() => document.querySelectorAll('#ledger-table tbody tr').length === 1")

@@ -16,6 +16,7 @@ import pytest
 
 from annotator.base.media import synthetic
 from tests.browser.ledger_pages import wait_ready
+from tests.browser.real_keys import type_keys
 from tests.browser.test_player import BOXES, SEEK_BATCH_JS
 from tests.browser.test_remux import remux_video
 from tests.factories import make_packet
@@ -67,7 +68,7 @@ def test_a_mark_is_recorded_only_on_a_picture_that_is_the_frame_marked(page_as, 
     refused = 0
     for target in TARGETS:
         page.evaluate("() => { document.querySelector('#ev-start_frame').value = ''; }")
-        page.keyboard.type(f"{target}i")
+        type_keys(page, f"{target}i")
         page.wait_for_function(
             "() => document.querySelector('#ev-start_frame').value !== ''"
             " || document.querySelector('#notice').textContent.includes('Nothing marked')"

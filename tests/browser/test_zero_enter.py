@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.browser.ledger_pages import wait_frame, wait_ready
+from tests.browser.real_keys import type_keys
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -18,7 +19,7 @@ def test_zero_then_enter_goes_to_frame_zero_and_says_so(page_as, media_packet, a
     page = page_as(annotator_a, f"/packets/{packet.pk}/")
     wait_ready(page)
     page.locator("#workspace").focus()
-    page.keyboard.type("50")
+    type_keys(page, "50")
     page.keyboard.press("Enter")
     wait_frame(page, 50)
 
@@ -28,7 +29,7 @@ def test_zero_then_enter_goes_to_frame_zero_and_says_so(page_as, media_packet, a
     assert "Frame 0" in page.inner_text("#notice")
 
     # A 0 inside a number is the number's: 10 then Enter is frame 10.
-    page.keyboard.type("10")
+    type_keys(page, "10")
     page.keyboard.press("Enter")
     wait_frame(page, 10)
     # And Enter alone still adds the event (here: it says what is missing), not frame 0.
