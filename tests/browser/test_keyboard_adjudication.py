@@ -109,8 +109,8 @@ def test_tiers_one_key_for_within_tolerance_focus_rationale_replacement_and_bulk
 
     # e goes into the edit fields of the selected item (the A-only one).
     page.wait_for_function("() => document.querySelector('#item-title').textContent === 'Item 4'")
-    page.keyboard.press("e")
-    assert page.evaluate("document.activeElement.closest('#edit-form') !== null")
+    page.keyboard.press("e")  # a key waits until the item it acts on is painted: wait for its effect
+    page.wait_for_function("() => document.activeElement?.closest('#edit-form') !== null")
     page.keyboard.press("Escape")
 
     # The bulk rule settles the remaining within-tolerance item.
