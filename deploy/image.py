@@ -174,6 +174,19 @@ class Drill:
             secret.write_text(secrets.token_urlsafe(50) + "\n")
         os.chown(secret, SERVICE_UID, SERVICE_UID)
         os.chmod(secret, 0o400)
+        # The audit log's signing key, one for every service (compose: the frameledger_signing_key
+        # secret): an entry a worker signs is verified by the web process and the other way round.
+        key = self.state / "frameledger_signing_key"
+        if not key.exists():
+            from cryptography.hazmat.primitives import serialization
+            from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+            pem = Ed25519PrivateKey.generate().private_bytes(
+                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+            )
+            key.write_bytes(pem)
+        os.chown(key, SERVICE_UID, SERVICE_UID)
+        os.chmod(key, 0o400)
 
     def run_args(self, name: str, service: dict, env: dict, metrics_port: int | None) -> list[str]:
         args = ["run", "--network", "host", "--name", PREFIX + name]
@@ -187,6 +200,7 @@ class Drill:
             if source in volumes:
                 args += ["-v", f"{volumes[source]}:{target}"]
         args += ["-v", f"{self.state / 'django_secret_key'}:/run/secrets/django_secret_key:ro"]
+        args += ["-v", f"{self.state / 'frameledger_signing_key'}:/run/secrets/frameledger_signing_key:ro"]
         merged = {**self.local_env(), **{k: str(v) for k, v in service.get("environment", {}).items()}}
         merged.update(self.local_overrides())
         if "FRAMELEDGER_WORKER_METRICS_BIND" in merged:

@@ -120,6 +120,7 @@ def host_manage_env(drill) -> dict:
         **{k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_", "REDIS_"))},
         "DJANGO_SETTINGS_MODULE": "deploy.settings",
         "DJANGO_SECRET_KEY_FILE": str(drill.state / "django_secret_key"),
+        "FRAMELEDGER_SIGNING_KEY_FILE": str(drill.state / "frameledger_signing_key"),
         "DATABASE_URL": drill.database_url,
         "REDIS_URL": drill.redis_url,
         "FRAMELEDGER_MEDIA_ROOT": str(drill.state / "media"),
