@@ -37,6 +37,8 @@ from pathlib import Path
 
 import yaml
 
+from deploy.keys import shared_signing_key
+
 ROOT = Path(__file__).resolve().parents[1]
 IMAGE = "localhost/frameledger:latest"
 BASE = "localhost/frameledger-base:bookworm-py311"
@@ -176,17 +178,7 @@ class Drill:
         os.chmod(secret, 0o400)
         # The audit log's signing key, one for every service (compose: the frameledger_signing_key
         # secret): an entry a worker signs is verified by the web process and the other way round.
-        key = self.state / "frameledger_signing_key"
-        if not key.exists():
-            from cryptography.hazmat.primitives import serialization
-            from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-
-            pem = Ed25519PrivateKey.generate().private_bytes(
-                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-            )
-            key.write_bytes(pem)
-        os.chown(key, SERVICE_UID, SERVICE_UID)
-        os.chmod(key, 0o400)
+        shared_signing_key(self.state / "frameledger_signing_key", owner=SERVICE_UID)
 
     def run_args(self, name: str, service: dict, env: dict, metrics_port: int | None) -> list[str]:
         args = ["run", "--network", "host", "--name", PREFIX + name]

@@ -28,6 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from deploy.keys import shared_signing_key
+
 ROOT = Path(__file__).resolve().parent.parent
 SUBNET = "10.231.0"
 # Inside each host: bind the host's folders over /tmp and var/, then the shared media.
@@ -247,6 +249,8 @@ def app_env(layout: Layout, database_url: str, redis_url: str, nginx: str, **ext
     env.update(
         DJANGO_SETTINGS_MODULE="deploy.settings",
         DJANGO_SECRET_KEY_FILE=str(secret),
+        # one audit signing key for every host (each host's var/ is its own)
+        FRAMELEDGER_SIGNING_KEY_FILE=str(shared_signing_key(layout.dir / "signing_key")),
         DJANGO_DEBUG="0",
         DJANGO_ALLOWED_HOSTS=nginx,
         DJANGO_SECURE_PROXY_SSL_HEADER="X-Forwarded-Proto:https",
