@@ -150,6 +150,8 @@ def environment(job: Job, device: str = "cpu") -> dict:
         # A CUDA host may find its driver's libcuda through LD_LIBRARY_PATH rather than
         # ld.so.cache (an NVIDIA container's /usr/local/nvidia/lib64): the folders of it
         # that exist inside the root (under /usr, bound read-only) are passed on, no other.
+        # (Where ld.so.cache lists the driver, as on the H200 machine of docs/grading.md, it is
+        # found without them.)
         kept = [
             folder
             for folder in os.environ.get("LD_LIBRARY_PATH", "").split(":")
