@@ -221,6 +221,13 @@ export class EventForm extends EventTarget {
     target.classList.add("has-error");
     const out = target.querySelector(":scope > .field-error") || target.appendChild(el("div", { class: "field-error" }));
     out.textContent = path === name || !box ? message : `${path}: ${message}`;
+    // The line under a type-ahead box said the same ("“xq” is not one of the choices"): the
+    // error is shown once, under the field.
+    const hint = box?.querySelector(".typeahead-hint.no-match");
+    if (hint) {
+      hint.textContent = "";
+      hint.classList.remove("no-match");
+    }
     if (box) for (const control of box.querySelectorAll("select, input, textarea")) control.setAttribute("aria-invalid", "true");
     if (box && index !== null) box.querySelectorAll(".token-row, .interval-row")[index]?.classList.add("has-error");
     this._announceErrors();

@@ -102,6 +102,8 @@ export function enumSet(form, field, values, disabled) {
 function typeaheadHint(form, input, field, { several = false } = {}) {
   const hint = el("div", { class: "typeahead-hint", "aria-live": "polite" });
   input.addEventListener("input", () => {
+    // What is typed now is judged on this line: an error about the text before it goes.
+    if (input.closest(".field")?.classList.contains("has-error")) form._clearFieldError(field.name);
     const text = input.value.trim();
     const [best, ...rest] = text ? choiceCandidates(field.choices, text, 8, form.usage(field.name)) : [];
     hint.classList.toggle("no-match", Boolean(text) && !best);
