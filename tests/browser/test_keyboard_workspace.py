@@ -9,6 +9,7 @@ import pytest
 
 from annotator.models import Ledger
 from tests.browser.ledger_pages import (
+    AT_HOME,
     add_action_by_keyboard,
     ledger_rows,
     screenshot,
@@ -145,7 +146,7 @@ def test_validation_in_the_page_lists_candidates_and_catches_end_before_start(pa
     type_keys(page, "80i")
     type_keys(page, "60o")
     page.wait_for_function("() => document.querySelector('#ev-end_frame').value === '60'")
-    assert page.evaluate("document.activeElement.id") == "workspace"  # the end is before the start: no move
+    assert page.evaluate(AT_HOME)  # the end is before the start: no move
     page.keyboard.press("e")
     type_keys(page, "take")
     page.keyboard.press("Enter")
@@ -261,7 +262,7 @@ def test_go_to_frame_boundary_and_keyframe_jumps_and_one_second_steps(page_as, m
     type_keys(page, "57")
     page.keyboard.press("Enter")
     wait_frame(page, 57)
-    assert page.evaluate("document.activeElement.id") == "workspace"  # i / o work again
+    assert page.evaluate(AT_HOME)  # i / o work again
     page.keyboard.press("i")
     page.wait_for_function("() => document.querySelector('#ev-start_frame').value === '57'")
     page.keyboard.press("Alt+ArrowRight")
@@ -358,7 +359,7 @@ def test_o_moves_on_to_the_verb_and_saving_leaves_the_playhead_where_a_contiguou
     page.keyboard.press("Enter")  # adds egg and saves
     wait_saved(page)
     wait_frame(page, 41)  # the frame after the saved end
-    assert page.evaluate("document.activeElement.id") == "workspace"
+    assert page.evaluate(AT_HOME)
     page.keyboard.press("i")  # the next event starts right there
     type_keys(page, "60o")
     page.wait_for_function("() => document.activeElement.id === 'ev-verb'")
@@ -390,7 +391,7 @@ def test_an_end_before_the_start_gives_the_keys_back_to_the_page(page_as, media_
     packet = media_packet(VIDEO)
     page = open_workspace(page_as, annotator_a, packet)
     type_keys(page, "40i12o")
-    page.wait_for_function("() => document.activeElement.id === 'workspace'")
+    page.wait_for_function(AT_HOME)
     type_keys(page, "30i")  # a shortcut again: the start moves to 30
     page.wait_for_function("() => document.querySelector('[data-field=start_frame] input').value === '30'")
 
