@@ -10,7 +10,9 @@ from tests.browser.real_keys import RealKeyboard
 # ring), on itself or on the box that shows its focus (the items grid's scroll box).
 FOCUS_JS = """() => {
   const a = document.activeElement;
-  if (!a || a === document.body || a === document.documentElement) return { tag: a ? a.tagName : null, visible: false, ring: false };
+  if (!a || a === document.body || a === document.documentElement) {
+    return { tag: a ? a.tagName : null, visible: false, ring: false };
+  }
   const box = a.getBoundingClientRect();
   const inView = box.width > 0 && box.height > 0 && box.bottom > 0 && box.right > 0
     && box.top < innerHeight && box.left < innerWidth;
@@ -54,4 +56,5 @@ def wait_focus(page, selector: str, timeout: float = 10000) -> None:
         )
     except Exception as error:  # playwright's TimeoutError: say where the focus is instead
         notice = page.evaluate("document.querySelector('#notice')?.textContent ?? null")
-        raise AssertionError(f"the focus never reached {selector}: it is on {focused(page)}; notice {notice!r}") from error
+        where = focused(page)
+        raise AssertionError(f"the focus never reached {selector}: it is on {where}; notice {notice!r}") from error

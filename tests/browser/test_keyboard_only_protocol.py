@@ -48,7 +48,8 @@ def ledger_by_keys(page, events) -> None:
         wait_focus(page, "#ev-nouns")
         keys.type(noun)
         keys.press("Tab")  # takes the noun as a chip (the box is ready for another)
-        page.wait_for_function("(n) => document.querySelector('[data-field=nouns] .chip')?.dataset.value === n", arg=noun)
+        chip = "(n) => document.querySelector('[data-field=nouns] .chip')?.dataset.value === n"
+        page.wait_for_function(chip, arg=noun)
         tab_to(keys, "#ev-start_frame")
         keys.type(str(start))
         keys.press("Tab")
@@ -157,7 +158,8 @@ def test_the_whole_protocol_with_tab_enter_space_and_arrows_only(
     side = {"A": A_EVENTS, "B": B_EVENTS}
     for ledger in Ledger.objects.filter(packet=packet):
         assert ledger.frozen_at is not None
-        stored = sorted((e.data["start_frame"], e.data["end_frame"], e.data["verb"], *e.data["nouns"]) for e in ledger.events.all())
+        rows = [e.data for e in ledger.events.all()]
+        stored = sorted((d["start_frame"], d["end_frame"], d["verb"], *d["nouns"]) for d in rows)
         assert stored == sorted(side[ledger.side])
 
     page = page_as(adjudicator, f"/packets/{packet.pk}/")
