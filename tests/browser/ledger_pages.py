@@ -22,6 +22,11 @@ def wait_ready(page, timeout: float = 30000) -> None:
     assert error is None, f"page failed to load: {error}"
 
 
+# The focus is back on the page, where its keys are shortcuts: on the player (drawn with a
+# focus ring), or on the workspace itself where no player is shown.
+AT_HOME = "() => document.activeElement.matches('#player .fl-player, #workspace')"
+
+
 def wait_frame(page, frame: int) -> None:
     page.wait_for_function(
         "(n) => window.frameledger.player.currentFrame === n && !window.frameledger.player.seeking", arg=frame

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from annotator.models import Ledger
-from tests.browser.ledger_pages import wait_ready, wait_saved
+from tests.browser.ledger_pages import AT_HOME, wait_ready, wait_saved
 from tests.browser.real_keys import RealKeyboard
 from tests.factories import make_packet
 
@@ -61,7 +61,7 @@ def test_60_shift_o_ends_60_frames_after_the_start_and_modifiers_never_end_a_typ
     # "1", then Shift alone, Caps Lock on and off, AltGr, a dead accent, then "50⇧O": the end
     # 150 frames after the start. None of those keys ends or cancels the "1" typed before it.
     keys.press("Escape")  # out of the verb box the end moved the focus to
-    page.wait_for_function("() => document.activeElement.id === 'workspace'")
+    page.wait_for_function(AT_HOME)
     keys.type("1")
     for key in ["Shift", "CapsLock", "CapsLock", "AltGraph"]:
         keys.press(key)

@@ -22,6 +22,7 @@ import { mountDetail } from "./adjudicate_detail.js";
 import { isDecisionKey, mountAdjudicateKeys } from "./adjudicate_keys.js";
 import { mountTable, mountTiers, mountTimeline } from "./adjudicate_views.js";
 import { KeyGate } from "./key_gate.js";
+import { KeyScope, afterDialogs } from "./key_scope.js";
 import { mountMomentSearch, mountSearchWhileWaiting, withInterval } from "./moment_search.js";
 import { mountPublishDialog } from "./publish_dialog.js";
 import { ADJUDICATE_SHORTCUTS } from "./shortcuts.js";
@@ -121,6 +122,7 @@ async function main() {
     selected: null, // position
     playUntil: null,
     tierFilter: "all",
+    keyScope: new KeyScope({ home: $("#adjudication"), user: config.username }),
   };
   $("#hash-a").textContent = union.ledger_a_sha256;
   $("#hash-b").textContent = union.ledger_b_sha256;
@@ -141,9 +143,9 @@ async function main() {
   adj.render();
   await adj.showVersions();
   $("#adjudication").dataset.state = "ready";
-  $("#adjudication").focus({ preventScroll: true });
   const first = nextUndecided(adj.items, -1);
   if (first !== null) adj.select(first, { play: false });
+  adj.focusHome(); // the items list, with its focus ring: arrows choose, Enter plays
   window.frameledger.union = () => adj.items;
   window.frameledger.ready = true;
   gate.release();
@@ -213,8 +215,8 @@ function mountSelection(adj) {
     if (!item) return;
     adj.selected = position;
     if (play) adj.played.add(position);
-    for (const row of document.querySelectorAll("#items-table tbody tr")) row.classList.toggle("selected", Number(row.dataset.position) === position);
     if (adj.shownIndex.has(position)) adj.tableRows.reveal(adj.shownIndex.get(position));
+    adj.markChosen();
     timeline.setSelected(String(position));
     adj.renderDetail();
     $("#live-notice").textContent = "";
@@ -263,6 +265,7 @@ function mountPublishing(adj) {
   // Said once the server has published (the banner is also filled when the page loads).
   const onPublished = (version, unchanged = false) => {
     showPublished(version, unchanged);
+    $("#version-link").focus(); // published: the focus on its next step, the version page
     $("#announce").textContent = unchanged ? `Nothing changed since ${version.label}; no new version was published.` : `Published ${version.label}.`;
   };
   const publishing = mountPublishDialog({ packetUrl, schema: adj.schema, canPublish: canDecide, onPublished });
@@ -296,7 +299,8 @@ function mountWiring(adj) {
     for (const button of document.querySelectorAll("#tolerance-bulk button[data-rule]")) button.addEventListener("click", () => adj.settleAll(button.dataset.rule));
   }
   $("#help-open").addEventListener("click", () => $("#help-dialog").showModal());
-  shortcutSheet($("#help-dialog"), ADJUDICATE_SHORTCUTS);
+  shortcutSheet($("#help-dialog"), ADJUDICATE_SHORTCUTS, undefined, { setting: adj.keyScope.settingControl() });
+  afterDialogs(() => adj.focusHome());
 }
 
 // ---- the keys: command name -> what it does (the key table is in shortcuts.js) --------------
@@ -352,10 +356,10 @@ function mountKeys(adj) {
     "zoom-in": () => timeline.zoomIn(),
     "zoom-out": () => timeline.zoomOut(),
     "zoom-fit": () => timeline.fit(),
-    escape: () => isField(document.activeElement) && $("#adjudication").focus(),
+    escape: () => isField(document.activeElement) && adj.focusHome(),
     help: () => $("#help-dialog").showModal(),
   };
-  mountAdjudicateKeys({ commands, focusHome: () => $("#adjudication").focus({ preventScroll: true }) });
+  mountAdjudicateKeys({ commands, scope: adj.keyScope });
 }
 
 // ---- moment search: a result becomes an interval of the final value (edit) ------------------

@@ -80,10 +80,11 @@ export function mountDeciding(adj) {
       ok = true;
       $("#decision-conflict").hidden = true;
       adj.replace(data);
-      $("#items-table").focus({ preventScroll: true });
       const next = nextUndecided(adj.items, position);
-      if (next !== null) adj.select(next);
-      else {
+      if (next !== null) {
+        adj.select(next);
+        adj.focusHome(); // once the next item is drawn: the list in view
+      } else {
         adj.renderDetail();
         $("#publish").focus();
       }
@@ -139,7 +140,7 @@ export function mountDeciding(adj) {
     adj.formSeen = null;
     adj.renderDetail();
     $("#live-notice").textContent = `Kept the decision recorded on item ${Number(box.dataset.position) + 1}; yours was not recorded.`;
-    $("#items-table").focus({ preventScroll: true });
+    adj.focusHome();
   });
   $("#decision-record-mine").addEventListener("click", () => {
     const box = $("#decision-conflict");
@@ -193,7 +194,7 @@ export function mountSettling(adj) {
       adj.renderProgress();
       adj.renderTiers();
       adj.renderDetail();
-      $("#items-table").focus({ preventScroll: true });
+      adj.focusHome();
     }
   };
 }

@@ -1,11 +1,12 @@
 // The adjudication page's keys (DOM): one keydown listener mapping keys to the page's
-// commands (shortcuts.js). Space after clicking a button plays / pauses instead of pressing
-// the button again; Space on a decision radio button still chooses it.
+// commands (shortcuts.js), for the keys the KeyScope lets through (key_scope.js): Space and
+// Enter on a focused button press it, arrows on the decision's radio buttons or the items
+// list move the choice there, single characters act only where the page owns the focus.
 //
-//   mountAdjudicateKeys({ commands, focusHome });
+//   mountAdjudicateKeys({ commands, scope });
 
 import { ADJUDICATE_SHORTCUTS, commandFor, keymap } from "./shortcuts.js";
-import { anyDialogOpen, isField } from "./ui.js";
+import { anyDialogOpen } from "./ui.js";
 
 const KEYS = keymap(ADJUDICATE_SHORTCUTS);
 
@@ -19,20 +20,14 @@ export function isDecisionKey(key) {
   return DECISION_COMMANDS.has(commandFor(KEYS, key));
 }
 
-export function mountAdjudicateKeys({ commands, focusHome }) {
+export function mountAdjudicateKeys({ commands, scope }) {
   document.addEventListener("keydown", (event) => {
     if (anyDialogOpen()) return;
-    const target = event.target;
-    const radio = target instanceof HTMLInputElement && target.type === "radio";
-    if (event.key === " " && !event.ctrlKey && !event.altKey && target instanceof HTMLButtonElement) {
-      event.preventDefault();
-      focusHome();
-      commands.play();
-      return;
-    }
-    if (target instanceof HTMLButtonElement && event.key === "Enter") return;
-    if (radio && event.key === " ") return;
-    const command = commandFor(KEYS, event, { inField: isField(target) && !radio });
+    // Standard keys first (key_scope.js): Space and Enter press a focused button, arrows
+    // move the decision's radio buttons, the tier select or the items list, never the
+    // player; single characters only where the page owns the focus, while they are on.
+    if (!scope.allows(event)) return;
+    const command = commandFor(KEYS, event, { inField: scope.inField(event.target) });
     if (!command || !commands[command]) return;
     event.preventDefault();
     commands[command]();

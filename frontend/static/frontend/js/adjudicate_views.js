@@ -64,9 +64,12 @@ export function mountTable(adj) {
   adj.tableRows = new VirtualRows($("#items-scroll"), $("#items-table tbody"), { rowHeight: 28 });
   adj.shownItems = [];
   adj.shownIndex = new Map(); // position -> index in shownItems
-  function itemRow(item) {
+  function itemRow(item, index) {
     const tier = tierOf(schema, item);
-    const row = el("tr", { dataset: { position: String(item.position), status: item.status, tier }, class: item.position === adj.selected ? "selected" : "" }, [
+    const chosen = item.position === adj.selected;
+    // A row of the grid (mountItemsGrid): its place in the whole list, since only the rows in view exist.
+    const attrs = { id: `item-row-${item.position}`, "aria-selected": String(chosen), "aria-rowindex": String(index + 2) };
+    const row = el("tr", { ...attrs, dataset: { position: String(item.position), status: item.status, tier }, class: chosen ? "selected" : "" }, [
       el("td", { class: "num", text: String(item.position + 1) }),
       // One badge, shown whole: within the tolerance is its own (green) state, never a red
       // "conflicting"; the other tiers are the status itself (conflict: "conflicting",
@@ -87,15 +90,63 @@ export function mountTable(adj) {
   adj.renderTable = () => {
     adj.shownItems = adj.tierFilter === "all" ? adj.items : adj.items.filter((it) => tierOf(schema, it) === adj.tierFilter);
     adj.shownIndex = new Map(adj.shownItems.map((it, i) => [it.position, i]));
+    $("#items-table").setAttribute("aria-rowcount", String(adj.shownItems.length + 1));
     adj.tableRows.setRows(adj.shownItems, itemRow);
+    adj.markChosen();
   };
+  mountItemsGrid(adj);
 
   adj.renderRow = (item) => {
     const index = adj.shownIndex.get(item.position);
     if (index === undefined) return;
     adj.shownItems[index] = item;
     adj.tableRows.update(index);
+    adj.markChosen();
   };
+}
+
+// The items list as a grid (one tab stop): ↑ / ↓ choose the item before / after, Home / End
+// the first / last, PageUp / PageDown ten rows, Enter plays the chosen one (as ] does);
+// ← / → do nothing here (never the player). The chosen row is aria-selected and the grid's
+// active descendant; its outline is the accent blue (at least 3:1 on the row and the card).
+function mountItemsGrid(adj) {
+  const grid = $("#items-table"); // role grid, one tab stop (adjudicate.html)
+  // Only the rows in view exist (virtual_rows.js): the chosen one is revealed first.
+  adj.markChosen = () => {
+    const position = adj.selected;
+    for (const row of grid.querySelectorAll("tbody tr")) {
+      const chosen = Number(row.dataset.position) === position;
+      row.classList.toggle("selected", chosen);
+      row.setAttribute("aria-selected", String(chosen));
+    }
+    const row = position === null ? null : document.getElementById(`item-row-${position}`);
+    if (row) grid.setAttribute("aria-activedescendant", row.id);
+    else grid.removeAttribute("aria-activedescendant");
+  };
+  // The list takes the focus and is scrolled into view only as far as needed (the player
+  // above stays in view as far as the window allows): a focus never lands out of sight.
+  adj.focusHome = () => {
+    grid.focus({ preventScroll: true });
+    const box = $("#items-scroll").getBoundingClientRect();
+    if (box.top < 0 || box.bottom > window.innerHeight) $("#items-scroll").scrollIntoView({ block: "nearest" });
+  };
+  const moveTo = (index, { play = false } = {}) => {
+    const list = adj.shownItems;
+    if (!list.length) return;
+    const item = list[Math.max(0, Math.min(list.length - 1, index))];
+    adj.select(item.position, { play });
+  };
+  grid.addEventListener("keydown", (event) => {
+    if (event.target !== grid || event.ctrlKey || event.altKey || event.metaKey) return;
+    const at = adj.selected === null ? -1 : (adj.shownIndex.get(adj.selected) ?? -1);
+    const steps = { ArrowUp: -1, ArrowDown: 1, PageUp: -10, PageDown: 10 };
+    if (event.key in steps) moveTo(at < 0 ? 0 : at + steps[event.key]);
+    else if (event.key === "Home") moveTo(0);
+    else if (event.key === "End") moveTo(adj.shownItems.length - 1);
+    else if (event.key === "Enter" && !event.shiftKey && at >= 0) moveTo(at, { play: true });
+    else if (event.key !== "ArrowLeft" && event.key !== "ArrowRight") return;
+    event.preventDefault();
+  });
 }
 
 // The tiers: a filter over the table, and the bulk rule for within-tolerance items.

@@ -9,7 +9,9 @@
 // ready and how many keys wait. On release the keys are replayed one by one as keydown
 // events on the element that has the focus at that moment, so the page's own listeners
 // run them as if typed now; a printable key that nothing took (a letter into a text box)
-// is inserted as text, Backspace deletes, Tab moves to the next field. A replayed key
+// is inserted as text, Backspace deletes, Tab moves to the next field (Shift+Tab back),
+// Space or Enter on a button presses it, an arrow in a radio group moves the choice (the
+// standard keys do what they do when typed later, issue 43). A replayed key
 // that holds the gate again (it started a decision) leaves the rest waiting for the next
 // release. `drop()` forgets the waiting keys and returns how many there were.
 //
@@ -30,7 +32,7 @@ import { isModifierKey } from "./shortcuts.js";
 // A pause this long ends a burst of typing (see _refuseRestOfBurst).
 const PAUSE_MS = 1000;
 
-const FOCUSABLE = "input:not(:disabled), select:not(:disabled), textarea:not(:disabled), button:not(:disabled)";
+const FOCUSABLE = "input:not(:disabled), select:not(:disabled), textarea:not(:disabled), button:not(:disabled), a[href], [tabindex]:not([tabindex='-1'])";
 
 function isTextBox(node) {
   return node instanceof HTMLTextAreaElement || (node instanceof HTMLInputElement && !["checkbox", "radio", "button", "submit", "range"].includes(node.type));
@@ -145,14 +147,48 @@ export class KeyGate {
     if (handled) return;
     // What the browser itself would have done with the key.
     const box = document.activeElement;
-    if (!isTextBox(box) && !(box instanceof HTMLSelectElement)) return;
-    if (key.key.length === 1 && !key.ctrlKey && !key.metaKey && !key.altKey && isTextBox(box)) document.execCommand("insertText", false, key.key);
-    else if (key.key === "Backspace" && isTextBox(box)) document.execCommand("delete");
-    else if (key.key === "Tab") {
-      const scope = box.form || document;
-      const all = [...scope.querySelectorAll(FOCUSABLE)].filter((n) => n.offsetParent !== null);
-      const next = all[all.indexOf(box) + (key.shiftKey ? -1 : 1)];
-      if (next) next.focus();
-    }
+    if (!box || box === document.body) return;
+    const plain = !key.ctrlKey && !key.metaKey && !key.altKey;
+    if (plain && pressed(box, key.key)) box.click(); // Space / Enter on a button presses it
+    else if (plain && box instanceof HTMLInputElement && box.type === "radio" && ARROWS[key.key]) moveRadio(box, ARROWS[key.key]);
+    else if (key.key === "Tab" && plain) moveFocus(box, key.shiftKey ? -1 : 1);
+    else if (!isTextBox(box)) return;
+    else if (key.key.length === 1 && plain) document.execCommand("insertText", false, key.key);
+    else if (key.key === "Backspace") document.execCommand("delete");
   }
+}
+
+// Space presses a button, link, check box or radio button; Enter a button or link.
+function pressed(box, name) {
+  if (name === " ") return box.matches("button, a[href], summary, input[type=checkbox], input[type=radio], input[type=button], input[type=submit]");
+  return name === "Enter" && box.matches("button, a[href], summary, input[type=button], input[type=submit]");
+}
+
+const ARROWS = { ArrowDown: 1, ArrowRight: 1, ArrowUp: -1, ArrowLeft: -1 };
+
+// An arrow in a radio group: the next (or previous) one, wrapping, is checked and focused.
+function moveRadio(box, step) {
+  const scope = box.form || document;
+  const group = [...scope.querySelectorAll(`input[type=radio][name="${CSS.escape(box.name)}"]`)].filter((n) => !n.disabled);
+  const next = group[(group.indexOf(box) + step + group.length) % group.length];
+  if (!next || next === box) return;
+  next.focus();
+  next.checked = true;
+  next.dispatchEvent(new Event("input", { bubbles: true }));
+  next.dispatchEvent(new Event("change", { bubbles: true }));
+}
+
+// Tab: the next (Shift+Tab: the previous) control shown, in the box's form, or on the page
+// (one stop per radio group: its checked button, else its first).
+function moveFocus(box, step) {
+  const scope = box.form || document;
+  const stops = [...scope.querySelectorAll(FOCUSABLE)].filter((n) => n.getClientRects().length && !n.closest("[hidden], dialog:not([open])"));
+  const all = stops.filter((n) => {
+    if (!(n instanceof HTMLInputElement) || n.type !== "radio" || n === box) return true;
+    const group = stops.filter((m) => m instanceof HTMLInputElement && m.type === "radio" && m.name === n.name);
+    return n.checked || (!group.some((m) => m.checked) && group[0] === n && !group.includes(box));
+  });
+  const at = all.indexOf(box);
+  const next = at < 0 ? null : all[at + step];
+  if (next) next.focus();
 }

@@ -500,6 +500,7 @@ export class FramePlayer extends EventTarget {
 
   _onKey(event) {
     if (event.target instanceof HTMLInputElement || event.target instanceof HTMLSelectElement) return;
+    if ((event.key === " " || event.key === "Enter") && event.target.closest("button")) return; // presses the button
     const big = event.shiftKey ? 10 : 1;
     if (event.key === "ArrowRight") this.step(big);
     else if (event.key === "ArrowLeft") this.step(-big);

@@ -10,7 +10,7 @@ export const WORKSPACE_SHORTCUTS = [
   { keys: ["PageUp", "PageDown"], command: ["prev-keyframe", "next-keyframe"], help: "previous / next keyframe of the video" },
   { keys: ["Home", "End"], command: ["first-frame", "last-frame"], help: "first / last frame" },
   { keys: ["g"], command: ["go-to-frame"], help: "go to a frame: type it, Enter (the keys come back to the page); or type the digits first: 1290 Enter" },
-  { keys: ["Space"], command: ["play"], help: "play / pause at the chosen rate (also right after clicking a button)" },
+  { keys: ["Space"], command: ["play"], help: "play / pause at the chosen rate (on a focused button Space presses the button)" },
   { keys: ["j", "k", "l"], command: ["shuttle-back", "shuttle-stop", "shuttle-forward"], help: "shuttle: pause and back one second / pause / play, faster on each press" },
   { keys: ["h"], command: ["play-half"], help: "play at 0.5× / pause and back to the rate before" },
   { keys: ["i"], command: ["set-start"], help: "set the start at the current frame (1200i: at frame 1200; 34I: 34 frames after the current one)" },
@@ -46,7 +46,8 @@ export const FORM_KEYS = [
 export const ADJUDICATE_SHORTCUTS = [
   { keys: ["ArrowLeft", "ArrowRight"], command: ["step-1", "step+1"], help: "step one frame back / forward" },
   { keys: ["Shift+ArrowLeft", "Shift+ArrowRight"], command: ["step-10", "step+10"], help: "step ten frames back / forward" },
-  { keys: ["Space"], command: ["play"], help: "play / pause" },
+  { keys: ["Space"], command: ["play"], help: "play / pause (on a focused button Space presses the button)" },
+  { keys: ["ArrowUp", "ArrowDown"], command: ["item-up", "item-down"], help: "in the items list: the item before / after (Home / End: the first / last; Enter plays it)" },
   { keys: ["h"], command: ["replay-half"], help: "play the selected item at 0.5×" },
   { keys: ["[", "]"], command: ["prev-item", "next-item"], help: "previous / next item (seeks and plays it at 0.5×)" },
   { keys: ["u"], command: ["next-undecided"], help: "next item still needing a decision (the selected one first if not played yet)" },

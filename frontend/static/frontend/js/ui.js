@@ -32,7 +32,8 @@ export function showError(box, error) {
 }
 
 // The shortcut sheet: a <dialog> listing a shortcuts table (shortcuts.js).
-export function shortcutSheet(dialog, table, title = "Keyboard shortcuts", { formKeys = null } = {}) {
+// `setting`: an element shown above the table (the on/off switch of key_scope.js).
+export function shortcutSheet(dialog, table, title = "Keyboard shortcuts", { formKeys = null, setting = null } = {}) {
   const keyName = (key) => key.replace("Arrow", "").replace("Ctrl+", "Ctrl + ").replace("Shift+", "Shift + ");
   const toRows = (list) =>
     list.map((row) => el("tr", {}, [el("td", {}, row.keys.map((k) => el("kbd", { text: keyName(k) }))), el("td", { text: row.help })]));
@@ -43,6 +44,7 @@ export function shortcutSheet(dialog, table, title = "Keyboard shortcuts", { for
   // not scrolled down to the Close button.
   dialog.replaceChildren(
     el("h2", { text: title, tabindex: "-1", autofocus: true }),
+    ...(setting ? [setting] : []),
     el("table", { class: "table shortcuts" }, [el("tbody", {}, rows)]),
     el("form", { method: "dialog" }, [el("button", { type: "submit", text: "Close (Esc)" })]),
   );

@@ -15,6 +15,7 @@ import { Autosave, SAVE_TIMEOUT_MS } from "./autosave.js";
 import { EventForm } from "./event_form.js";
 import { FrameKeeper } from "./drafts.js";
 import { KeyGate } from "./key_gate.js";
+import { KeyScope, afterDialogs, isVisible } from "./key_scope.js";
 import { boundaryFields, draftToEvent, formWarnings, previousValue, usageCounts } from "./event_schema.js";
 import { SAVE, createStore, eventByKey, events, hasUnsaved, initialState, reducer } from "./ledger_state.js";
 import { connectPacket, renderLiveState, renderPresence } from "./live.js";
@@ -30,7 +31,7 @@ import { mountCommit, mountSelection, mountUndo } from "./workspace_editing.js";
 import { mountWorkspaceKeys } from "./workspace_keys.js";
 import { mountStatus, mountTable, mountTimeline } from "./workspace_list.js";
 import { mountIntervals, mountMarking, mountSeeking } from "./workspace_marking.js";
-import { $, anyDialogOpen, boot, el, isField, pageConfig, shortcutSheet, when } from "./ui.js";
+import { $, anyDialogOpen, boot, el, pageConfig, shortcutSheet, when } from "./ui.js";
 
 const config = pageConfig();
 const packetUrl = `/api/packets/${config.packetId}/`;
@@ -120,6 +121,7 @@ function mountStore(packet, ledger, ledgerId) {
     reAddKey: null, // the key of a refused new event, reused when it is added again
     boundary: "start", // the boundary nudges move
     lastAdded: null,
+    keyScope: new KeyScope({ home: $("#workspace"), user: config.username }),
   };
 }
 
@@ -188,7 +190,12 @@ function mountFrames(ws) {
   });
   ws.clampFrame = (n) => Math.max(0, Math.min((player.frameCount || 1) - 1, n));
   ws.readOnly = () => ws.store.getState().frozen;
-  ws.focusHome = () => $("#workspace").focus({ preventScroll: true });
+  // Home for the focus: the player, drawn with a focus ring, where the next event starts
+  // (find its start, i); the page itself where there is no player to show.
+  ws.focusHome = () => {
+    const home = $("#player .fl-player[tabindex]");
+    (isVisible(home) ? home : $("#workspace")).focus({ preventScroll: true });
+  };
   const rate = () => (packet.video.frame_rate[0] || 1) / (packet.video.frame_rate[1] || 1);
   ws.timeOfFrame = (frame) => (player.clock ? player.clock.ptsOf(frame) : frame / rate());
   ws.frameOfTime = (seconds) => (player.clock ? player.clock.frameAtTime(seconds) : Math.round(seconds * (packet.video.frame_rate[0] / packet.video.frame_rate[1])));
@@ -244,7 +251,8 @@ function mountRendering(ws) {
     afterReset: () => ws.newDraft(),
   });
   ws.openConflict = openConflict;
-  mountFreezeDialog({ store, ledgerUrl, afterReset: () => ws.newDraft() });
+  // Frozen: the banner that says so (and what comes next) takes the focus.
+  mountFreezeDialog({ store, ledgerUrl, afterReset: () => ws.newDraft(), afterFrozen: () => $("#frozen-banner").focus() });
 }
 
 // An awaited event is accepted once no operation on it is left to send and the server's
@@ -277,7 +285,8 @@ function mountFormWiring(ws) {
   form.addEventListener("commit", () => (ws.inKeyOrder ? ws.inKeyOrder(() => ws.commit()) : ws.commit()));
   $("#retry-save").addEventListener("click", () => autosave.retryNow());
   $("#help-open").addEventListener("click", () => $("#help-dialog").showModal());
-  shortcutSheet($("#help-dialog"), WORKSPACE_SHORTCUTS, undefined, { formKeys: FORM_KEYS });
+  shortcutSheet($("#help-dialog"), WORKSPACE_SHORTCUTS, undefined, { formKeys: FORM_KEYS, setting: ws.keyScope.settingControl() });
+  afterDialogs(() => ws.focusHome());
   window.addEventListener("beforeunload", (event) => {
     if (hasUnsaved(store.getState()) || ws.hasDraft()) {
       event.preventDefault();
@@ -361,7 +370,7 @@ function mountKeys(ws) {
     const value = event ? event.data[ws.bounds.start] : form.draft[ws.bounds.start];
     return Number.isInteger(value) ? value : null;
   };
-  ({ inKeyOrder: ws.inKeyOrder } = mountWorkspaceKeys({ commands, player, seek, focusHome: ws.focusHome, setNotice: ws.setNotice, onEndKey: ws.endKeyPressed, frameNow: ws.frameNow, startFrame }));
+  ({ inKeyOrder: ws.inKeyOrder } = mountWorkspaceKeys({ commands, player, seek, focusHome: ws.focusHome, setNotice: ws.setNotice, scope: ws.keyScope, onEndKey: ws.endKeyPressed, frameNow: ws.frameNow, startFrame }));
   mountZeroEnter(ws);
 }
 
@@ -376,7 +385,7 @@ function mountZeroEnter(ws) {
   document.addEventListener(
     "keydown",
     (event) => {
-      const plain = !event.ctrlKey && !event.metaKey && !event.altKey && !isField(event.target) && !anyDialogOpen();
+      const plain = !event.ctrlKey && !event.metaKey && !event.altKey && ws.keyScope.ownsFocus(event.target) && ws.keyScope.singleKeysOn && !ws.keyScope.standardKey(event) && !anyDialogOpen();
       const zeroEnter = plain && event.key === "Enter" && loneZero;
       loneZero = plain && event.key === "0" && !inNumber;
       if (event.key !== "Backspace") inNumber = plain && /^[0-9]$/.test(event.key) && (inNumber || event.key !== "0");

@@ -4,7 +4,7 @@
 // and the freeze dialog (attestation, enabled once every change is saved).
 //
 //   const { openConflict } = mountConflictDialog({ store, schema, loadLedger, setNotice, afterRebase, afterReset });
-//   mountFreezeDialog({ store, ledgerUrl, afterReset });
+//   mountFreezeDialog({ store, ledgerUrl, afterReset, afterFrozen });
 
 import { api } from "./api.js";
 import { formatValue, summarize } from "./event_schema.js";
@@ -144,7 +144,7 @@ export function mountConflictDialog({ store, schema, loadLedger, setNotice, afte
   return { openConflict };
 }
 
-export function mountFreezeDialog({ store, ledgerUrl, afterReset }) {
+export function mountFreezeDialog({ store, ledgerUrl, afterReset, afterFrozen = () => {} }) {
   // ---- freeze -------------------------------------------------------------------------
   function renderFreezeDialog() {
     const state = store.getState();
@@ -178,6 +178,7 @@ export function mountFreezeDialog({ store, ledgerUrl, afterReset }) {
       $("#frozen-at").textContent = when(data.frozen_at);
       $("#freeze-dialog").close();
       afterReset();
+      afterFrozen();
     } catch (error) {
       if (error.status === 412) {
         $("#freeze-dialog").close();

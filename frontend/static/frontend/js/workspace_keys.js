@@ -1,8 +1,10 @@
 // The workspace's keys (DOM): one keydown listener that maps keys to the page's commands
 // (shortcuts.js), keeps the commands that read the frame in key order, takes a typed frame
-// prefix ("1290o"), the player's Go-to box, and Space after a click.
+// prefix ("1290o") and the player's Go-to box. Which keys it may take at all is the
+// KeyScope's (key_scope.js): never Space or Enter on a focused button, never an arrow on a
+// focused control or list, single characters only where the page owns the focus.
 //
-//   const { inKeyOrder } = mountWorkspaceKeys({ commands, player, seek, focusHome, setNotice, onEndKey });
+//   const { inKeyOrder } = mountWorkspaceKeys({ commands, player, seek, focusHome, setNotice, scope, onEndKey });
 //
 // inKeyOrder(step) runs `step` after every command queued before it: the form's Enter goes
 // through it, so an event saved with Enter right after "1290o" holds the end marked there
@@ -14,11 +16,11 @@
 
 import { FramePrefix } from "./navigation.js";
 import { WORKSPACE_SHORTCUTS, commandFor, isModifierKey, keymap } from "./shortcuts.js";
-import { anyDialogOpen, isField } from "./ui.js";
+import { anyDialogOpen } from "./ui.js";
 
 const KEYS = keymap(WORKSPACE_SHORTCUTS);
 
-export function mountWorkspaceKeys({ commands, player, seek, focusHome, setNotice, onEndKey = () => {}, frameNow = async () => player.currentFrame, startFrame = () => null }) {
+export function mountWorkspaceKeys({ commands, player, seek, focusHome, setNotice, scope, onEndKey = () => {}, frameNow = async () => player.currentFrame, startFrame = () => null }) {
   // Commands that read the frame or the selection run one after another, in key order
   // (each waits for the seeks before it); moving and focusing run at once, so held keys
   // coalesce and typing after "e" lands in the field.
@@ -102,25 +104,22 @@ export function mountWorkspaceKeys({ commands, player, seek, focusHome, setNotic
     // never a key of their own (the prefix typed so far stays).
     if (isModifierKey(event) || anyDialogOpen()) return;
     const target = event.target;
-    // Space after clicking a button (or the scrub bar) plays / pauses; it does not press it again.
-    if (event.key === " " && !event.ctrlKey && !event.altKey && (target instanceof HTMLButtonElement || (target instanceof HTMLInputElement && target.type === "range"))) {
-      event.preventDefault();
-      focusHome();
-      run("play");
-      return;
-    }
-    if (target instanceof HTMLButtonElement && event.key === "Enter") return;
+    // Standard keys first (key_scope.js): Space and Enter press a focused button, arrows
+    // move a focused radio button, select, slider or list; shortcuts only where the page
+    // owns the focus, single characters only while they are on.
+    if (!scope.allows(event)) return;
     if (target instanceof HTMLInputElement && target.matches(".fl-goto") && event.key === "Enter") {
       event.preventDefault();
       if (target.value !== "") goTo(Number(target.value));
       focusHome();
       return;
     }
-    if (!isField(target) && prefixKey(event)) {
+    const inField = scope.inField(target);
+    if (!inField && prefixKey(event)) {
       event.preventDefault();
       return;
     }
-    const command = commandFor(KEYS, event, { inField: isField(target) });
+    const command = commandFor(KEYS, event, { inField });
     if (!command || !commands[command]) return;
     event.preventDefault();
     run(command);
