@@ -36,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -65,7 +66,7 @@ from annotator.base.grading.uploads import ZipLimits
 __all__ = [
     "BUNDLE_ZIP_LIMITS", "ENTRY_POINTS", "GiB", "BundleError", "Enforcement", "Job", "Limits", "SandboxRefused",
     "StageResult", "cleanup", "environment", "extract", "inside", "job_disk", "log_text", "prepare", "probe",
-    "run_bundle", "run_stage",
+    "run_bundle", "run_stage", "scrub", "scrub_stage",
 ]  # fmt: skip
 
 DEFAULT_UIDS = range(2_000_000, 2_001_000)
@@ -199,10 +200,15 @@ def job_disk(job: Job, limits: Limits, *, device: str = "cpu", calls: int = 0) -
     except (disk.DiskRefused, OSError) as error:
         raise SandboxRefused(str(error) if isinstance(error, disk.DiskRefused) else error.strerror) from None
     try:
+        disk.mount_logs(job.logs, limits.log_file_bytes)
+    except disk.DiskRefused as error:
+        disk.release(made.image, made.mount)
+        raise SandboxRefused(str(error)) from None
+    try:
         yield made
     finally:
         host.kill_uid(job.uid)
-        left = disk.release(made.image, made.mount)
+        left = disk.release(made.image, made.mount) + disk.release_logs(job.logs)
         if left:
             raise OSError(f"the job's filesystem was not released: {'; '.join(left)}")
 
@@ -266,6 +272,29 @@ def enforcement_record(job: Job, stages: Sequence[StageResult]) -> dict:
         record["job_disk"] = dict(job.disk)
     record["stage_cgroups"] = {s.name: s.enforced.get("cgroups", {}) for s in stages}
     return record
+
+
+def scrub(text: str, folders: dict[str, str]) -> str:
+    """``text`` with every host folder of ``folders`` (the job's folder, the sandbox folder,
+    each as given and resolved) replaced by its neutral name (``<job>``, ``<sandbox>``), the
+    longest first: what a submitter or a maintainer reads of a run (its outcome, its stages'
+    logs, the worker's log lines) never shows a host path."""
+    for folder in sorted(folders, key=len, reverse=True):
+        if folder.rstrip("/"):  # the folder itself or a path in it, not a longer name (/tmp, /tmpfs)
+            text = re.sub(re.escape(folder.rstrip("/")) + r"(?![^/\s'\"])", folders[folder].replace("\\", r"\\"), text)
+    return text
+
+
+def scrub_stage(stage: StageResult, folders: dict[str, str]) -> None:
+    """The stage's logs, note and kill reason through :func:`scrub` (bwrap's own messages
+    name host paths)."""
+    for name in ("stdout", "stderr"):
+        data: bytes = getattr(stage, name)
+        if any(os.fsencode(folder.rstrip("/")) in data for folder in folders if folder.rstrip("/")):
+            text = scrub(data.decode("utf-8", "surrogateescape"), folders)
+            setattr(stage, name, text.encode("utf-8", "surrogateescape"))
+    stage.note = scrub(stage.note, folders)
+    stage.killed = scrub(stage.killed, folders)
 
 
 def cleanup(root: Path) -> list[str]:

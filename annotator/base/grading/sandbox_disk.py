@@ -184,6 +184,38 @@ def renew(mount: Path, name: str) -> None:
     os.rename(spares[0], mount / name)
 
 
+LOG_STREAMS = ("stdout", "stderr")
+
+
+def mount_logs(point: Path, size: int) -> None:
+    """At ``point`` (made, root's), one tmpfs of ``size`` bytes per stream (``stdout/``,
+    ``stderr/``; root's, 0755: the job may write the files the worker makes in them, never
+    make, rename or remove one) for the stages' log files: the kernel bounds what a stage's
+    output takes, apart from the job's own filesystem and from the other stream (a flood of
+    stdout leaves room for the message on stderr that says so). Raises :class:`DiskRefused`."""
+    point.mkdir(mode=0o755)
+    for stream in LOG_STREAMS:
+        (point / stream).mkdir(mode=0o755)
+        options = f"size={size},nr_inodes=16,mode=0755,nodev,nosuid,noexec"
+        failure = _run([MOUNT, "-t", "tmpfs", "-o", options, f"frameledger-{stream}", str(point / stream)])
+        if failure:
+            release_logs(point)
+            raise DiskRefused(f"no log filesystem for the job: {failure.replace(os.fspath(point), 'logs')}")
+
+
+def release_logs(point: Path) -> list[str]:
+    """Unmount the log filesystems and remove their mount points; never raises, returns what stayed."""
+    left = [f"{p}: still mounted" for p in unmount_under(point)]
+    for folder in [*(point / stream for stream in LOG_STREAMS), point]:
+        try:
+            folder.rmdir()
+        except FileNotFoundError:
+            pass
+        except OSError as error:
+            left.append(f"logs: {error.strerror}")
+    return left
+
+
 def _mounted(folder: Path) -> list[str]:
     """The mount points at or under ``folder``, deepest first (``/proc/self/mountinfo``)."""
     prefix = os.fspath(folder)
