@@ -75,6 +75,7 @@ INOTIFY = (  # watch the shared runtime for another job's opens: a channel betwe
     "w = libc.inotify_add_watch(fd, b'/usr/bin', 0x20)\n"
     "print('inotify_add_watch', 'ok' if w >= 0 else errno.errorcode[ctypes.get_errno()])\nPY\n"
     "tail -f /job/app/build.sh >/dev/null 2>&1 & sleep 1; kill $!\n"
+    "sed 's/^/MOUNT /' /proc/self/mountinfo\n"
 )
 FLOOD = (  # 200 MB on stdout, then what the stage's stdout is
     'stat -L -c "stdout is a %F" /dev/stdout >&2\n'
@@ -93,6 +94,12 @@ def test_inotify_and_a_flood_of_output_meet_the_kernel_beside_a_well_behaved_job
     assert all(b["status"] == "done" for b in bodies.values()), {k: b["outcome"] for k, b in bodies.items()}
     found = dict(line.split(" ", 1) for line in out(bodies["inotify"]).splitlines() if line.startswith("inotify"))
     assert found == {"inotify_init1": "ENOSYS", "inotify_add_watch": "ENOSYS"}, out(bodies["inotify"])
+    # the job's folders are named by their paths in the job's own filesystems, not the host's
+    roots = {line.split()[5]: line.split()[4] for line in out(bodies["inotify"]).splitlines() if line[:6] == "MOUNT "}
+    assert roots["/job/app"] == "/app" and roots["/job/task"] == "/task" and roots["/etc"] == "/etc"
+    assert roots["/job/out"] == "/out" and roots["/job/logs/stdout"] == "/", roots
+    base = str(Path(django_settings.FRAMELEDGER_SANDBOX_DIR or "/tmp").resolve())
+    assert "bundle-" not in out(bodies["inotify"]) and f" {base}/" not in out(bodies["inotify"]), roots
     flood = bodies["flood"]
     build = flood["stages"][0]
     assert err(flood).startswith("stdout is a regular"), err(flood)  # not a pipe the worker reads

@@ -18,12 +18,15 @@ The layout of one job (``root``, mode 0700, made by :func:`prepare`):
 |---|---|---|---|
 | ``app/`` | ``/job/app`` (read-only) | root | the bundle |
 | ``task/data/corpus/``, ``task/queries/`` | ``/job/task`` (read-only) | root | corpus, requests |
-| ``disk.img`` | | root | the job's filesystem (ext4 image, sparse), while the job runs |
+| ``../job.img`` | | root | the job's filesystem (ext4 image, sparse, beside the job's folder), while the job runs |
+| ``logs/stdout/``, ``logs/stderr/`` | ``/job/logs/…`` | root | a tmpfs per stream: the stages' logs |
 | ``rw/index/`` | ``/job/work/index`` (read-write in the build, read-only after) | the job's uid | the index |
 | ``rw/out/``, ``rw/tmp/``, ``rw/cache/`` | ``/job/out``, ``/job/tmp`` (``HOME``), ``/job/cache`` | the job's uid | |
 | ``etc/`` | ``/etc`` (read-only) | root | the minimal ``/etc`` |
 
-``rw/`` is the mount point of ``disk.img``: mounted when the bundle starts (:func:`job_disk`),
+``root`` itself is a tmpfs (``sandbox_disk.mount_layout``, gone with the job), so that the
+stage's ``/proc/self/mountinfo`` names what is bound from it by its path there (``/app``), never
+by a host path. ``rw/`` is the mount point of ``../job.img``: mounted when the bundle starts (:func:`job_disk`),
 unmounted and removed when it ends.
 
 The ground truth never enters the job: the caller scores the rows after the bundle has
@@ -70,6 +73,7 @@ __all__ = [
 ]  # fmt: skip
 
 DEFAULT_UIDS = range(2_000_000, 2_001_000)
+LAYOUT_SLACK_BYTES = 16 * 1024**2  # the job's layout tmpfs past the bundle and the corpus: etc/, the calls' folders
 
 
 class SandboxRefused(RuntimeError):
@@ -166,6 +170,12 @@ def prepare(
     job = Job(Path(root), uid, uid if gid is None else gid)
     job.root.mkdir(mode=0o700)
     os.chmod(job.root, 0o700)
+    corpus_bytes = sum(os.stat(source).st_size for source in features.values())
+    corpus_bytes += sum(len(json.dumps(r)) + 1 for r in [*records, *requests])
+    try:
+        disk.mount_layout(job.root, zip_limits.total_bytes + corpus_bytes + LAYOUT_SLACK_BYTES)
+    except disk.DiskRefused as error:
+        raise SandboxRefused(str(error)) from None
     extract(bundle, job.app, zip_limits)
     job.corpus.mkdir(parents=True)
     for name, source in features.items():
@@ -195,7 +205,7 @@ def job_disk(job: Job, limits: Limits, *, device: str = "cpu", calls: int = 0) -
     try:
         made = disk.make(
             job.root, data_bytes=limits.disk_bytes, entries=limits.disk_entries, uid=job.uid, gid=job.gid,
-            executable=device == "cuda", spares=calls,
+            executable=device == "cuda", spares=calls, image_dir=job.root.parent,
         )  # fmt: skip
     except (disk.DiskRefused, OSError) as error:
         raise SandboxRefused(str(error) if isinstance(error, disk.DiskRefused) else error.strerror) from None

@@ -97,7 +97,15 @@ def _run(argv: list[str]) -> str:
 
 
 def make(
-    root: Path, *, data_bytes: int, entries: int, uid: int, gid: int, executable: bool, spares: int = 0
+    root: Path,
+    *,
+    data_bytes: int,
+    entries: int,
+    uid: int,
+    gid: int,
+    executable: bool,
+    spares: int = 0,
+    image_dir: Path | None = None,
 ) -> JobDisk:
     """Make, format and mount the job's filesystem under ``root`` (the job's folder, root's,
     0700): ``root/disk.img`` mounted at ``root/rw``, holding the job's folders (its uid's,
@@ -107,9 +115,11 @@ def make(
     reason = missing()
     if reason:
         raise DiskRefused(f"no filesystem of its own for the job: {reason}")
-    image, mount = Path(root) / "disk.img", Path(root) / "rw"
+    # beside the job's folder (``image_dir``; its layout is a tmpfs), named after it: jobs may share a parent
+    image = Path(image_dir) / f"{Path(root).name}.img" if image_dir else Path(root) / "disk.img"
+    mount = Path(root) / "rw"
     size = image_bytes(data_bytes, entries + own)
-    free = os.statvfs(root)
+    free = os.statvfs(image.parent)
     if free.f_bavail * free.f_frsize < size:
         raise DiskRefused(
             f"no filesystem of its own for the job: the sandbox folder's filesystem has "
@@ -201,6 +211,16 @@ def mount_logs(point: Path, size: int) -> None:
         if failure:
             release_logs(point)
             raise DiskRefused(f"no log filesystem for the job: {failure.replace(os.fspath(point), 'logs')}")
+
+
+def mount_layout(point: Path, size: int) -> None:
+    """A tmpfs of ``size`` bytes at ``point`` (root's, 0700) for the job's own layout (the
+    bundle, the corpus, ``etc``): what the stage binds from it is named in its
+    ``/proc/self/mountinfo`` by its path in this filesystem (``/app``), not by a host path
+    (``/srv/sandbox/bundle-17-x1/job/app``). Raises :class:`DiskRefused`."""
+    failure = _run([MOUNT, "-t", "tmpfs", "-o", f"size={size},mode=0700,nodev,nosuid", "frameledger-job", str(point)])
+    if failure:
+        raise DiskRefused(f"no filesystem for the job's layout: {failure.replace(os.fspath(point), 'job')}")
 
 
 def release_logs(point: Path) -> list[str]:
