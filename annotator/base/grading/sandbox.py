@@ -54,6 +54,7 @@ from annotator.base.grading import sandbox_root as broot
 from annotator.base.grading import sandbox_seccomp as seccomp
 from annotator.base.grading.bundle_zip import BUNDLE_ZIP_LIMITS, ENTRY_POINTS, BundleError, extract
 from annotator.base.grading.sandbox_stage import (
+    LOGS,
     GiB,
     Job,
     Limits,
@@ -105,6 +106,8 @@ class Enforcement:
             "cgroups": dict(self.cgroups) or "none on this host: pid namespace, RLIMIT_NPROC of the job's uid",
             "disk": "the job's writable folders are a filesystem of its own (ext4 on a loop device, "
             "limits.disk_bytes and limits.disk_entries inodes): ENOSPC at the limit, held by the kernel",
+            "logs": LOGS,
+            "layout": "the job's folder is a tmpfs of its own: its mounts name no host path",
             "notes": list(self.notes),
         }
 
