@@ -1,6 +1,7 @@
 """Keys that cannot act say so, and `e` lets typing replace: on a frozen ledger a key that
 would change it (i, o, Enter, e, Delete, a nudge, undo) leaves a notice instead of nothing;
-`e` selects the first field's text, so "close" typed over "open" is "close", not "openclose"."""
+`e` selects the first field's text, so "close" typed over "open" is "close", not "openclose";
+a word that is none of the choices is named once, not twice."""
 
 from __future__ import annotations
 
@@ -64,3 +65,31 @@ def test_e_selects_the_first_fields_text_so_typing_replaces_it(
         "() => { const box = document.activeElement; return [box.value, box.selectionStart, box.selectionEnd]; }"
     ) == ["open", 0, 4]
     screenshot(page, "37-e-selects-the-verb.png", full_page=False)
+
+
+# The texts on screen (not those only for screen readers) that say a typed word is no choice.
+SHOWN_REFUSALS_JS = """() => [...document.querySelectorAll('#event-form *')]
+    .filter((node) => !node.children.length && node.textContent.includes('is not one of the choices'))
+    .filter((node) => node.getClientRects().length && !node.closest('.sr-only'))
+    .map((node) => node.textContent)"""
+
+
+def test_e_then_a_word_that_is_no_verb_is_named_once(page_as, maintainer, annotator_a, annotator_b, adjudicator):
+    page = workspace_with_one_event(page_as, (maintainer, annotator_a, annotator_b, adjudicator), frozen=False)
+    typist = RealKeyboard(page)
+    typist.press("]")
+    page.wait_for_function("() => document.querySelector('#form-title').textContent.startsWith('Selected')")
+    typist.press("e")
+    page.wait_for_function("() => document.activeElement.id === 'ev-verb'")
+    typist.type("xq\n")  # no verb is "xq": Enter names it
+    page.wait_for_function("() => document.querySelector('[data-field=verb] .field-error').textContent !== ''")
+    wait_painted(page)
+    assert page.evaluate(SHOWN_REFUSALS_JS) == ["“xq” is not one of the choices"]
+    screenshot(page, "37-e-error-once.png", full_page=False)
+    # Typing on: the line under the box judges the new text; the error about "xq" goes.
+    typist.type("z")
+    page.wait_for_function(
+        "() => document.querySelector('[data-field=verb] .typeahead-hint').textContent.includes('z')"
+    )
+    wait_painted(page)
+    assert page.evaluate(SHOWN_REFUSALS_JS) == ["“xqz” is not one of the choices"]

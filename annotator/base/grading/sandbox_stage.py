@@ -135,7 +135,7 @@ def inside(path: Path, job: Job) -> str:
     raise ValueError(f"{path} is not in the job's folders")
 
 
-def environment(job: Job) -> dict:
+def environment(job: Job, device: str = "cpu") -> dict:
     runtime = broot.runtime()
     env = {
         "PATH": f"{runtime.python_bin}:/usr/local/bin:/usr/bin:/bin",
@@ -150,6 +150,19 @@ def environment(job: Job) -> dict:
     }
     if "CUDA_VISIBLE_DEVICES" in os.environ:
         env["CUDA_VISIBLE_DEVICES"] = os.environ["CUDA_VISIBLE_DEVICES"]
+    if device == "cuda":
+        # A CUDA host may find its driver's libcuda through LD_LIBRARY_PATH rather than
+        # ld.so.cache (an NVIDIA container's /usr/local/nvidia/lib64): the folders of it
+        # that exist inside the root (under /usr, bound read-only) are passed on, no other.
+        # (Where ld.so.cache lists the driver, as on the H200 machine of docs/grading.md, it is
+        # found without them.)
+        kept = [
+            folder
+            for folder in os.environ.get("LD_LIBRARY_PATH", "").split(":")
+            if folder.startswith("/usr/") and os.path.isdir(folder)
+        ]
+        if kept:
+            env["LD_LIBRARY_PATH"] = ":".join(kept)
     return env
 
 
@@ -297,9 +310,10 @@ def run_stage(
     program = seccomp.program()
     filters = [] if program is None else [_memfd("bwrap-seccomp", program)]
     args = broot.bwrap_args(
-        uid=job.uid, gid=job.gid, etc=job.etc, read_only=read_only, writable=writable, env=environment(job),
-        argv=["/bin/sh", "-c", LOG_WRAPPER, "stage-logs", *logs.inside, *argv], tmpfs_bytes=limits.tmpfs_bytes,
-        devices=broot.nvidia_devices() if device == "cuda" else (), seccomp_fd=filters[0] if filters else None,
+        uid=job.uid, gid=job.gid, etc=job.etc, read_only=read_only, writable=writable,
+        env=environment(job, device), argv=["/bin/sh", "-c", LOG_WRAPPER, "stage-logs", *logs.inside, *argv],
+        tmpfs_bytes=limits.tmpfs_bytes, devices=broot.nvidia_devices() if device == "cuda" else (),
+        seccomp_fd=filters[0] if filters else None,
     )  # fmt: skip
     split = args.index("--")  # bwrap takes options through the descriptor, the command on its own line
     descriptor = _args_fd(args[:split])

@@ -68,12 +68,12 @@ export function mountTable(adj) {
     const tier = tierOf(schema, item);
     const row = el("tr", { dataset: { position: String(item.position), status: item.status, tier }, class: item.position === adj.selected ? "selected" : "" }, [
       el("td", { class: "num", text: String(item.position + 1) }),
-      // Within the tolerance is its own (green) state, never a red "conflicting".
-      // One badge where the tier says it all (agreed, within tolerance), never a red
-      // "conflicting" on an item within the tolerance.
-      el("td", {}, tier === "within_tolerance" || tier === "agreed"
-        ? el("span", { class: `status ${tier === "agreed" ? "agreed" : "within"}`, text: TIER_LABELS[tier] })
-        : [el("span", { class: `status ${item.status}`, text: item.status.replace("_", " ") }), " ", el("span", { class: `tier tier-${tier}`, text: TIER_LABELS[tier] })]),
+      // One badge, shown whole: within the tolerance is its own (green) state, never a red
+      // "conflicting"; the other tiers are the status itself (conflict: "conflicting",
+      // one-sided: "a only" / "b only"), so a second badge would only repeat it.
+      el("td", {}, tier === "within_tolerance"
+        ? el("span", { class: "status within", text: TIER_LABELS[tier] })
+        : el("span", { class: `status ${item.status}`, text: item.status.replace("_", " ") })),
       valueCell(item, "a"),
       valueCell(item, "b"),
       el("td", { class: "differing", text: item.differing_fields.map(shortName).join(", "), title: item.differing_fields.join(", ") }),

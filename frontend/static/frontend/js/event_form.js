@@ -66,8 +66,8 @@ export class EventForm extends EventTarget {
     this.render();
   }
 
-  // After a choice taken at once: the rest of its name, then one Enter or Tab, are eaten;
-  // any other key ends this and is handled as usual.
+  // After a choice taken at once: the rest of its name, then one of the keys that would have
+  // taken it (swallow.keys), are eaten; any other key ends this and is handled as usual.
   _swallowKey(event) {
     const swallow = this._swallow;
     if (!swallow) return;
@@ -82,7 +82,7 @@ export class EventForm extends EventTarget {
     if (isModifierKey(event)) return;
     if (swallow.rest && key === swallow.rest[0] && !event.ctrlKey && !event.altKey && !event.metaKey) {
       swallow.rest = swallow.rest.slice(1);
-    } else if ((event.key === "Enter" || event.key === "Tab") && !event.ctrlKey && !event.altKey && !event.shiftKey) {
+    } else if (swallow.keys.includes(event.key) && !event.ctrlKey && !event.altKey && !event.shiftKey) {
       this._swallow = null;
     } else {
       this._swallow = null;
@@ -221,6 +221,13 @@ export class EventForm extends EventTarget {
     target.classList.add("has-error");
     const out = target.querySelector(":scope > .field-error") || target.appendChild(el("div", { class: "field-error" }));
     out.textContent = path === name || !box ? message : `${path}: ${message}`;
+    // The line under a type-ahead box said the same ("“xq” is not one of the choices"): the
+    // error is shown once, under the field.
+    const hint = box?.querySelector(".typeahead-hint.no-match");
+    if (hint) {
+      hint.textContent = "";
+      hint.classList.remove("no-match");
+    }
     if (box) for (const control of box.querySelectorAll("select, input, textarea")) control.setAttribute("aria-invalid", "true");
     if (box && index !== null) box.querySelectorAll(".token-row, .interval-row")[index]?.classList.add("has-error");
     this._announceErrors();
@@ -368,9 +375,11 @@ export class EventForm extends EventTarget {
 
   // A select or a one-digit number box takes a key at once when it is a whole value, or the
   // start of a named value only one name has ("4": games 4, "d": Daniil Medvedev, "y": yes,
-  // "w": wide), shows it, and moves on; one Enter or Tab typed out of habit straight after is
-  // swallowed (see _swallowKey). Values of several characters starting with a digit ("40" of
-  // the points) are not: "4" then "0" may be 40 or 4 and 0, so those keep their Tab.
+  // "w": wide), shows it, and moves on; one Tab typed out of habit straight after is swallowed
+  // (see _swallowKey). An Enter straight after is not: a select takes a key without Enter, so
+  // an Enter there is the annotator's "save", and it saves (or names what is missing) from the
+  // box the focus moved to. Values of several characters starting with a digit ("40" of the
+  // points) are not taken at once: "4" then "0" may be 40 or 4 and 0, so those keep their Tab.
   _keyAtOnce(control, field, keys) {
     control.addEventListener("keydown", (event) => {
       if (this.readOnly || event.ctrlKey || event.altKey || event.metaKey || event.key.length !== 1) return;
@@ -383,7 +392,7 @@ export class EventForm extends EventTarget {
       control.value = value;
       this._set(field.name, taken);
       this.focusNext(field.name);
-      this._swallow = { rest: "", at: Date.now(), box: document.activeElement };
+      this._swallow = { rest: "", keys: ["Tab"], at: Date.now(), box: document.activeElement };
     });
   }
 

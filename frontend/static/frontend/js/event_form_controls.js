@@ -47,8 +47,8 @@ export function enumInput(form, field, value) {
   input.addEventListener("input", offer);
   // Typed as far as only one choice fits (by its start, or by its words' starts: "tof"
   // turn off): taken at once, and on to the next field. The rest of its name and an
-  // Enter or Tab typed out of habit right after are swallowed, so they never land in the
-  // next field (see EventForm._swallowKey).
+  // Enter or Tab typed out of habit right after (the keys that take a choice in this box)
+  // are swallowed, so they never land in the next field (see EventForm._swallowKey).
   input.addEventListener("input", (event) => {
     if (!event.isTrusted || form.readOnly) return;
     const [choice, rest] = atOnce(field.choices, input.value) || [];
@@ -57,7 +57,7 @@ export function enumInput(form, field, value) {
     form._set(field.name, choice);
     form.focusNext(field.name);
     // Only in the box the focus moved to (a key anywhere else ends it).
-    form._swallow = { rest, at: Date.now(), box: document.activeElement };
+    form._swallow = { rest, keys: ["Enter", "Tab"], at: Date.now(), box: document.activeElement };
   });
   input.addEventListener("keydown", (event) => {
     // Tab takes the highlighted candidate (then moves on as usual).
@@ -102,6 +102,8 @@ export function enumSet(form, field, values, disabled) {
 function typeaheadHint(form, input, field, { several = false } = {}) {
   const hint = el("div", { class: "typeahead-hint", "aria-live": "polite" });
   input.addEventListener("input", () => {
+    // What is typed now is judged on this line: an error about the text before it goes.
+    if (input.closest(".field")?.classList.contains("has-error")) form._clearFieldError(field.name);
     const text = input.value.trim();
     const [best, ...rest] = text ? choiceCandidates(field.choices, text, 8, form.usage(field.name)) : [];
     hint.classList.toggle("no-match", Boolean(text) && !best);

@@ -117,7 +117,7 @@ export function mountCommit(ws) {
     ws.drafts.clear();
     ws.clearedDraft = null;
     form.clearErrors();
-    $(".ws-form").scrollTop = 0; // the next event's first fields in view (a long form: tennis)
+    $("#event-form").scrollTop = 0; // the next event's first fields in view (a long form: tennis)
     ws.setNotice("Event added.", "", { announce: false });
     ws.announceWhenSaved(key, "Event added and saved.");
     ws.focusHome();
