@@ -13,7 +13,14 @@ Run as root (the sandbox refuses otherwise): ``.venv/bin/python bench/bundle_san
    default entries cap) and 65,000 mappings of a file, then holds them until ``--hold``
    seconds; the worker process's own CPU seconds (``RUSAGE_SELF``: its threads, not the
    stage's processes) over the stage, against its wall time (the goal: at most 1 %).
-3. **The reference bundle** on a synthetic corpus (``retrieval.synthetic``): build and one call
+3. **The worker's CPU while a stage floods its output** (``--flood SECONDS``, default 20): a
+   stage that writes ``/dev/zero`` to stdout for that long (again after every error); the
+   worker's own CPU seconds over the stage.
+   Since the stages' logs are files on a tmpfs of their own (the kernel stops them at
+   ``limits.log_file_bytes``), the worker reads nothing while it runs; before, it read the
+   pipe to its end. Run the same command with the code of another checkout to compare
+   (``FRAMELEDGER_BENCH_CODE=/path/to/checkout``).
+4. **The reference bundle** on a synthetic corpus (``retrieval.synthetic``): build and one call
    of every request, sandboxed and direct, alternating, ``--rounds`` times; the rows of both
    must be byte-identical and the scorer's reward the same.
 
@@ -34,7 +41,9 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(
+    0, os.environ.get("FRAMELEDGER_BENCH_CODE") or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+)
 
 from annotator.base.bundles import reference_bundle  # noqa: E402
 from annotator.base.grading import sandbox, sandbox_host  # noqa: E402
@@ -119,6 +128,21 @@ def worker_cpu(parent: Path, uid: int, seconds: float) -> tuple[float, float, st
     return cpu, stage.seconds, stage.stdout.decode().strip()
 
 
+def flood_cpu(parent: Path, uid: int, seconds: float) -> tuple[float, float, int, int]:
+    """The worker's own CPU seconds and the wall seconds of one stage that writes to stdout
+    for ``seconds``; the bytes kept and counted past the cap."""
+    limits = sandbox.Limits(build_seconds=seconds + 60)
+    script = f"timeout {seconds} sh -c 'while :; do cat /dev/zero; done' 2>/dev/null || true\n"
+    job, _ = sandbox.prepare(parent / "flood", bundle(build=script), [RECORD], {}, [], requests_per_call=1, uid=uid)
+    with sandbox.job_disk(job, limits):
+        before = resource.getrusage(resource.RUSAGE_SELF)
+        stage = sandbox.run_stage(job, "build", ["/job/app/build.sh"], seconds + 60, limits, index_writable=True)
+        after = resource.getrusage(resource.RUSAGE_SELF)
+    sandbox.cleanup(parent / "flood")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return cpu, stage.seconds, len(stage.stdout), stage.dropped_bytes
+
+
 def corpus(folder: Path, videos: int):
     config = SyntheticConfig(n_videos=videos, min_duration=30, max_duration=600, seed=11, split=(0.0, 0.0, 1.0))
     generated = generate_corpus(config)
@@ -171,6 +195,7 @@ def main() -> None:
     parser.add_argument("--videos", type=int, default=4)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--hold", type=float, default=60.0, help="seconds of the stage that holds much (0: skip)")
+    parser.add_argument("--flood", type=float, default=20.0, help="seconds a stage floods stdout (0: skip)")
     args = parser.parse_args()
     enforcement = sandbox.probe()
     if not enforcement.ready:
@@ -182,13 +207,21 @@ def main() -> None:
         with sandbox_host.uid_lease(
             sandbox.DEFAULT_UIDS, sandbox_host.uid_lock_dir(Path(tempfile.gettempdir()))
         ) as uid:
-            inside, outside = overhead(parent, uid, args.stages)
-            print(f"empty stage, median of {args.stages}: sandboxed {inside:.3f} s, direct {outside:.3f} s, "
-                  f"overhead {inside - outside:.3f} s per stage")  # fmt: skip
+            if args.stages:
+                inside, outside = overhead(parent, uid, args.stages)
+                print(f"empty stage, median of {args.stages}: sandboxed {inside:.3f} s, direct {outside:.3f} s, "
+                      f"overhead {inside - outside:.3f} s per stage")  # fmt: skip
+            if args.flood:
+                cpu, wall, kept, past = flood_cpu(parent, uid, args.flood)
+                print(f"stage flooding stdout for {args.flood:.0f} s: worker CPU {cpu:.3f} s over {wall:.1f} s wall "
+                      f"({100 * cpu / wall:.2f} %); {kept} bytes kept, {past} counted past the cap")  # fmt: skip
             if args.hold:
                 cpu, wall, held = worker_cpu(parent, uid, args.hold)
                 print(f"stage holding much ({held}): worker CPU {cpu:.3f} s over {wall:.1f} s "
                       f"wall, {100 * cpu / wall:.2f} %")  # fmt: skip
+            if not args.rounds:
+                print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+                return
             inputs = corpus(parent / "data", args.videos)
             hours = sum(r["duration"] for r in inputs[0]) / 3600
             print(f"corpus: {len(inputs[0])} videos, {hours:.2f} h, {len(inputs[2])} requests")

@@ -21,6 +21,7 @@ import tempfile
 import zipfile
 from datetime import timedelta
 from pathlib import Path
+from traceback import format_exception
 
 from django.conf import settings
 from django.db import transaction
@@ -185,13 +186,15 @@ def do_run_bundle(run_id: int) -> BundleRun:
     limits = sandbox.Limits.of(run.limits)
     stages: list[sandbox.StageResult] = []
     tick = _heartbeat(run.pk)
+    base = Path(settings.FRAMELEDGER_SANDBOX_DIR or tempfile.gettempdir())
+    hidden = _hidden(base, "<sandbox>")  # and the job's folder once it exists
     try:
         uids = sandbox_host.parse_uid_range(settings.FRAMELEDGER_SANDBOX_UIDS)
-        base = Path(settings.FRAMELEDGER_SANDBOX_DIR or tempfile.gettempdir())
         sandbox_host.remove_stale_job_folders(base, "bundle-")
         sandbox_host.remove_stale_cgroups()
         with sandbox_host.uid_lease(uids, sandbox_host.uid_lock_dir(base)) as uid:
             parent = Path(tempfile.mkdtemp(prefix=f"bundle-{run.pk}-", dir=base))  # 0700, root's
+            hidden.update(_hidden(parent, "<job>"))
             lock = sandbox_host.hold_job_folder(parent)  # a folder whose lock is free is a dead worker's
             try:
                 records, features, requests = bundle_inputs(run.version)
@@ -208,13 +211,17 @@ def do_run_bundle(run_id: int) -> BundleRun:
                 left = sandbox.cleanup(parent)
                 os.close(lock)
                 if left:
-                    logger.warning("bundle run %s: job folder not fully removed: %s", run.pk, left[:3])
+                    shown = sandbox.scrub("; ".join(left[:3]), hidden)
+                    logger.warning("bundle run %s: job folder not fully removed: %s", run.pk, shown)
     except (sandbox.BundleError, sandbox.SandboxRefused, sandbox_host.NoFreeUid, OSError, ValueError) as error:
-        logger.warning("bundle run %s could not run: %s", run.pk, error)
-        return _error(run, str(error), stages, enforcement.as_dict())
+        message = sandbox.scrub(str(error), hidden)
+        logger.warning("bundle run %s could not run: %s", run.pk, message)
+        return _error(run, message, _scrubbed(stages, hidden), enforcement.as_dict())
     except Exception as error:  # a fault of the runner itself: recorded on the run, never left running
-        logger.exception("bundle run %s failed", run.pk)
-        return _error(run, f"the runner failed: {type(error).__name__}: {error}", stages, enforcement.as_dict())
+        message = sandbox.scrub(f"the runner failed: {type(error).__name__}: {error}", hidden)
+        logger.error("bundle run %s failed: %s", run.pk, sandbox.scrub("".join(format_exception(error)), hidden))
+        return _error(run, message, _scrubbed(stages, hidden), enforcement.as_dict())
+    stages = _scrubbed(stages, hidden)
     overran = [s for s in stages if s.overran]
     if overran:
         message = "; ".join(f"{s.name} ran {s.seconds:.0f} s, past its limit" for s in overran)
@@ -225,6 +232,20 @@ def do_run_bundle(run_id: int) -> BundleRun:
     except Exception as error:
         logger.exception("bundle run %s could not be scored", run.pk)
         return _error(run, f"the rows could not be scored: {type(error).__name__}: {error}", stages, record)
+
+
+def _hidden(folder: Path, name: str) -> dict[str, str]:
+    """A host folder, as given and resolved, and the name a run's texts show instead."""
+    return {os.fspath(folder): name, os.fspath(folder.resolve()): name}
+
+
+def _scrubbed(stages: list, hidden: dict[str, str]) -> list:
+    """The stages with the job's folder scrubbed from their logs (only the job's folder: the
+    sandbox folder may be ``/tmp``, which the bundle's own messages name inside)."""
+    job = {folder: name for folder, name in hidden.items() if name == "<job>"}
+    for stage in stages:
+        sandbox.scrub_stage(stage, job)
+    return stages
 
 
 def _changed_since_submission(run: BundleRun) -> str:

@@ -44,7 +44,7 @@ from annotator.models import (
 from annotator.reads.documents import ledger_submission
 from annotator.reads.grading_inputs import scorer_code_sha256, scoring_inputs, task_parameters
 from annotator.reads.integrity import frozen_document, frozen_events, ledgers_by_side, verify_ledger_states
-from annotator.reads.publishing import version_label
+from annotator.reads.publishing import answers_public, version_label
 from annotator.reads.sealed_rows import verify_bundle_runs, verify_scores
 from scoring import SolutionRejected, agreement, get_scorer, score_submission
 
@@ -138,7 +138,13 @@ def leaderboard(version: GroundTruthVersion, scorer_id: str, *, sort: str | None
     except board.BadSort as error:
         raise InvalidInput(str(error), field="sort") from None
     return {
-        "version": {"id": version.pk, "tier": version.tier, "number": version.number, "sha256": version.sha256},
+        "version": {
+            "id": version.pk,
+            "tier": version.tier,
+            "number": version.number,
+            "sha256": version.sha256,
+            "answers": answers_public(version),
+        },  # fmt: skip
         "scorer_id": scorer_id,
         "columns": list(board.columns(scorer_id)),
         "rows": rows,

@@ -32,7 +32,7 @@ from annotator.reads.grading import run_counts
 from annotator.reads.integrity import frozen_document, frozen_events, ledgers_by_side
 from annotator.reads.media import media_urls_for
 from annotator.reads.overview import next_step
-from annotator.reads.publishing import latest_version, version_label
+from annotator.reads.publishing import answers_public, latest_version, version_label
 from annotator.reads.sealed_rows import verify_scores
 
 
@@ -197,6 +197,7 @@ def version_view(version: GroundTruthVersion, *, include_events: bool = False) -
         "label": version_label(version.tier, version.number),
         "sha256": version.sha256,
         "source": version.source,
+        "answers": answers_public(version),
         "manifest": version.manifest,
         "changelog": version.changelog,
         "created_at": version.created_at.isoformat(),

@@ -29,6 +29,23 @@ def version_label(tier: str, number: int) -> str:
     return f"{tier} v{number}"
 
 
+PUBLIC_ANSWERS = (
+    "imported from a published release: its answers are public, executable bundles can embed them "
+    "(a bundle carrying the release's annotations scores 1.0); grade bundles against an adjudicated version"
+)
+
+
+def answers_public(version: GroundTruthVersion) -> dict:
+    """Whether a version's answers are public, derived from where it came from (its tier): a
+    provisional version is third-party labels imported from a file (a published release such as
+    QVHighlights, Charades-STA, GTEA, a benchmark's oracle), whose answers anyone may hold, and
+    the house cannot tell a released file from a private one, so every imported version is
+    marked; an adjudicated version is made here from blind ledgers and never leaves the house.
+    ``docs/grading.md`` ("Public answer keys") says which versions bundles may be graded against."""
+    public = version.tier == GroundTruthVersion.Tier.PROVISIONAL
+    return {"public": public, "why": PUBLIC_ANSWERS if public else "", "source": version.source}
+
+
 def changelog(schema: dict, previous: GroundTruthVersion | None, events: list[dict]) -> dict:
     """Added / removed / changed events against the previous version.
 

@@ -44,9 +44,11 @@ def figures(build: sandbox.StageResult) -> dict[str, str]:
 
 
 def gone(job: sandbox.Job) -> None:
-    """The job's filesystem is unmounted and its image deleted; none of its processes lives."""
-    assert not job.rw.exists() and not (job.root / "disk.img").exists()
-    assert not [line for line in Path("/proc/self/mountinfo").read_text().splitlines() if str(job.root) in line]
+    """The job's filesystem and its log filesystems are unmounted and its image deleted; none of its
+    processes lives (the tmpfs of the job's layout goes with ``sandbox.cleanup``)."""
+    assert not job.rw.exists() and not job.logs.exists() and not (job.root.parent / "job.img").exists()
+    mounts = Path("/proc/self/mountinfo").read_text().splitlines()
+    assert not [line for line in mounts if str(job.rw) in line or str(job.logs) in line]
     assert settle(job.uid) == []
 
 
@@ -138,4 +140,4 @@ def test_a_job_whose_filesystem_cannot_be_made_is_refused_with_the_reason_and_ne
     with pytest.raises(sandbox.SandboxRefused, match="bytes free") as refused:
         run(jobs, "touch /job/out/ran\n" + LEGAL_BUILD, disk_bytes=too_big)
     assert str(jobs[0]) not in str(refused.value)  # no host path in the reason
-    assert not (jobs[0] / "job" / "rw").exists() and not (jobs[0] / "job" / "disk.img").exists()
+    assert not (jobs[0] / "job" / "rw").exists() and not (jobs[0] / "job.img").exists()

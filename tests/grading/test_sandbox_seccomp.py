@@ -55,6 +55,9 @@ found = {
     'personality_query': call(135, 0xFFFFFFFF),
     'mbind': call(237, 0, 0, 0, 0, 0, 0),
     'clone3': call(435, 0, 0),
+    'inotify_init': call(253),
+    'inotify_init1': call(294, 0),
+    'inotify_add_watch': call(254, 0, address, 0x20),
     'fallocate': call(285, os.open(os.environ['TMPDIR'] + '/f', os.O_CREAT | os.O_WRONLY, 0o600), 0, 0, 4096),
 }
 os.kill(child, signal.SIGKILL)
@@ -90,4 +93,6 @@ def test_the_stage_filter_refuses_what_dockers_default_profile_refuses_and_allow
     assert {name: found[name] for name in REFUSED} == dict.fromkeys(REFUSED, "EPERM"), found
     assert {name: found[name] for name in ALLOWED} == dict.fromkeys(ALLOWED, "ok"), found
     assert found["clone3"] == "ENOSYS"  # libc falls back to clone, whose flags the filter reads
+    # no watch on the shared runtime (a channel between jobs): as on a kernel without inotify
+    assert [found[n] for n in ("inotify_init", "inotify_init1", "inotify_add_watch")] == ["ENOSYS"] * 3, found
     assert "io_uring" in sandbox.probe().as_dict(uid)["seccomp"]

@@ -1,7 +1,14 @@
 """Unpacking an executable bundle's zip, without Django: the same zip-bomb caps as
 submission archives (``annotator.base.grading.uploads``: the end record, the declared sizes,
 then the inflated bytes counted while they stream, per entry, in all and per compressed
-byte), and every problem a :class:`BundleError` that names the entry (a 400 at upload)."""
+byte), and every problem a :class:`BundleError` that names the entry (a 400 at upload).
+
+The upload and the worker run the same :func:`extract` (the upload with no target: every
+entry inflated and counted, nothing written), and every entry is judged by :func:`_layout`
+before anything is written, so the two never disagree: a name the worker's filesystem would
+refuse (a part longer than ``NAME_MAX``, a path longer than ``MAX_PATH_BYTES``, a file that
+is also another entry's folder) is refused at upload, naming the entry. Errors name entries
+as the zip names them, never a path of the worker's host."""
 
 from __future__ import annotations
 
@@ -15,6 +22,10 @@ from pathlib import Path
 from annotator.base.grading.uploads import InflateCounter, UploadRefused, ZipLimits, check_declared, check_directory
 
 ENTRY_POINTS = ("build.sh", "run.sh")
+NAME_MAX = 255  # bytes of one part of a path (Linux's NAME_MAX, every filesystem the worker uses)
+# Bytes of an entry's path inside the bundle: with the job's folder in front of it (well under
+# 1 KiB: FRAMELEDGER_SANDBOX_DIR, the job's name, ``job/app/``), far below PATH_MAX (4096).
+MAX_PATH_BYTES = 1024
 MiB = 1024 * 1024
 # A bundle may carry model weights: larger than a submission, the same ratio cap.
 BUNDLE_ZIP_LIMITS = ZipLimits(entries=10_000, entry_bytes=1024 * MiB, total_bytes=1024 * MiB, ratio=200)
@@ -39,6 +50,33 @@ def _relative(name: str) -> str:
     if ".." in parts or not parts:
         raise BundleError(f"unsafe path in the bundle: {name!r}")
     return "/".join(parts)
+
+
+def _shown(name: str) -> str:
+    """An entry's name for a message (a long one shortened in the middle)."""
+    return repr(name if len(name) <= 120 else f"{name[:60]}…{name[-40:]}")
+
+
+def _layout(names: list[str], originals: list[str]) -> None:
+    """Refuse what the worker's filesystem would refuse when it writes these files (their
+    paths as unpacked): a part longer than ``NAME_MAX`` bytes, a path longer than
+    ``MAX_PATH_BYTES``, a file that is also the folder of another file."""
+    folders: dict[str, str] = {}
+    for name, original in zip(names, originals, strict=True):
+        encoded = os.fsencode(name)
+        if len(encoded) > MAX_PATH_BYTES:
+            raise BundleError(f"{_shown(original)}: the path is {len(encoded)} bytes; at most {MAX_PATH_BYTES}")
+        for part in name.split("/"):
+            if len(os.fsencode(part)) > NAME_MAX:
+                raise BundleError(
+                    f"{_shown(original)}: a part of the path is {len(os.fsencode(part))} bytes; at most {NAME_MAX}"
+                )
+        parts = name.split("/")
+        for depth in range(1, len(parts)):
+            folders.setdefault("/".join(parts[:depth]), original)
+    for name, original in zip(names, originals, strict=True):
+        if name in folders:
+            raise BundleError(f"{_shown(original)} is a file, and {_shown(folders[name])} needs it as a folder")
 
 
 def _common_folder(names: list[str]) -> str:
@@ -87,12 +125,14 @@ def extract(bundle: bytes, target: Path | None, limits: ZipLimits = BUNDLE_ZIP_L
         except UploadRefused as error:
             raise BundleError(str(error)) from None
         prefix = _common_folder(file_names)
-        counter = InflateCounter(limits)
-        written = []
-        for info, name in zip(files, file_names, strict=True):
-            relative = name[len(prefix) :].lstrip("/") if prefix else name
+        relatives = [name[len(prefix) :].lstrip("/") if prefix else name for name in file_names]
+        for info, relative in zip(files, relatives, strict=True):
             if not relative:
                 raise BundleError(f"unsafe path in the bundle: {info.filename!r}")
+        _layout(relatives, [i.filename for i in files])
+        counter = InflateCounter(limits)
+        written = []
+        for info, relative in zip(files, relatives, strict=True):
             written.append(relative)
             destination = target.joinpath(*relative.split("/")) if target is not None else None
             try:
@@ -111,7 +151,9 @@ def extract(bundle: bytes, target: Path | None, limits: ZipLimits = BUNDLE_ZIP_L
                             sink.close()
             except UploadRefused as error:
                 raise BundleError(str(error)) from None
-            except (zipfile.BadZipFile, OSError, RuntimeError, NotImplementedError, zlib.error, EOFError) as error:
+            except OSError as error:  # its message alone: the error's file name is the worker's host path
+                raise BundleError(f"cannot unpack {info.filename}: {error.strerror or type(error).__name__}") from None
+            except (zipfile.BadZipFile, RuntimeError, NotImplementedError, zlib.error, EOFError) as error:
                 raise BundleError(f"cannot read {info.filename} from the bundle: {error}") from None
             if destination is not None:
                 executable = (info.external_attr >> 16) & 0o111

@@ -18,12 +18,15 @@ The layout of one job (``root``, mode 0700, made by :func:`prepare`):
 |---|---|---|---|
 | ``app/`` | ``/job/app`` (read-only) | root | the bundle |
 | ``task/data/corpus/``, ``task/queries/`` | ``/job/task`` (read-only) | root | corpus, requests |
-| ``disk.img`` | | root | the job's filesystem (ext4 image, sparse), while the job runs |
+| ``../job.img`` | | root | the job's filesystem (ext4 image, sparse, beside the job's folder), while the job runs |
+| ``logs/stdout/``, ``logs/stderr/`` | ``/job/logs/…`` | root | a tmpfs per stream: the stages' logs |
 | ``rw/index/`` | ``/job/work/index`` (read-write in the build, read-only after) | the job's uid | the index |
 | ``rw/out/``, ``rw/tmp/``, ``rw/cache/`` | ``/job/out``, ``/job/tmp`` (``HOME``), ``/job/cache`` | the job's uid | |
 | ``etc/`` | ``/etc`` (read-only) | root | the minimal ``/etc`` |
 
-``rw/`` is the mount point of ``disk.img``: mounted when the bundle starts (:func:`job_disk`),
+``root`` itself is a tmpfs (``sandbox_disk.mount_layout``, gone with the job), so that the
+stage's ``/proc/self/mountinfo`` names what is bound from it by its path there (``/app``), never
+by a host path. ``rw/`` is the mount point of ``../job.img``: mounted when the bundle starts (:func:`job_disk`),
 unmounted and removed when it ends.
 
 The ground truth never enters the job: the caller scores the rows after the bundle has
@@ -36,6 +39,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -50,6 +54,7 @@ from annotator.base.grading import sandbox_root as broot
 from annotator.base.grading import sandbox_seccomp as seccomp
 from annotator.base.grading.bundle_zip import BUNDLE_ZIP_LIMITS, ENTRY_POINTS, BundleError, extract
 from annotator.base.grading.sandbox_stage import (
+    LOGS,
     GiB,
     Job,
     Limits,
@@ -65,10 +70,11 @@ from annotator.base.grading.uploads import ZipLimits
 __all__ = [
     "BUNDLE_ZIP_LIMITS", "ENTRY_POINTS", "GiB", "BundleError", "Enforcement", "Job", "Limits", "SandboxRefused",
     "StageResult", "cleanup", "environment", "extract", "inside", "job_disk", "log_text", "prepare", "probe",
-    "run_bundle", "run_stage",
+    "run_bundle", "run_stage", "scrub", "scrub_stage",
 ]  # fmt: skip
 
 DEFAULT_UIDS = range(2_000_000, 2_001_000)
+LAYOUT_SLACK_BYTES = 16 * 1024**2  # the job's layout tmpfs past the bundle and the corpus: etc/, the calls' folders
 
 
 class SandboxRefused(RuntimeError):
@@ -100,6 +106,8 @@ class Enforcement:
             "cgroups": dict(self.cgroups) or "none on this host: pid namespace, RLIMIT_NPROC of the job's uid",
             "disk": "the job's writable folders are a filesystem of its own (ext4 on a loop device, "
             "limits.disk_bytes and limits.disk_entries inodes): ENOSPC at the limit, held by the kernel",
+            "logs": LOGS,
+            "layout": "the job's folder is a tmpfs of its own: its mounts name no host path",
             "notes": list(self.notes),
         }
 
@@ -165,6 +173,12 @@ def prepare(
     job = Job(Path(root), uid, uid if gid is None else gid)
     job.root.mkdir(mode=0o700)
     os.chmod(job.root, 0o700)
+    corpus_bytes = sum(os.stat(source).st_size for source in features.values())
+    corpus_bytes += sum(len(json.dumps(r)) + 1 for r in [*records, *requests])
+    try:
+        disk.mount_layout(job.root, zip_limits.total_bytes + corpus_bytes + LAYOUT_SLACK_BYTES)
+    except disk.DiskRefused as error:
+        raise SandboxRefused(str(error)) from None
     extract(bundle, job.app, zip_limits)
     job.corpus.mkdir(parents=True)
     for name, source in features.items():
@@ -194,15 +208,20 @@ def job_disk(job: Job, limits: Limits, *, device: str = "cpu", calls: int = 0) -
     try:
         made = disk.make(
             job.root, data_bytes=limits.disk_bytes, entries=limits.disk_entries, uid=job.uid, gid=job.gid,
-            executable=device == "cuda", spares=calls,
+            executable=device == "cuda", spares=calls, image_dir=job.root.parent,
         )  # fmt: skip
     except (disk.DiskRefused, OSError) as error:
         raise SandboxRefused(str(error) if isinstance(error, disk.DiskRefused) else error.strerror) from None
     try:
+        disk.mount_logs(job.logs, limits.log_file_bytes)
+    except disk.DiskRefused as error:
+        disk.release(made.image, made.mount)
+        raise SandboxRefused(str(error)) from None
+    try:
         yield made
     finally:
         host.kill_uid(job.uid)
-        left = disk.release(made.image, made.mount)
+        left = disk.release(made.image, made.mount) + disk.release_logs(job.logs)
         if left:
             raise OSError(f"the job's filesystem was not released: {'; '.join(left)}")
 
@@ -266,6 +285,29 @@ def enforcement_record(job: Job, stages: Sequence[StageResult]) -> dict:
         record["job_disk"] = dict(job.disk)
     record["stage_cgroups"] = {s.name: s.enforced.get("cgroups", {}) for s in stages}
     return record
+
+
+def scrub(text: str, folders: dict[str, str]) -> str:
+    """``text`` with every host folder of ``folders`` (the job's folder, the sandbox folder,
+    each as given and resolved) replaced by its neutral name (``<job>``, ``<sandbox>``), the
+    longest first: what a submitter or a maintainer reads of a run (its outcome, its stages'
+    logs, the worker's log lines) never shows a host path."""
+    for folder in sorted(folders, key=len, reverse=True):
+        if folder.rstrip("/"):  # the folder itself or a path in it, not a longer name (/tmp, /tmpfs)
+            text = re.sub(re.escape(folder.rstrip("/")) + r"(?![^/\s'\"])", folders[folder].replace("\\", r"\\"), text)
+    return text
+
+
+def scrub_stage(stage: StageResult, folders: dict[str, str]) -> None:
+    """The stage's logs, note and kill reason through :func:`scrub` (bwrap's own messages
+    name host paths)."""
+    for name in ("stdout", "stderr"):
+        data: bytes = getattr(stage, name)
+        if any(os.fsencode(folder.rstrip("/")) in data for folder in folders if folder.rstrip("/")):
+            text = scrub(data.decode("utf-8", "surrogateescape"), folders)
+            setattr(stage, name, text.encode("utf-8", "surrogateescape"))
+    stage.note = scrub(stage.note, folders)
+    stage.killed = scrub(stage.killed, folders)
 
 
 def cleanup(root: Path) -> list[str]:

@@ -21,6 +21,7 @@ allows exec for what a bundle compiles at run time.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import subprocess
 from dataclasses import dataclass
@@ -97,7 +98,15 @@ def _run(argv: list[str]) -> str:
 
 
 def make(
-    root: Path, *, data_bytes: int, entries: int, uid: int, gid: int, executable: bool, spares: int = 0
+    root: Path,
+    *,
+    data_bytes: int,
+    entries: int,
+    uid: int,
+    gid: int,
+    executable: bool,
+    spares: int = 0,
+    image_dir: Path | None = None,
 ) -> JobDisk:
     """Make, format and mount the job's filesystem under ``root`` (the job's folder, root's,
     0700): ``root/disk.img`` mounted at ``root/rw``, holding the job's folders (its uid's,
@@ -107,9 +116,11 @@ def make(
     reason = missing()
     if reason:
         raise DiskRefused(f"no filesystem of its own for the job: {reason}")
-    image, mount = Path(root) / "disk.img", Path(root) / "rw"
+    # beside the job's folder (``image_dir``; its layout is a tmpfs), named after it: jobs may share a parent
+    image = Path(image_dir) / f"{Path(root).name}.img" if image_dir else Path(root) / "disk.img"
+    mount = Path(root) / "rw"
     size = image_bytes(data_bytes, entries + own)
-    free = os.statvfs(root)
+    free = os.statvfs(image.parent)
     if free.f_bavail * free.f_frsize < size:
         raise DiskRefused(
             f"no filesystem of its own for the job: the sandbox folder's filesystem has "
@@ -182,6 +193,66 @@ def renew(mount: Path, name: str) -> None:
     spent = mount / ".reserved" / "spent"
     os.rename(mount / name, spent / spares[0].name)
     os.rename(spares[0], mount / name)
+
+
+LOG_STREAMS = ("stdout", "stderr")
+
+
+def mount_logs(point: Path, size: int) -> None:
+    """At ``point`` (made, root's), one tmpfs of ``size`` bytes per stream (``stdout/``,
+    ``stderr/``; root's, 0755: the job may write the files the worker makes in them, never
+    make, rename or remove one) for the stages' log files: the kernel bounds what a stage's
+    output takes, apart from the job's own filesystem and from the other stream (a flood of
+    stdout leaves room for the message on stderr that says so). Raises :class:`DiskRefused`."""
+    point.mkdir(mode=0o755)
+    for stream in LOG_STREAMS:
+        (point / stream).mkdir(mode=0o755)
+        failure = _tmpfs(point / stream, f"frameledger-{stream}", f"size={size},nr_inodes=16,mode=0755", exec_=False)
+        if failure:
+            release_logs(point)
+            raise DiskRefused(f"no log filesystem for the job: {failure.replace(os.fspath(point), 'logs')}")
+
+
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MNT_DETACH = 2, 4, 8, 2
+
+
+def _tmpfs(point: Path, name: str, options: str, *, exec_: bool) -> str:
+    """Mount a tmpfs with mount(2) itself (no ``mount`` process: a job's start stays short);
+    '' when it worked, else the reason."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    flags = MS_NOSUID | MS_NODEV | (0 if exec_ else MS_NOEXEC)
+    if libc.mount(name.encode(), os.fsencode(point), b"tmpfs", flags, options.encode()) == 0:
+        return ""
+    return os.strerror(ctypes.get_errno())
+
+
+def _untmpfs(point: Path) -> bool:
+    """Unmount ``point`` with umount2(2): plainly, else lazily; whether it is gone."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    return libc.umount2(os.fsencode(point), 0) == 0 or libc.umount2(os.fsencode(point), MNT_DETACH) == 0
+
+
+def mount_layout(point: Path, size: int) -> None:
+    """A tmpfs of ``size`` bytes at ``point`` (root's, 0700) for the job's own layout (the
+    bundle, the corpus, ``etc``): what the stage binds from it is named in its
+    ``/proc/self/mountinfo`` by its path in this filesystem (``/app``), not by a host path
+    (``/srv/sandbox/bundle-17-x1/job/app``). Raises :class:`DiskRefused`."""
+    failure = _tmpfs(point, "frameledger-job", f"size={size},mode=0700", exec_=True)
+    if failure:
+        raise DiskRefused(f"no filesystem for the job's layout: {failure.replace(os.fspath(point), 'job')}")
+
+
+def release_logs(point: Path) -> list[str]:
+    """Unmount the log filesystems and remove their mount points; never raises, returns what stayed."""
+    left = [f"{p}: still mounted" for p in _mounted(point) if not _untmpfs(Path(p))]
+    for folder in [*(point / stream for stream in LOG_STREAMS), point]:
+        try:
+            folder.rmdir()
+        except FileNotFoundError:
+            pass
+        except OSError as error:
+            left.append(f"logs: {error.strerror}")
+    return left
 
 
 def _mounted(folder: Path) -> list[str]:

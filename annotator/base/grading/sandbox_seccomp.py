@@ -26,6 +26,10 @@ difference from those profiles and why:
 * ``personality`` other than the values Docker allows (Linux, ``UNAME26``, ``PER_LINUX32``,
   the query).
 
+One addition of its own: **inotify** (``inotify_init``, ``inotify_init1``, ``inotify_add_watch``)
+answers ``ENOSYS``: a watch on the shared read-only runtime would tell a job when another job
+opens it (a channel between jobs); programs fall back to polling as on a kernel without it.
+
 Any other ABI (i386 or x32 on x86_64, arm32 on aarch64) is killed: its numbers would slip past
 the filter. ``fallocate`` is allowed: the job's filesystem has a fixed size (``sandbox_disk``).
 """
@@ -68,6 +72,10 @@ REFUSED = {
     "uselib": (134, None), "ustat": (136, None), "sysfs": (139, None), "_sysctl": (156, None),
     "nfsservctl": (180, 42),
 }  # fmt: skip
+# inotify: a job could watch another job open the shared read-only runtime (a one-bit channel
+# between jobs). ENOSYS, as on a kernel built without it: ``tail -f`` and file watchers fall back
+# to polling without a word.
+NO_INOTIFY = {"inotify_init": (253, None), "inotify_init1": (294, 26), "inotify_add_watch": (254, 27)}
 CLONE, CLONE3, UNSHARE, PTRACE, PERSONALITY = (
     {"x86_64": 56, "aarch64": 220}, {"x86_64": 435, "aarch64": 435}, {"x86_64": 272, "aarch64": 97},
     {"x86_64": 101, "aarch64": 117}, {"x86_64": 135, "aarch64": 92},
@@ -76,7 +84,8 @@ CLONE, CLONE3, UNSHARE, PTRACE, PERSONALITY = (
 SUMMARY = (
     "at least Docker's default profile: io_uring, userfaultfd, perf_event_open, bpf, fanotify_init, "
     "kernel keyrings, new namespaces (setns, unshare/clone with CLONE_NEW*), ptrace attach, "
-    "process_vm_*, mounts, modules, clocks and the other host-wide calls refused; other ABIs killed"
+    "process_vm_*, mounts, modules, clocks and the other host-wide calls refused; inotify absent (ENOSYS); "
+    "other ABIs killed"
 )
 
 
@@ -117,6 +126,9 @@ def program(machine: str | None = None) -> bytes | None:
         if numbers[column] is not None:
             ops += [_op(_JEQ, numbers[column], 0, 1), _op(_RET, _ERRNO | _EPERM)]
     ops += [_op(_JEQ, CLONE3[machine], 0, 1), _op(_RET, _ERRNO | _ENOSYS)]
+    for numbers in NO_INOTIFY.values():
+        if numbers[column] is not None:
+            ops += [_op(_JEQ, numbers[column], 0, 1), _op(_RET, _ERRNO | _ENOSYS)]
     ops += _flags_refused(UNSHARE[machine], CLONE_NAMESPACES | CLONE_NEWTIME)
     ops += _flags_refused(CLONE[machine], CLONE_NAMESPACES)
     ops += _values_refused(PTRACE[machine], (PTRACE_ATTACH, PTRACE_SEIZE), allowed=False)

@@ -6,6 +6,7 @@ captures its logs. ``sandbox`` lays out jobs and runs bundles with it."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import ctypes
 import os
 import resource
@@ -34,6 +35,7 @@ class Limits:
     address_space_bytes: int = 32 * GiB  # RLIMIT_AS per process; 0 = none (CUDA reserves more)
     open_files: int = 4096
     log_bytes: int = 256 * 1024  # kept per stream and stage
+    log_file_bytes: int = 64 * 1024**2  # what a stage's log file of each stream may take (a tmpfs each)
     memory_bytes: int = 16 * GiB  # the stage's memory cgroup (tmpfs pages count), where there is one
     disk_bytes: int = 16 * GiB  # what the job's writable folders may hold together (its filesystem's size)
     disk_entries: int = 200_000  # files and folders in them (its inode count)
@@ -101,6 +103,7 @@ class Job:
     out = property(lambda self: self.rw / "out")
     tmp = property(lambda self: self.rw / "tmp")
     cache = property(lambda self: self.rw / "cache")
+    logs = property(lambda self: self.root / "logs")  # a tmpfs: each stage's stdout and stderr, as files
     etc = property(lambda self: self.root / "etc")
 
     def call_queries(self, number: int) -> Path:
@@ -118,6 +121,7 @@ class Job:
             (self.out, broot.INSIDE / "out"),
             (self.tmp, broot.INSIDE / "tmp"),
             (self.cache, broot.INSIDE / "cache"),
+            (self.logs, broot.INSIDE / "logs"),
         ]
 
 
@@ -163,6 +167,11 @@ def environment(job: Job, device: str = "cpu") -> dict:
 
 
 TIMEOUT = "/usr/bin/timeout"  # coreutils
+LOGS = (
+    "each stream a file on a log filesystem of its own (/job/logs/stdout, /job/logs/stderr: a tmpfs of "
+    "limits.log_file_bytes each, ENOSPC past it); the first limits.log_bytes of each read once at the "
+    "stage's end, nothing read while it runs"
+)
 PR_SET_PDEATHSIG = 1
 # The worker's own look at the clock comes this long after the watchdog's kill: it only notices.
 WATCH_GRACE_SECONDS = 5.0
@@ -202,7 +211,8 @@ def _pre_exec(limits: Limits, seconds: float, cgroups: list[bytes]):
 
 
 class _Capture(threading.Thread):
-    """Reads a pipe to its end, keeping the first ``cap`` bytes."""
+    """Reads a pipe to its end, keeping the first ``cap`` bytes. Only bwrap's and the log
+    wrapper's own messages come this way: the stage's processes write to their log files."""
 
     def __init__(self, stream, cap: int):
         super().__init__(daemon=True)
@@ -216,6 +226,49 @@ class _Capture(threading.Thread):
                 self.dropped += max(len(chunk) - max(room, 0), 0)
         except (OSError, ValueError):
             pass
+
+
+# The stage's first process (the job's uid, inside): its stdout and stderr become the stage's log
+# files on the job's filesystem, then the command runs. Nothing of the job runs before it.
+LOG_WRAPPER = 'exec >"$1" 2>"$2" </dev/null; shift 2; exec "$@"'
+SANDBOX_MESSAGES_BYTES = 64 * 1024
+
+
+@dataclass
+class _Logs:
+    """The stage's two log files on the job's log filesystem (``sandbox_disk.mount_logs``):
+    made by the worker in a folder the job cannot change, opened by it before the stage starts,
+    written by the stage through the wrapper, read once at its end, then removed."""
+
+    paths: list[Path]
+    inside: list[str]
+    descriptors: list[int]
+
+    @classmethod
+    def make(cls, job: Job, name: str) -> _Logs:
+        paths, descriptors = [job.logs / stream / name for stream in ("stdout", "stderr")], []
+        for path in paths:
+            created = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            os.fchown(created, job.uid, job.gid)
+            os.close(created)
+            descriptors.append(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC))
+        return cls(paths, [inside(p, job) for p in paths], descriptors)
+
+    def read(self, cap: int) -> list[tuple[bytes, int]]:
+        """(the first ``cap`` bytes, the bytes past them) of each file; one read each."""
+        found = []
+        for descriptor in self.descriptors:
+            kept = os.pread(descriptor, cap, 0)
+            found.append((kept, max(os.fstat(descriptor).st_size - len(kept), 0)))
+        return found
+
+    def close(self) -> None:
+        for descriptor in self.descriptors:
+            os.close(descriptor)
+        self.descriptors = []
+        for path in self.paths:  # every process of the stage is dead: the space is free again
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
 
 
 def _memfd(name: str, data: bytes) -> int:
@@ -249,6 +302,7 @@ def run_stage(
     watchdog have failed."""
     result = StageResult(name=name, argv=list(argv))
     unique = f"{job.root.parent.name}-{job.root.name}-{name}-{os.getpid()}-{time.monotonic_ns()}"  # never shared
+    logs = _Logs.make(job, name)
     group = host.stage_cgroup(unique, pids=limits.processes, memory_bytes=limits.memory_bytes)
     binds = job.binds()
     read_only, writable = binds[:2], binds[3:]
@@ -256,8 +310,9 @@ def run_stage(
     program = seccomp.program()
     filters = [] if program is None else [_memfd("bwrap-seccomp", program)]
     args = broot.bwrap_args(
-        uid=job.uid, gid=job.gid, etc=job.etc, read_only=read_only, writable=writable, env=environment(job, device),
-        argv=argv, tmpfs_bytes=limits.tmpfs_bytes, devices=broot.nvidia_devices() if device == "cuda" else (),
+        uid=job.uid, gid=job.gid, etc=job.etc, read_only=read_only, writable=writable,
+        env=environment(job, device), argv=["/bin/sh", "-c", LOG_WRAPPER, "stage-logs", *logs.inside, *argv],
+        tmpfs_bytes=limits.tmpfs_bytes, devices=broot.nvidia_devices() if device == "cuda" else (),
         seccomp_fd=filters[0] if filters else None,
     )  # fmt: skip
     split = args.index("--")  # bwrap takes options through the descriptor, the command on its own line
@@ -280,7 +335,12 @@ def run_stage(
             for kept in filters:
                 os.close(kept)
             filters = []
-            readers = [_Capture(process.stdout, limits.log_bytes), _Capture(process.stderr, limits.log_bytes)]
+            # bwrap's, setpriv's and the wrapper's own messages: the stage's processes write
+            # to their log files (the kernel holds them to the job's filesystem), never here.
+            readers = [
+                _Capture(process.stdout, SANDBOX_MESSAGES_BYTES),
+                _Capture(process.stderr, SANDBOX_MESSAGES_BYTES),
+            ]
             for reader in readers:
                 reader.start()
             _watch(process, result, seconds, tick)
@@ -291,21 +351,25 @@ def run_stage(
             process.wait()
             for reader in readers:
                 reader.join(timeout=5)
+        (result.stdout, out_past), (result.stderr, err_past) = logs.read(limits.log_bytes)
+        result.dropped_bytes = out_past + err_past
     finally:
+        logs.close()
         if descriptor >= 0:
             os.close(descriptor)
         for kept in filters:
             os.close(kept)
         group.kill()
         host.kill_uid(job.uid)
-        result.enforced = {"cgroups": group.enforced, "peak": group.peak(), "notes": group.notes}
+        result.enforced = {"cgroups": group.enforced, "peak": group.peak(), "notes": group.notes, "logs": LOGS}
         group.remove()
     result.seconds = round(time.monotonic() - started, 3)
     result.timed_out = result.timed_out or result.seconds >= seconds
     result.overran = result.seconds > seconds + OVERRUN_SECONDS
-    if readers:
-        result.stdout, result.stderr = bytes(readers[0].kept), bytes(readers[1].kept)
-        result.dropped_bytes = readers[0].dropped + readers[1].dropped
+    messages = b"".join(bytes(r.kept) for r in readers)
+    if messages:  # after the stage's own stderr, marked as the sandbox's
+        result.stderr += b"\n[sandbox] " + messages
+        result.dropped_bytes += sum(r.dropped for r in readers)
     code = process.returncode
     result.exit_code = code
     if code is not None and code < 0:

@@ -27,6 +27,7 @@ from annotator.actions import people
 from annotator.base.errors import WorkflowError
 from annotator.reads import access
 from annotator.reads.media import media_urls_for
+from annotator.reads.publishing import answers_public
 from annotator.reads.search import is_annotation_only, is_moment_packet, player_remedy
 from annotator.reads.verify import version_problems
 from scoring.registry import scorers_of
@@ -216,7 +217,8 @@ def version_grading(request, version_id: int):
     if scorer_id not in _scorers(version.packet):
         raise Http404("Not found")
     config = {"versionId": version.pk, "scorerId": scorer_id, "scorers": _scorers(version.packet)}
-    return render(request, "frontend/grading/version.html", {"version": version, "config": config})
+    context = {"version": version, "config": config, "answers": answers_public(version)}
+    return render(request, "frontend/grading/version.html", context)
 
 
 @login_required
