@@ -61,6 +61,7 @@ from annotator.reads import grading as reads
 from annotator.reads.grading_inputs import ScoringInputs, check_scorer_id, scorer_code_sha256, scoring_inputs
 from annotator.reads.integrity import TamperedData
 from annotator.reads.moment_corpus import reference_calibration_rows
+from annotator.reads.sealed_derived import verified_calibration
 from scoring import SolutionRejected, anchors, score_submission
 from scoring.errors import ScoringError
 
@@ -397,6 +398,15 @@ def do_compute_calibration(version: GroundTruthVersion, *, scorer_id: str | None
             "scorer_code_sha256": scorer_code_sha256(),
         },
     )
+    calibration.refresh_from_db(fields=["computed_at"])  # the seal covers the stored time
+    record(
+        None,
+        "compute_calibration",
+        calibration,
+        packet=version.packet,
+        hashes={"version": version.sha256, "row": row_seal(calibration)},
+        details={"version": version.pk, "scorer_id": scorer_id, "status": status},
+    )
     return calibration
 
 
@@ -419,7 +429,7 @@ def do_mark_version_ready(version: GroundTruthVersion, *, actor) -> VersionReadi
     if VersionReadiness.objects.filter(version=version).exists():
         raise Conflict(f"version {version.pk} is already marked ready")
     scorer_id = version.packet.task_kind.scorer_id
-    calibration = VersionCalibration.objects.filter(version=version, scorer_id=scorer_id).first()
+    calibration = verified_calibration(VersionCalibration.objects.filter(version=version, scorer_id=scorer_id).first())
     if calibration is None or calibration.scorer_code_sha256 != scorer_code_sha256():
         calibration = do_compute_calibration(version, scorer_id=scorer_id)
     if calibration.status != VersionCalibration.Status.OK:
@@ -427,12 +437,13 @@ def do_mark_version_ready(version: GroundTruthVersion, *, actor) -> VersionReadi
     readiness = VersionReadiness.objects.create(
         version=version, scorer_id=scorer_id, anchors=calibration.anchors, marked_by=actor
     )
+    readiness.refresh_from_db(fields=["marked_at"])
     record(
         actor,
         "mark_version_ready",
         version,
         packet=version.packet,
-        hashes={"version": version.sha256},
+        hashes={"version": version.sha256, "readiness": row_seal(readiness)},
         details={"scorer_id": scorer_id, "anchors": {a["name"]: a["reward"] for a in calibration.anchors}},
     )
     return readiness
@@ -468,12 +479,13 @@ def do_agreement_report(packet: Packet, *, actor) -> AgreementReport:
         report=reads.compute_agreement(packet, ledgers, version),
         created_by=actor,
     )
+    created.refresh_from_db(fields=["report", "created_at"])  # the seal covers the stored values
     record(
         actor,
         "agreement_report",
         created,
         packet=packet,
-        hashes={"ledger_a": ledgers["A"].sha256, "ledger_b": ledgers["B"].sha256},
+        hashes={"ledger_a": ledgers["A"].sha256, "ledger_b": ledgers["B"].sha256, "row": row_seal(created)},
         details={"version": version.pk if version else None, "scorer_id": scorer_id},
     )
     return created

@@ -56,6 +56,17 @@ SEALED_COLUMNS: dict[str, tuple[str, ...]] = {
         "created_at", "status", "outcome", "stages", "enforcement", "submission_id", "score_id", "finished_at",
         "worker", "heartbeat_at",
     ),
+    # Derived rows a sealed thing's meaning rests on: the agreement report a maintainer reads
+    # about two frozen ledgers, the calibration anchors a readiness mark and a leaderboard's
+    # reference rows come from, and the readiness mark that lets a version be graded.
+    "annotator.AgreementReport": (
+        "packet_id", "scorer_id", "ledger_a_sha256", "ledger_b_sha256", "version_id", "report", "created_by_id",
+        "created_at",
+    ),
+    "annotator.VersionCalibration": (
+        "version_id", "scorer_id", "params", "anchors", "status", "problems", "scorer_code_sha256", "computed_at",
+    ),
+    "annotator.VersionReadiness": ("version_id", "scorer_id", "anchors", "marked_by_id", "marked_at"),
 }  # fmt: skip
 
 # The columns of a bundle run fixed when it is submitted (sealed by ``submit_bundle``; the

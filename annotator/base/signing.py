@@ -251,6 +251,13 @@ def sign(context: bytes, digest: str) -> tuple[str, str]:
 def valid(context: bytes, digest: str, kid: str | None, signature: str | None) -> bool:
     """Whether ``signature`` over ``context + digest`` verifies under the trusted key ``kid``.
     (Cached: the same inputs always give the same answer, and the cache is the process's own.)"""
+    return verifies(context, digest, kid, signature)
+
+
+def verifies(context: bytes, digest: str, kid: str | None, signature: str | None) -> bool:
+    """``valid`` without its cache (a pass over the whole chain reads each entry once, and
+    holding 65,536 entries' inputs would only cost memory). Safe to call from several
+    threads: the verification itself runs without Python's lock."""
     public = keyring().keys.get(kid or "")
     if public is None and kid:  # a key made since this process read the keyring (a rotation)
         keyring.cache_clear()

@@ -67,16 +67,26 @@ class AuditEntry(ImmutableModel):
         signature over that SHA-256 must verify under a trusted key (``annotator.base.signing``;
         entries up to the keyring's ``unsigned_through`` were appended before signing began)."""
         if self.chain_sha256() != self.sha256:
-            return "its fields do not match its SHA-256 (edited)"
-        if signing.valid(signing.ENTRY_CONTEXT, self.sha256, self.key_id, self.signature):
-            return None
-        if self.signature is None and self.seq <= signing.keyring().unsigned_through:
-            return None
-        if self.signature is None:
-            return "not signed (appended without the signing key: forged)"
-        if self.key_id not in signing.keyring().keys:
-            return f"signed by an unknown key {self.key_id!r} (forged)"
-        return "its signature does not verify (forged or edited)"
+            return EDITED
+        verified = signing.valid(signing.ENTRY_CONTEXT, self.sha256, self.key_id, self.signature)
+        return unsigned_problem(self.seq, self.key_id, self.signature, verified=verified)
+
+
+EDITED = "its fields do not match its SHA-256 (edited)"
+
+
+def unsigned_problem(seq: int, kid: str | None, signature: str | None, *, verified: bool) -> str | None:
+    """Why an entry whose fields match its SHA-256 is still not authentic, or None:
+    ``verified`` says whether its signature verified under the trusted key ``kid``."""
+    if verified:
+        return None
+    if signature is None and seq <= signing.keyring().unsigned_through:
+        return None
+    if signature is None:
+        return "not signed (appended without the signing key: forged)"
+    if kid not in signing.keyring().keys:
+        return f"signed by an unknown key {kid!r} (forged)"
+    return "its signature does not verify (forged or edited)"
 
 
 def entry_sha256(*, seq, prev_sha256, at, actor_id, operation, object_type, object_id, packet_id, hashes, details):

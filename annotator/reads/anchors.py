@@ -69,38 +69,56 @@ def set_aside(why: str) -> Path | None:
 
 def anchors() -> list[Anchor]:
     """The anchored heads, in file order (unreadable lines are skipped)."""
+    return list(_read_anchors())
+
+
+def _read_anchors():
     try:
-        text = anchor_path().read_text(encoding="utf-8")
+        handle = anchor_path().open(encoding="utf-8")
     except FileNotFoundError:
-        return []
-    found = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        head = line.split(" ", 1)[0]
-        seq, _, sha = head.partition(":")
-        if seq.isdigit() and len(sha) == 64:
-            found.append(Anchor(int(seq), sha, number, line.strip()))
-    return found
+        return
+    with handle:
+        for number, line in enumerate(handle, start=1):
+            head = line.split(" ", 1)[0]
+            seq, _, sha = head.partition(":")
+            if seq.isdigit() and len(sha) == 64:
+                yield Anchor(int(seq), sha, number, line.strip())
 
 
-def anchor_problems() -> list[tuple[str, str]]:
-    """(object, message) for every anchored head no longer in the chain as recorded. One
-    pass over the chain in seq order (an anchor after every write: as many heads as entries)."""
-    first = {a.seq: a for a in reversed(anchors())}  # the first line per seq
+def first_anchors() -> dict[int, tuple[str, int]]:
+    """seq -> (SHA-256, line number) of the first line anchoring each seq, read line by line
+    (an anchor after every write: as many lines as entries; only what the check needs is kept)."""
+    first: dict[int, tuple[str, int]] = {}
+    for anchor in _read_anchors():
+        first.setdefault(anchor.seq, (anchor.sha256, anchor.line))
+    return first
+
+
+def anchor_problems(
+    first: dict[int, tuple[str, int]] | None = None, stored: dict[int, str] | None = None
+) -> list[tuple[str, str]]:
+    """(object, message) for every anchored head no longer in the chain as recorded.
+    ``first``: ``first_anchors()``, read when not given; ``stored``: seq -> SHA-256 of those
+    seqs in the chain, as a pass over the chain collected them (``annotator.reads.chain``;
+    one pass over the chain here otherwise)."""
+    first = first_anchors() if first is None else first
     if not first:
         return []
-    stored: dict[int, str] = {}
-    for seq, sha in AuditEntry.objects.order_by("seq").values_list("seq", "sha256").iterator(chunk_size=5000):
-        if seq in first:
-            stored[seq] = sha
+    if stored is None:
+        stored = {}
+        for seq, sha in AuditEntry.objects.order_by("seq").values_list("seq", "sha256").iterator(chunk_size=5000):
+            if seq in first:
+                stored[seq] = sha
     problems = []
-    for anchor in sorted(first.values(), key=lambda a: a.line):
-        where = f"{anchor_path()} line {anchor.line}"
-        found = stored.get(anchor.seq)
+    path = anchor_path()
+    for seq, (sha256, line) in sorted(first.items(), key=lambda item: item[1][1]):
+        where = f"{path} line {line}"
+        found = stored.get(seq)
         if found is None:
             message = f"anchored as a chain head ({where}) and now missing: the chain was cut"
-            problems.append((f"audit entry seq {anchor.seq}", message))
-        elif found != anchor.sha256:
+            problems.append((f"audit entry seq {seq}", message))
+        elif found != sha256:
             problems.append(
-                (f"audit entry seq {anchor.seq}", f"its SHA-256 differs from the head anchored in {where}: rewritten")
+                (f"audit entry seq {seq}", f"its SHA-256 differs from the head anchored in {where}: rewritten")
             )
     return problems

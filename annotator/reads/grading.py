@@ -45,6 +45,7 @@ from annotator.reads.documents import ledger_submission
 from annotator.reads.grading_inputs import scorer_code_sha256, scoring_inputs, task_parameters
 from annotator.reads.integrity import frozen_document, frozen_events, ledgers_by_side, verify_ledger_states
 from annotator.reads.publishing import answers_public, version_label
+from annotator.reads.sealed_derived import readiness_of, sealed_report, verified_calibration, verified_calibrations
 from annotator.reads.sealed_rows import verify_bundle_runs, verify_scores
 from scoring import SolutionRejected, agreement, get_scorer, score_submission
 
@@ -74,7 +75,7 @@ def require_ready_for_grading(version: GroundTruthVersion) -> None:
     a maintainer marked ready (its anchors held under the task scorer); ``Conflict``
     saying so otherwise. The verifier's command line (``score_submissions``) is not
     gated: it names the version it scores against (docs/grading.md)."""
-    if not VersionReadiness.objects.filter(version=version).exists():
+    if readiness_of(version) is None:  # a mark read through its seal: one added by SQL is an integrity error
         raise Conflict(
             f"{version_label(version.tier, version.number)} (version {version.pk}) is not marked ready for grading: "
             "check its calibration and mark it ready on the version's grading page first"
@@ -153,8 +154,18 @@ def leaderboard(version: GroundTruthVersion, scorer_id: str, *, sort: str | None
 
 
 def _anchors(version: GroundTruthVersion, scorer_id: str) -> list[dict]:
-    calibration = VersionCalibration.objects.filter(version=version, scorer_id=scorer_id).first()
+    calibration = verified_calibration(VersionCalibration.objects.filter(version=version, scorer_id=scorer_id).first())
     return calibration.anchors if calibration is not None else []
+
+
+def version_calibrations(version: GroundTruthVersion) -> list[VersionCalibration]:
+    """Every calibration of the version, each read through its seal."""
+    return verified_calibrations(version.calibrations.all())
+
+
+def version_readiness(version: GroundTruthVersion) -> VersionReadiness | None:
+    """The version's readiness mark, read through its seal (None: not marked ready)."""
+    return readiness_of(version)
 
 
 def _add_bundle_runs(rows: list[dict]) -> None:
@@ -299,8 +310,9 @@ def score_diagnostics(score: SubmissionScore) -> dict:
 
 def stored_agreement(packet: Packet, ledgers: dict[str, Ledger]) -> AgreementReport | None:
     """The stored report for the packet's frozen ledgers, its latest adjudicated version
-    and the current scorer code, if there is one."""
-    return AgreementReport.objects.filter(
+    and the current scorer code, if there is one, read through its seal (one stored before
+    seals existed counts as none: it is computed again)."""
+    found = AgreementReport.objects.filter(
         packet=packet,
         scorer_id=packet.task_kind.scorer_id,
         ledger_a_sha256=ledgers["A"].sha256,
@@ -308,6 +320,7 @@ def stored_agreement(packet: Packet, ledgers: dict[str, Ledger]) -> AgreementRep
         version=latest_adjudicated(packet),
         report__scorer_code_sha256=scorer_code_sha256(),
     ).first()
+    return sealed_report(found)
 
 
 # The kinds of the derived jobs (``annotator.actions.derived`` creates them).

@@ -25,6 +25,7 @@ from annotator.base.canonical import canonical_sha256, sha256_hex
 from annotator.base.errors import WorkflowError
 from annotator.base.seals import events_seal, packet_content, row_seal
 from annotator.models import (
+    AgreementReport,
     AuditEntry,
     BundleRun,
     Decision,
@@ -35,6 +36,8 @@ from annotator.models import (
     Submission,
     SubmissionScore,
     Union,
+    VersionCalibration,
+    VersionReadiness,
     Video,
 )
 from annotator.models.audit_log import append_entry
@@ -79,6 +82,12 @@ def describe(obj) -> str:
         return f"bundle run {obj.pk} (version {obj.version_id})"
     if isinstance(obj, Packet):
         return f"packet {obj.pk}"
+    if isinstance(obj, AgreementReport):
+        return f"agreement report {obj.pk} (packet {obj.packet_id})"
+    if isinstance(obj, VersionCalibration):
+        return f"calibration {obj.pk} (version {obj.version_id}, {obj.scorer_id})"
+    if isinstance(obj, VersionReadiness):
+        return f"readiness mark {obj.pk} (version {obj.version_id})"
     if isinstance(obj, Video):
         return f"video {obj.pk}"
     return f"{obj._meta.label} {obj.pk}"

@@ -12,6 +12,8 @@ What is checked:
   frozen ledger's event rows against its document, every submission (and its bytes against
   its SHA-256), scoring run, final score, decision, union (with its items) and bundle run
   against the seal its audit entry recorded, and every row the audit log sealed still there;
+- every stored agreement report, calibration and readiness mark against its seal
+  (``annotator.reads.sealed_derived``);
 - every chain head anchored outside the database (``annotator.reads.anchors``) still in the chain;
 - the audit log's hash chain: ``seq`` runs 1, 2, 3... with no gap (a deleted entry),
   each entry links to the previous one's SHA-256 and its own SHA-256 matches its fields.
@@ -42,9 +44,9 @@ from annotator.models import (
     Union,
     Video,
 )
-from annotator.models.audit import GENESIS_SHA256
-from annotator.reads import sealed_rows
-from annotator.reads.anchors import anchor_problems
+from annotator.reads import sealed_derived, sealed_rows
+from annotator.reads.anchors import anchor_problems, first_anchors
+from annotator.reads.chain import chain_pass
 from annotator.reads.integrity import (
     RECORDING_OPERATIONS,
     authentic,
@@ -101,20 +103,9 @@ def version_problems(version: GroundTruthVersion, recorded: list[dict] | None = 
 
 
 def audit_chain_problems() -> tuple[list[Problem], tuple[int, str]]:
-    """Problems of the chain, and its head (seq, sha256)."""
-    problems = []
-    expected_seq, prev = 1, GENESIS_SHA256
-    for entry in AuditEntry.objects.order_by("seq").iterator(chunk_size=2000):
-        name = f"audit entry seq {entry.seq} (id {entry.pk}, {entry.operation} {entry.object_type}:{entry.object_id})"
-        if entry.seq != expected_seq:
-            missing = f"seq {expected_seq}" + (f"..{entry.seq - 1}" if entry.seq - 1 > expected_seq else "")
-            problems.append(Problem(f"audit entry {missing}", "missing from the chain (deleted)"))
-        if entry.prev_sha256 != prev:
-            problems.append(Problem(name, "does not link to the previous entry's SHA-256"))
-        if (problem := entry.signature_problem()) is not None:
-            problems.append(Problem(name, problem))
-        expected_seq, prev = entry.seq + 1, entry.sha256
-    return problems, (expected_seq - 1, prev)
+    """Problems of the chain, and its head (seq, sha256): one pass (``annotator.reads.chain``)."""
+    checked = chain_pass()
+    return [Problem(obj, message) for obj, message in checked.sorted_problems()], checked.head
 
 
 @dataclass
@@ -138,9 +129,12 @@ def verify_all() -> Report:
     problems += packet_problems()
     problems += missing_objects(recorded)
     problems += sealed_row_problems()
-    problems += [Problem(obj, message) for obj, message in anchor_problems()]
-    chain, head = audit_chain_problems()
-    return Report(problems + chain, ledgers.count(), versions.count(), AuditEntry.objects.count(), head)
+    problems += [Problem(obj, message) for obj, message in sealed_derived.all_problems()]
+    anchored = first_anchors()
+    checked = chain_pass(keep=anchored)
+    problems += [Problem(obj, message) for obj, message in anchor_problems(anchored, checked.stored)]
+    chain = [Problem(obj, message) for obj, message in checked.sorted_problems()]
+    return Report(problems + chain, ledgers.count(), versions.count(), checked.entries, checked.head)
 
 
 def packet_problems() -> list[Problem]:

@@ -26,7 +26,7 @@ from annotator.base.filenames import attachment
 from annotator.base.grading import uploads
 from annotator.base.grading.leaderboard import rows_csv
 from annotator.base.urlconverters import parse_id
-from annotator.models import ScoringRun, Submission, SubmissionScore, VersionReadiness
+from annotator.models import ScoringRun, Submission, SubmissionScore
 from annotator.reads import access
 from annotator.reads import grading as reads
 from annotator.reads.grading_inputs import check_scorer_id
@@ -275,11 +275,11 @@ class LeaderboardView(APIView):
 class CalibrationView(APIView):
     def get(self, request, version_id):
         version = access.access_grading_version(request.user, version_id)
-        readiness = VersionReadiness.objects.filter(version=version).select_related("marked_by").first()
+        readiness = reads.version_readiness(version)
         body = {
             "version": version.pk,
             "task_scorer_id": version.packet.task_kind.scorer_id,
-            "calibrations": [calibration_view(c) for c in version.calibrations.all()],
+            "calibrations": [calibration_view(c) for c in reads.version_calibrations(version)],
             "ready": readiness_view(readiness),
         }
         job = reads.calibration_job(version)
