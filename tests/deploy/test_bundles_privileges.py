@@ -76,3 +76,17 @@ def test_in_the_image_a_bundle_runs_with_them_and_is_refused_without_one(tmp_pat
     assert "lacks CAP_SYS_ADMIN (" in reasons["without cap_add SYS_ADMIN"], reasons
     assert "failed to setup loop device" in reasons[loops], reasons
     assert report["ok"], report
+
+
+def test_the_drill_refuses_a_compose_field_it_does_not_apply(tmp_path):
+    from deploy.image import ORDER, Drill, not_applied
+
+    drill = Drill(tmp_path, 1, 2, "postgres://unused/none", "redis://unused/0")
+    compose = drill.compose["services"]
+    assert {name: not_applied(compose[name]) for name in ["migrate", *ORDER]} == {n: [] for n in ["migrate", *ORDER]}
+    args = drill.run_args("worker-bundles", compose["worker-bundles"], {}, None)
+    assert "--cap-drop=ALL" in args and "--cap-add=SYS_ADMIN" in args and "--device=/dev/loop-control" in args
+    assert "--cgroupns=private" in args and "--privileged" not in args
+    with pytest.raises(SystemExit, match="has tmpfs, which the drill does not apply"):
+        drill.run_args("worker-bundles", {**compose["worker-bundles"], "tmpfs": ["/run"]}, {}, None)
+    assert not_applied({**compose["worker-bundles"], "volumes": ["scratch:/x"]}) == ["volume scratch:/x"]
