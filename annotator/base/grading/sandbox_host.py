@@ -1,4 +1,5 @@
-"""What the bundle sandbox enforces from the host side, without Django: one uid per job
+"""What the bundle sandbox enforces from the host side, without Django: the capabilities the
+worker needs (``CAPABILITIES``: in a container, exactly what it is given), one uid per job
 (leased from a range with a lock file), a cgroup per stage (pids, memory and one CPU share; cgroup v1 or
 v2, where the host has them), killing every process of a job's uid, and removing a job
 folder a dead worker left (its filesystem unmounted first: ``sandbox_disk``).
