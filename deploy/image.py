@@ -5,6 +5,7 @@
     python -m deploy.image build      # podman build of the repository's Dockerfile on that base
     python -m deploy.image up         # every service of deploy/compose.yaml from the image
     python -m deploy.image smoke      # the protocol through nginx (deploy/image_smoke.py)
+    python -m deploy.image privileges # the bundles service's privileges, each taken away (deploy/image_privileges.py)
     python -m deploy.image down       # stop and remove the containers
     python -m deploy.image all        # base, build, up, smoke; down at the end (--keep: leave it up)
 
@@ -57,6 +58,32 @@ ORDER = [
     "beat",
     "worker-bundles",
 ]
+
+
+# What the drill does with each field of a compose service: applied as podman arguments, or left
+# out here for the reason given. ``up`` refuses a service with any other field rather than run it
+# without what that field says.
+APPLIED = ("command", "user", "privileged", "cap_drop", "cap_add", "devices", "security_opt", "cgroup",
+           "volumes", "environment")  # fmt: skip
+NOT_HERE = {
+    "build": "the image is built once (Drill.build) and every service runs it",
+    "image": "the image is built once (Drill.build) and every service runs it",
+    "secrets": "the secret key and the signing key are mounted from the drill's state folder",
+    "healthcheck": "the drill waits for /readyz itself (Drill.wait_ready)",
+    "deploy": "one machine: placement, replicas and restart policies are a real host's",
+    "ports": "host networking: nginx listens on the drill's own port",
+}
+
+
+VOLUMES = ("media", "bundle-jobs")  # each a folder of the drill's state
+
+
+def not_applied(service: dict) -> list[str]:
+    """What of ``service`` the drill cannot apply: fields it does not know, volumes it has no
+    folder for ('' for none)."""
+    fields = sorted(set(service) - set(APPLIED) - set(NOT_HERE))
+    volumes = [v for v in service.get("volumes", []) if str(v).split(":", 1)[0] not in VOLUMES]
+    return fields + [f"volume {v}" for v in volumes]
 
 
 class Drill:
@@ -122,6 +149,7 @@ class Drill:
         ca = Path("/etc/ssl/certs/ca-certificates.crt")  # the host's CAs, its proxy's included
         if ca.is_file():
             args += ["-v", f"{ca}:/run/build-ca.crt:ro", "--build-arg", "PIP_CERT=/run/build-ca.crt"]
+        self.state.mkdir(parents=True, exist_ok=True)
         log = self.state / "build.log"
         with open(log, "w") as out:
             done = subprocess.run(
@@ -165,7 +193,7 @@ class Drill:
 
     def prepare_state(self) -> None:
         shutil.rmtree(self.state / "media", ignore_errors=True)
-        for folder in ("media", "bundle-jobs"):
+        for folder in VOLUMES:
             (self.state / folder).mkdir(parents=True, exist_ok=True)
         os.chown(self.state / "media", SERVICE_UID, SERVICE_UID)
         os.chmod(self.state / "bundle-jobs", 0o700)  # root's: the bundles worker's job folders
@@ -184,13 +212,21 @@ class Drill:
         args = ["run", "--network", "host", "--name", PREFIX + name]
         if service.get("user"):
             args += ["--user", str(service["user"])]
+        unknown = not_applied(service)
+        if unknown:
+            what = f"deploy/compose.yaml: service {name} has {', '.join(unknown)}"
+            raise SystemExit(f"{what}, which the drill does not apply (deploy/image.py, APPLIED): refused, not run")
         if service.get("privileged"):
             args += ["--privileged"]
-        volumes = {"media": self.state / "media", "bundle-jobs": self.state / "bundle-jobs"}
+        args += [f"--cap-drop={cap}" for cap in service.get("cap_drop", [])]
+        args += [f"--cap-add={cap}" for cap in service.get("cap_add", [])]
+        args += [f"--device={device}" for device in service.get("devices", [])]
+        args += [f"--security-opt={option}" for option in service.get("security_opt", [])]
+        if service.get("cgroup"):
+            args += [f"--cgroupns={service['cgroup']}"]
         for volume in service.get("volumes", []):
             source, target = volume.split(":", 1)
-            if source in volumes:
-                args += ["-v", f"{volumes[source]}:{target}"]
+            args += ["-v", f"{self.state / source}:{target}"]
         args += ["-v", f"{self.state / 'django_secret_key'}:/run/secrets/django_secret_key:ro"]
         args += ["-v", f"{self.state / 'frameledger_signing_key'}:/run/secrets/frameledger_signing_key:ro"]
         merged = {**self.local_env(), **{k: str(v) for k, v in service.get("environment", {}).items()}}
@@ -224,6 +260,9 @@ class Drill:
         self.prepare_state()
         self.create_database()
         services = self.compose["services"]
+        unknown = {name: not_applied(services[name]) for name in ["migrate", *ORDER]}
+        if any(unknown.values()):  # before anything starts
+            raise SystemExit(f"deploy/compose.yaml has what the drill does not apply: {unknown}")
         started = time.monotonic()
         migrate = services["migrate"]
         self.podman(*self.run_args("migrate", migrate, {}, None), "--rm", IMAGE, *migrate["command"])
@@ -289,13 +328,13 @@ class Drill:
         return done.stdout + done.stderr
 
     def down(self, quiet: bool = False) -> None:
-        names = [PREFIX + n for n in ["migrate", *ORDER, "smoke"]]
+        names = [PREFIX + n for n in ["migrate", *ORDER, "smoke", "bundles-check"]]
         self.podman("rm", "-f", "-t", "20", "--ignore", *names, check=False, capture=quiet)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("step", choices=["base", "build", "up", "smoke", "down", "all"])
+    parser.add_argument("step", choices=["base", "build", "up", "smoke", "privileges", "down", "all"])
     parser.add_argument("--state", default=os.environ.get("IMAGE_STATE_DIR", str(ROOT / "var/image")))
     parser.add_argument("--port", type=int, default=int(os.environ.get("IMAGE_PORT", "8180")))
     parser.add_argument("--web-port", type=int, default=int(os.environ.get("IMAGE_WEB_PORT", "8181")))
@@ -314,6 +353,10 @@ def main(argv: list[str] | None = None) -> int:
         report["base"] = drill.make_base()
     if args.step in ("build", "all"):
         report["build"] = drill.build()
+    if args.step == "privileges":
+        from deploy.image_privileges import privileges
+
+        report["privileges"] = privileges(drill)
     if args.step in ("up", "all"):
         report["up"] = drill.up()
     try:
@@ -326,7 +369,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.step == "down" or (args.step == "all" and not args.keep):
             drill.down()
     print(json.dumps(report, indent=2))
-    return 0 if report.get("smoke", {}).get("ok", True) else 1
+    return 0 if report.get("smoke", {}).get("ok", True) and report.get("privileges", {}).get("ok", True) else 1
 
 
 if __name__ == "__main__":

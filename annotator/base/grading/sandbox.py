@@ -112,14 +112,21 @@ class Enforcement:
         }
 
 
+TRIAL_UID = 65534  # nobody: the trial switches to a uid that is not root's, as every stage does
+
+
 def _trial() -> str:
-    """Run ``true`` in a minimal root the way stages run (its seccomp filter too); '' when it works."""
+    """Run ``true`` in a minimal root the way stages run (its seccomp filter too, and ``setpriv``
+    to a uid that is not root's, its bounding set emptied); '' when it works."""
     program = seccomp.program()
     filters = [] if program is None else [_memfd("bwrap-seccomp", program)]
     args = [
         "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--die-with-parent",
-        "--cap-drop", "ALL", "--ro-bind", "/usr", "/usr", *broot.top_links(), "--proc", "/proc",
-        "--dev", "/dev", *(["--seccomp", str(filters[0])] if filters else []), "--", "/usr/bin/true",
+        "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP",
+        "--ro-bind", "/usr", "/usr", *broot.top_links(), "--proc", "/proc",
+        "--dev", "/dev", *(["--seccomp", str(filters[0])] if filters else []), "--",
+        broot.SETPRIV, f"--reuid={TRIAL_UID}", f"--regid={TRIAL_UID}", "--clear-groups", "--no-new-privs",
+        "--inh-caps=-all", "--bounding-set=-all", "--", "/usr/bin/true",
     ]  # fmt: skip
     try:
         found = subprocess.run([broot.BWRAP, *args], capture_output=True, timeout=30, pass_fds=filters)
@@ -136,6 +143,10 @@ def probe() -> Enforcement:
     if os.geteuid() != 0:
         return Enforcement(False, "the bundles worker is not root: it cannot switch to a job's uid or build "
                            "the sandbox's root, so bundle runs are refused (never run unsandboxed)")  # fmt: skip
+    lacking = host.missing_capabilities()
+    if lacking:
+        reason = f"the bundles worker lacks {', '.join(lacking)}: in a container, cap_add must give them"
+        return Enforcement(False, f"{reason} (docs/deploy.md), so bundle runs are refused (never run unsandboxed)")
     if not (os.access(broot.BWRAP, os.X_OK) and os.access(broot.SETPRIV, os.X_OK)):
         return Enforcement(False, f"{broot.BWRAP} (Debian package bubblewrap) or {broot.SETPRIV} (util-linux) "
                            "is not installed: bundle runs are refused (never run unsandboxed)")  # fmt: skip
@@ -146,9 +157,36 @@ def probe() -> Enforcement:
     failure = _trial()
     if failure:
         return Enforcement(False, f"bwrap cannot build a sandbox here ({failure}): bundle runs are refused")
+    refused = _required_cgroups_missing()
+    if refused:
+        return Enforcement(False, refused)
     support = host.cgroup_support()
     notes = [] if support else ["no usable cgroup v1/v2 pids or memory controller: limits by rlimits only"]
     return Enforcement(True, bwrap=broot.bwrap_version(), cgroups=support, notes=tuple(notes))
+
+
+def _required_cgroups_missing() -> str:
+    """Why the cgroups ``FRAMELEDGER_SANDBOX_CGROUPS`` requires cannot be made ('' when they can):
+    a stage's cgroup is made and removed the way each stage's is."""
+    try:
+        required = host.required_cgroups()
+    except ValueError as error:
+        return f"{error}: bundle runs are refused"
+    if not required:
+        return ""
+    trial = host.stage_cgroup(f"probe-{os.getpid()}", pids=64, memory_bytes=64 * 1024**2)
+    trial.remove()
+    missing = [name for name in required if name not in trial.enforced]
+    if not missing:
+        return ""
+    problems = []
+    for name in missing:
+        noted = [note for note in trial.notes if note.startswith(f"cgroup {name} ")]
+        problems.append(f"{name}: {host.cgroup_problem(name) or (noted[0] if noted else 'unusable')}")
+    return (
+        f"the stages' cgroups cannot be made here ({'; '.join(problems)}), and {host.REQUIRED_ENV} requires "
+        f"{', '.join(required)}: bundle runs are refused (never run without their limits)"
+    )
 
 
 # ------------------------------------------------------------------------- the layout
@@ -241,7 +279,10 @@ def run_bundle(
         raise SandboxRefused(enforcement.reason)
     with job_disk(job, limits, device=device, calls=calls) as made:
         job.disk = made.as_dict()
-        return _stages(job, calls, limits, row_cap=row_cap, device=device, tick=tick)
+        try:
+            return _stages(job, calls, limits, row_cap=row_cap, device=device, tick=tick)
+        except host.CgroupsRefused as error:
+            raise SandboxRefused(str(error)) from None
 
 
 def _stages(job: Job, calls: int, limits: Limits, *, row_cap: int, device: str, tick) -> tuple[list, bytes]:

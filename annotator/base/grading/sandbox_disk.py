@@ -270,12 +270,16 @@ def _mounted(folder: Path) -> list[str]:
 
 def unmount_under(folder: Path) -> list[str]:
     """Unmount every filesystem at or under ``folder``: plainly, else lazily (detached at
-    once, freed with its last reference). Returns what stayed mounted."""
+    once, freed with its last reference). Returns what stayed mounted, as the mount table
+    says: ``umount`` can unmount and still fail afterwards (in a podman container, whose
+    ``/sys/dev/block`` is masked, it exits 32 with "filesystem was unmounted, but any
+    subsequent operation failed: No such device or address" once the loop device it
+    looks up there has been cleared by the kernel), and a mount that is gone is not left."""
     left = []
     for point in _mounted(Path(folder)):
-        if _run([UMOUNT, point]) and _run([UMOUNT, "-l", point]):
+        if _run([UMOUNT, point]) and point in _mounted(Path(point)) and _run([UMOUNT, "-l", point]):
             left.append(point)
-    return left
+    return [point for point in left if point in _mounted(Path(point))]
 
 
 def release(image: Path, mount: Path) -> list[str]:

@@ -1,4 +1,5 @@
-"""What the bundle sandbox enforces from the host side, without Django: one uid per job
+"""What the bundle sandbox enforces from the host side, without Django: the capabilities the
+worker needs (``CAPABILITIES``: in a container, exactly what it is given), one uid per job
 (leased from a range with a lock file), a cgroup per stage (pids, memory and one CPU share; cgroup v1 or
 v2, where the host has them), killing every process of a job's uid, and removing a job
 folder a dead worker left (its filesystem unmounted first: ``sandbox_disk``).
@@ -21,6 +22,37 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from annotator.base.grading.sandbox_disk import unmount_under
+
+# -------------------------------------------------------------------- capabilities
+
+# What the worker does with root's capabilities, each measured by taking it away in a container
+# (docs/deploy.md, "The bundles worker in a container"): a container's ``cap_add`` gives exactly
+# these, and a worker that lacks one refuses bundle runs, naming it. Not CAP_KILL: every process
+# of a stage is in bwrap's pid namespace, which the kernel empties when its init dies; the
+# worker's own kill of a job's uid (``kill_uid``, ``StageCgroup.kill``) is a second net that has
+# found nothing to kill in any run measured, and cannot signal another uid without it.
+CAPABILITIES = {
+    "CAP_CHOWN": (0, "hand the job's folders to its uid"),
+    "CAP_DAC_OVERRIDE": (1, "reach the job's folders, which its uid owns"),
+    "CAP_SETGID": (6, "switch to the job's gid"),
+    "CAP_SETUID": (7, "switch to the job's uid"),
+    "CAP_SETPCAP": (8, "empty each stage's capability bounding set"),
+    "CAP_NET_ADMIN": (12, "bring up each stage's loopback"),
+    "CAP_SYS_ADMIN": (21, "namespaces, mounts, the job's loop-mounted filesystem"),
+}
+
+
+def missing_capabilities(status: str | None = None) -> list[str]:
+    """The capabilities of :data:`CAPABILITIES` this process does not hold (``CapEff`` of
+    ``/proc/self/status``), each with what it is for."""
+    if status is None:
+        try:
+            status = Path("/proc/self/status").read_text()
+        except OSError:
+            return ["every capability (/proc/self/status is unreadable)"]
+    held = next((int(line.split()[1], 16) for line in status.splitlines() if line.startswith("CapEff:")), 0)
+    return [f"{name} ({why})" for name, (bit, why) in CAPABILITIES.items() if not held >> bit & 1]
+
 
 # ------------------------------------------------------------------------ job uids
 
@@ -177,6 +209,48 @@ def cgroup_support() -> dict[str, str]:
         if (base / "cgroup.procs").is_file() and os.access(base, os.W_OK):
             found[name] = "v1"
     return found
+
+
+# The controllers every stage must have, or nothing runs: ``FRAMELEDGER_SANDBOX_CGROUPS``
+# (``pids,memory,cpu``; read from the environment: this module has no Django). Empty (the
+# default): a stage runs with those the machine has, and the run's record says which. The
+# compose file's bundles workers require all three, so that a container whose cgroup mounts are
+# read-only refuses runs with the reason instead of running stages without their limits.
+REQUIRED_ENV = "FRAMELEDGER_SANDBOX_CGROUPS"
+
+
+def required_cgroups(text: str | None = None) -> tuple[str, ...]:
+    """The controllers :data:`REQUIRED_ENV` requires (``ValueError`` on an unknown name)."""
+    text = os.environ.get(REQUIRED_ENV, "") if text is None else text
+    names = tuple(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
+    unknown = [n for n in names if n not in CONTROLLERS]
+    if unknown:
+        raise ValueError(f"{REQUIRED_ENV} names {', '.join(unknown)}: known are {', '.join(CONTROLLERS)}")
+    return names
+
+
+class CgroupsRefused(RuntimeError):
+    """A stage could not get a cgroup :data:`REQUIRED_ENV` requires: it is not run."""
+
+
+def cgroup_problem(controller: str) -> str:
+    """Why ``controller`` cannot be used for stages here, in a few words ('' when it can)."""
+    if os.geteuid() != 0:
+        return "the worker is not root"
+    if (CGROUP_ROOT / "cgroup.controllers").is_file():
+        base = CGROUP_ROOT / _own_cgroup("").lstrip("/")
+        if controller not in (CGROUP_ROOT / "cgroup.controllers").read_text().split():
+            return f"cgroup v2 has no {controller} controller"
+    else:
+        base = CGROUP_ROOT / controller / _own_cgroup(controller).lstrip("/")
+        if not (base / "cgroup.procs").is_file():
+            return f"no cgroup v1 {controller} hierarchy at {CGROUP_ROOT / controller}"
+    with contextlib.suppress(OSError):
+        if os.statvfs(base).f_flag & os.ST_RDONLY:
+            return f"{base} is mounted read-only"
+    if not os.access(base, os.W_OK):
+        return f"{base} is not writable"
+    return ""
 
 
 @dataclass

@@ -304,6 +304,13 @@ def run_stage(
     unique = f"{job.root.parent.name}-{job.root.name}-{name}-{os.getpid()}-{time.monotonic_ns()}"  # never shared
     logs = _Logs.make(job, name)
     group = host.stage_cgroup(unique, pids=limits.processes, memory_bytes=limits.memory_bytes)
+    missing = [controller for controller in host.required_cgroups() if controller not in group.enforced]
+    if missing:  # FRAMELEDGER_SANDBOX_CGROUPS: never a stage without the limits it requires
+        group.remove()
+        raise host.CgroupsRefused(
+            f"stage {name}: no {', '.join(missing)} cgroup of its own ({'; '.join(group.notes) or 'unusable'}), "
+            f"and {host.REQUIRED_ENV} requires it: the stage is not run"
+        )
     binds = job.binds()
     read_only, writable = binds[:2], binds[3:]
     (writable if index_writable else read_only).append(binds[2])
