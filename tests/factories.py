@@ -100,6 +100,11 @@ def client_for(user) -> APIClient:
     return client
 
 
+def body_of(response) -> bytes:
+    """A response's body, whether whole or streamed (the leaderboard downloads)."""
+    return b"".join(response.streaming_content) if response.streaming else response.content
+
+
 def without_digests_and_times(text: str) -> str:
     """``text`` without hex digests and ISO times, which may hold any run of digits: what is
     left is where a leaked number would show."""
