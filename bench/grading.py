@@ -214,7 +214,7 @@ def batch_rss(count: int, tree: Path) -> None:
     """Peak web RSS above idle while one batch of ``count`` files is uploaded."""
     import urllib.request
 
-    from bench.archive_bombs import MIB, memory, multipart
+    from bench.archive_bombs import MIB, memory
     from tests.http.live_server import free_port, wait_for_port
 
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "deploy.test_settings")}

@@ -196,9 +196,11 @@ def scale(sizes: list[int], repeat: int) -> None:
     for name in results[sizes[0]]:
         cells = []
         for s in sizes:
-            found = results[s].get(name) or next(v for k, v in results[s].items() if k.split(" (")[0] == name.split(" (")[0])
-            cells.append(f"{found['median']:.0f}/{found['p95']:.0f}  {found['queries']:>4}  {found['bytes'] / 1024:>6.0f}"
-                         f"  {found['peak'] / 2**20:>6.1f}")  # fmt: skip
+            found = results[s].get(name) or next(
+                v for k, v in results[s].items() if k.split(" (")[0] == name.split(" (")[0]
+            )
+            kb, mb = found["bytes"] / 1024, found["peak"] / 2**20
+            cells.append(f"{found['median']:.0f}/{found['p95']:.0f}  {found['queries']:>4}  {kb:>6.0f}  {mb:>6.1f}")
         print(f"{name.split(' (')[0]:<42}" + "".join(f"{c:>34}" for c in cells))
     print(f"load average after: {os.getloadavg()}")
 

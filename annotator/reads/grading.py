@@ -42,12 +42,12 @@ from annotator.models import (
     VersionCalibration,
     VersionReadiness,
 )
+from annotator.reads import leaderboard as ranked
 from annotator.reads.documents import ledger_submission
 from annotator.reads.grading_inputs import scorer_code_sha256, scoring_inputs, task_parameters
-from annotator.reads import leaderboard as ranked
 from annotator.reads.integrity import frozen_document, frozen_events, ledgers_by_side, verify_ledger_states
 from annotator.reads.publishing import version_label
-from annotator.reads.sealed_rows import verify_bundle_runs, verify_scores
+from annotator.reads.sealed_rows import verify_bundle_runs
 from scoring import SolutionRejected, agreement, get_scorer, score_submission
 
 HUMAN_SCORE_CACHE_SECONDS = 7 * 24 * 3600
@@ -100,7 +100,11 @@ def run_counts(run: ScoringRun) -> dict:
 
 
 def leaderboard(
-    version: GroundTruthVersion, scorer_id: str, *, sort: str | None = None, cursor: str | None = None,
+    version: GroundTruthVersion,
+    scorer_id: str,
+    *,
+    sort: str | None = None,
+    cursor: str | None = None,
     size: int = ranked.PAGE_SIZE,
 ) -> dict:
     """One page of the leaderboard (``annotator.reads.leaderboard``): ``rows`` (agents and

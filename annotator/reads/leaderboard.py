@@ -27,9 +27,9 @@ from datetime import datetime
 
 from django.db import connection
 from django.db.models import Case, Count, Exists, F, FloatField, OuterRef, Q, QuerySet, Subquery, TextField, Value, When
+from django.db.models.expressions import Window
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast, Collate, Concat, Rank
-from django.db.models.expressions import Window
 
 from annotator.base.errors import InvalidInput
 from annotator.base.grading import leaderboard as board
@@ -76,7 +76,10 @@ def _column_expression(column: str, scorer_id: str):
         output_field=TextField(),
     )
     reason = Case(
-        When(status=SubmissionScore.Status.ERROR, then=Concat(Value("scorer error: "), F("error"), output_field=TextField())),
+        When(
+            status=SubmissionScore.Status.ERROR,
+            then=Concat(Value("scorer error: "), F("error"), output_field=TextField()),
+        ),
         default=F("reason"),
         output_field=TextField(),
     )
@@ -133,7 +136,9 @@ def decode_cursor(cursor: str | None, order: Order) -> tuple | None:
     except (ValueError, TypeError, KeyError, binascii.Error):
         ok = False
     if not ok:
-        raise InvalidInput("cursor is not one this leaderboard gave for this sort; start again without it", field="cursor")
+        raise InvalidInput(
+            "cursor is not one this leaderboard gave for this sort; start again without it", field="cursor"
+        )
     return (missing, value, label, result)
 
 
@@ -228,7 +233,9 @@ def _rank(scores: QuerySet[SubmissionScore], rows: list[dict], human_rewards: li
     for ``rows``: an agent's rank by the database, plus the humans above it; a human's, one
     plus the agents and the other humans above it."""
     shown_humans = [r["reward"] for r in rows if r["kind"] == "human" and r["reward"] is not None]
-    agent_ranks = _database_ranks(scores, [r["result"] for r in rows if r["kind"] != "human" and r["reward"] is not None])
+    agent_ranks = _database_ranks(
+        scores, [r["result"] for r in rows if r["kind"] != "human" and r["reward"] is not None]
+    )
     above = _agents_above(scores, shown_humans)
     for row in rows:
         reward = row["reward"]
@@ -245,9 +252,7 @@ def _database_ranks(scores: QuerySet[SubmissionScore], ids: list[int]) -> dict[i
     """``RANK() OVER (ORDER BY reward DESC)`` over every row of ``scores``, for ``ids``."""
     if not ids:
         return {}
-    ranked = scores.filter(reward__isnull=False).annotate(
-        board_rank=Window(Rank(), order_by=F("reward").desc())
-    )
+    ranked = scores.filter(reward__isnull=False).annotate(board_rank=Window(Rank(), order_by=F("reward").desc()))
     sql, params = ranked.values("id", "board_rank").query.sql_with_params()
     marks = ", ".join(["%s"] * len(ids))
     with connection.cursor() as cursor:

@@ -98,7 +98,9 @@ def run_seals(run_ids: Iterable[int] | None = None, score_ids: Iterable[int] | N
     return found
 
 
-def batch_seals(batches: Iterable[str] | None = None, submission_ids: Iterable[int] | None = None) -> dict[str, BatchSeals]:
+def batch_seals(
+    batches: Iterable[str] | None = None, submission_ids: Iterable[int] | None = None
+) -> dict[str, BatchSeals]:
     """Seals of submissions by upload batch (every batch when ``batches`` is None).
 
     ``submission_ids``: only the entries that hold a seal of one of these submissions are

@@ -108,9 +108,17 @@ def test_the_leaderboard_and_its_csv_cost_the_same_queries_at_two_sizes(adjudica
     csv_url = f"/api/versions/{adjudicated.pk}/leaderboard.csv"
     add_agents(adjudicated, maintainer, 0, 6)
     queries(client, page)  # the human rows scored once and cached
-    small = (queries(client, page, page_size=3), queries(client, page, page_size=3, sort="label"), queries(client, csv_url))
+    small = (
+        queries(client, page, page_size=3),
+        queries(client, page, page_size=3, sort="label"),
+        queries(client, csv_url),
+    )
     add_agents(adjudicated, maintainer, 6, 30)
-    large = (queries(client, page, page_size=3), queries(client, page, page_size=3, sort="label"), queries(client, csv_url))
+    large = (
+        queries(client, page, page_size=3),
+        queries(client, page, page_size=3, sort="label"),
+        queries(client, csv_url),
+    )
     assert small == large
 
 

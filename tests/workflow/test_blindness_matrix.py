@@ -205,7 +205,8 @@ def api_visible(name, params, persona, state, scenario, cast):
         "api-agreement": role in {"adjudicator", "maintainer"} and frozen,
         # A real submission, run and score (graded against the provisional tier).
         **dict.fromkeys(
-            ["api-submission", "api-submission-content", "api-scoring-run", "api-scoring-run-scores", "api-score"], role == "maintainer"
+            ["api-submission", "api-submission-content", "api-scoring-run", "api-scoring-run-scores", "api-score"],
+            role == "maintainer",
         ),
         **dict.fromkeys(["api-score-file", "api-score-diagnostics"], role == "maintainer"),
         # Executable bundles (issue 13): maintainers of the packet only.
