@@ -32,7 +32,6 @@ from annotator.base.families import adapter_for
 from annotator.base.grading import leaderboard as board
 from annotator.models import (
     AgreementReport,
-    BundleRun,
     GroundTruthVersion,
     Job,
     Ledger,
@@ -47,7 +46,6 @@ from annotator.reads.documents import ledger_submission
 from annotator.reads.grading_inputs import scorer_code_sha256, scoring_inputs, task_parameters
 from annotator.reads.integrity import frozen_document, frozen_events, ledgers_by_side, verify_ledger_states
 from annotator.reads.publishing import version_label
-from annotator.reads.sealed_rows import verify_bundle_runs
 from scoring import SolutionRejected, agreement, get_scorer, score_submission
 
 HUMAN_SCORE_CACHE_SECONDS = 7 * 24 * 3600
@@ -153,24 +151,6 @@ def leaderboard_references(version: GroundTruthVersion, scorer_id: str) -> list[
 def _anchors(version: GroundTruthVersion, scorer_id: str) -> list[dict]:
     calibration = VersionCalibration.objects.filter(version=version, scorer_id=scorer_id).first()
     return calibration.anchors if calibration is not None else []
-
-
-def bundle_summaries(submission_ids) -> dict[int, dict]:
-    """Stage timings and outcome of the bundle runs behind submissions (leaderboard), each
-    run read through its seals (a row's kind, reference flag and outcome changed by SQL are
-    an integrity error, never shown); only a run that is done names its submission."""
-    runs = list(BundleRun.objects.filter(submission_id__in=list(submission_ids)).defer("bundle"))
-    verify_bundle_runs(runs)
-    runs = [r for r in runs if r.status == BundleRun.Status.DONE]
-    return {
-        r.submission_id: {
-            "bundle_run": r.pk,
-            "reference": r.reference,
-            "stage_seconds": {s["name"]: s["seconds"] for s in r.stages},
-            "outcome": r.outcome,
-        }
-        for r in runs
-    }
 
 
 def frozen_ledgers(packet: Packet) -> dict[str, Ledger] | None:

@@ -34,7 +34,7 @@ from django.db.models.functions import Cast, Collate, Concat, Rank
 from annotator.base.errors import InvalidInput
 from annotator.base.grading import leaderboard as board
 from annotator.models import BundleRun, GroundTruthVersion, SubmissionScore
-from annotator.reads.sealed_rows import verify_scores
+from annotator.reads.sealed_rows import verify_bundle_runs, verify_scores
 
 PAGE_SIZE = 100
 MAX_PAGE_SIZE = 1000
@@ -220,12 +220,28 @@ def _agent_row(scorer_id: str, s: SubmissionScore) -> dict:
 
 
 def _add_bundle_runs(rows: list[dict]) -> None:
-    from annotator.reads.grading import bundle_summaries
-
     runs = bundle_summaries(r["submission"] for r in rows)
     for row in rows:
         if row["submission"] in runs:
             row.update(kind="bundle", **runs[row["submission"]])
+
+
+def bundle_summaries(submission_ids) -> dict[int, dict]:
+    """Stage timings and outcome of the bundle runs behind submissions (leaderboard), each
+    run read through its seals (a row's kind, reference flag and outcome changed by SQL are
+    an integrity error, never shown); only a run that is done names its submission."""
+    runs = list(BundleRun.objects.filter(submission_id__in=list(submission_ids)).defer("bundle"))
+    verify_bundle_runs(runs)
+    runs = [r for r in runs if r.status == BundleRun.Status.DONE]
+    return {
+        r.submission_id: {
+            "bundle_run": r.pk,
+            "reference": r.reference,
+            "stage_seconds": {s["name"]: s["seconds"] for s in r.stages},
+            "outcome": r.outcome,
+        }
+        for r in runs
+    }
 
 
 def _rank(scores: QuerySet[SubmissionScore], rows: list[dict], human_rewards: list[float]) -> None:
