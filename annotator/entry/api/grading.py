@@ -8,8 +8,11 @@ frozen (they have seen both ledgers by then).
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Iterator
 from contextlib import ExitStack
+from itertools import islice
 
+from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import transaction
 from django.db.models import BooleanField, ExpressionWrapper, Q
@@ -309,12 +312,31 @@ def _leaderboard_file(version, scorer_id: str, sort: str | None, export: str) ->
     rows = reads.leaderboard_download(version, scorer_id, sort=sort)
     name = f"leaderboard-{version.packet.task_kind.slug}-{version.tier}-v{version.number}-{scorer_id}.{export}"
     if export == "csv":
-        response = StreamingHttpResponse(csv_lines(rows, scorer_id), content_type="text/csv")
+        response = StreamingHttpResponse(streamed(csv_lines(rows, scorer_id)), content_type="text/csv")
     else:
         chunks = json_chunks(reads.leaderboard_head(version, scorer_id), rows)
-        response = StreamingHttpResponse(chunks, content_type="application/json")
+        response = StreamingHttpResponse(streamed(chunks), content_type="application/json")
     response["Content-Disposition"] = attachment(name)
     return response
+
+
+STREAM_PIECES = 500
+
+
+def streamed(pieces: Iterator[str]) -> AsyncIterator[str]:
+    """``pieces`` as an asynchronous iterator, ``STREAM_PIECES`` at a time: served over ASGI,
+    Django reads a synchronous iterator whole before sending its first byte (what streaming
+    is meant to avoid); this one reads the next pieces, and their queries, in the request's
+    own thread (``sync_to_async``), as the client takes them."""
+
+    def take() -> str:
+        return "".join(islice(pieces, STREAM_PIECES))
+
+    async def chunks() -> AsyncIterator[str]:
+        while text := await sync_to_async(take)():
+            yield text
+
+    return chunks()
 
 
 # ------------------------------------------------------------------------ calibration
