@@ -26,10 +26,10 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import connection
-from django.db.models import Case, Count, Exists, F, FloatField, OuterRef, Q, QuerySet, Subquery, TextField, Value, When
+from django.db.models import Case, Count, Exists, F, FloatField, OuterRef, Q, QuerySet, TextField, Value, When
 from django.db.models.expressions import Window
 from django.db.models.fields.json import KeyTextTransform
-from django.db.models.functions import Cast, Collate, Concat, Rank
+from django.db.models.functions import Cast, Collate, Concat, Rank, RowNumber
 
 from annotator.base.errors import InvalidInput
 from annotator.base.grading import leaderboard as board
@@ -100,12 +100,16 @@ def _column_expression(column: str, scorer_id: str):
 
 
 def board_scores(version: GroundTruthVersion, scorer_id: str) -> QuerySet[SubmissionScore]:
-    """The newest final score of every submission against (version, scorer), unordered."""
+    """The newest final score of every submission against (version, scorer), unordered: the
+    first of each submission's final scores by run, then id, picked by the database in one
+    pass (``ROW_NUMBER() OVER (PARTITION BY submission ORDER BY run DESC, id DESC)``), never
+    a lookup per row."""
     final = SubmissionScore.objects.filter(version=version, scorer_id=scorer_id).exclude(
         status=SubmissionScore.Status.PENDING
     )
-    newest = final.filter(submission_id=OuterRef("submission_id")).order_by("-run_id", "-id").values("id")[:1]
-    return final.filter(id=Subquery(newest))
+    order = [F("run_id").desc(), F("id").desc()]
+    newest = final.annotate(newest=Window(RowNumber(), partition_by=[F("submission_id")], order_by=order))
+    return SubmissionScore.objects.filter(id__in=newest.filter(newest=1).values("id"))
 
 
 def ordered(scores: QuerySet[SubmissionScore], order: Order, scorer_id: str) -> QuerySet[SubmissionScore]:
