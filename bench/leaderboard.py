@@ -41,9 +41,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--scale", default="", help="sizes, e.g. 100,1000,10000 (see the module docstring)")
+    parser.add_argument("--existing", type=int, default=0, help="with --scale: also a version grown before (its id)")
     args = parser.parse_args()
     if args.scale:
-        scale([int(n) for n in args.scale.split(",")], args.repeat)
+        scale([int(n) for n in args.scale.split(",")], args.repeat, args.existing)
         return
     workdir = Path(tempfile.mkdtemp(prefix="frameledger-bench-leaderboard-"))
     if not os.environ.get("DATABASE_URL"):
@@ -111,7 +112,7 @@ def main() -> None:
     print(f"(database in {workdir})" if not os.environ.get("DATABASE_URL") else "")
 
 
-def scale(sizes: list[int], repeat: int) -> None:
+def scale(sizes: list[int], repeat: int, existing: int = 0) -> None:
     import json
     import random
     import tracemalloc
@@ -130,7 +131,8 @@ def scale(sizes: list[int], repeat: int) -> None:
     from annotator.actions.versions import do_import_provisional_version
     from annotator.base.grading.uploads import byte_cap, make_file
     from annotator.base.gtea import parse_gtea_labels
-    from annotator.models import TaskKind, Video
+    from annotator.models import ScoringRun, TaskKind, Video
+    from tests.factories import body_of
 
     call_command("migrate", verbosity=0)
     tag = os.urandom(3).hex()
@@ -159,7 +161,7 @@ def scale(sizes: list[int], repeat: int) -> None:
             with CaptureQueriesContext(connection) as queries:
                 started = time.perf_counter()
                 response = client.get(url, params or {})
-                body = b"".join(response.streaming_content) if response.streaming else response.content
+                body = body_of(response)  # a download read to its end
                 times.append(time.perf_counter() - started)
             peak = max(peak, tracemalloc.get_traced_memory()[1])
             tracemalloc.stop()
@@ -168,6 +170,17 @@ def scale(sizes: list[int], repeat: int) -> None:
         times.sort()
         return {"median": statistics.median(times) * 1000, "p95": times[int(0.95 * (len(times) - 1))] * 1000,
                 "queries": count, "bytes": size, "peak": peak}  # fmt: skip
+
+    def requests(version_id: int, run) -> dict[str, dict]:
+        board = f"/api/versions/{version_id}/leaderboard/"
+        later = client.get(board).json().get("next")
+        return {
+            "leaderboard, first page": measure(board),
+            "leaderboard, next page": measure(later) if later else measure(board),
+            "leaderboard.csv, whole": measure(f"/api/versions/{version_id}/leaderboard.csv"),
+            "scoring run detail": measure(f"/api/scoring-runs/{run.pk}/"),
+            "scoring run scores, a page": measure(f"/api/scoring-runs/{run.pk}/scores/"),
+        }
 
     results: dict[int, dict[str, dict]] = {}
     have, run = 0, None
@@ -181,27 +194,24 @@ def scale(sizes: list[int], repeat: int) -> None:
             for chunk in grading.run_chunks(run, 100):
                 grading.do_score_batch(run.pk, chunk)
             have += count
-        board = f"/api/versions/{version.pk}/leaderboard/"
-        first = client.get(board).json()
-        later = first.get("next")
-        results[size] = {
-            "leaderboard, first page": measure(board),
-            "leaderboard, next page": measure(later) if later else measure(board),
-            "leaderboard.csv, whole": measure(f"/api/versions/{version.pk}/leaderboard.csv"),
-            f"scoring run detail (last run: {run.total})": measure(f"/api/scoring-runs/{run.pk}/"),
-        }
+        results[size] = requests(version.pk, run)
         print(f"size {size}: {have} submissions scored; load {os.getloadavg()[0]:.2f}", flush=True)
+    if existing:
+        old = ScoringRun.objects.filter(version_id=existing).order_by("-pk").first()
+        people[0].groups.add(Group.objects.get(name="maintainers"))
+        size = client.get(f"/api/versions/{existing}/leaderboard/").json()["count"]
+        results[size] = requests(existing, old)
+        sizes = [*sizes, size]
+        print(f"version {existing}: {size} rows; load {os.getloadavg()[0]:.2f}", flush=True)
     print(f"\n{'request':<42}" + "".join(f"{'x' + str(s // sizes[0]) + ' (' + str(s) + ')':>34}" for s in sizes))
     print(f"{'':<42}" + "".join(f"{'median/p95 ms  queries  KB  peak MB':>34}" for _ in sizes))
     for name in results[sizes[0]]:
         cells = []
         for s in sizes:
-            found = results[s].get(name) or next(
-                v for k, v in results[s].items() if k.split(" (")[0] == name.split(" (")[0]
-            )
+            found = results[s][name]
             kb, mb = found["bytes"] / 1024, found["peak"] / 2**20
             cells.append(f"{found['median']:.0f}/{found['p95']:.0f}  {found['queries']:>4}  {kb:>6.0f}  {mb:>6.1f}")
-        print(f"{name.split(' (')[0]:<42}" + "".join(f"{c:>34}" for c in cells))
+        print(f"{name:<42}" + "".join(f"{c:>34}" for c in cells))
     print(f"load average after: {os.getloadavg()}")
 
 
