@@ -15,8 +15,9 @@ fresh SQLite database in a temporary folder unless ``DATABASE_URL`` says otherwi
 at most 5,000 files, runs scored in-process against the first 20 GTEA actions) to each size
 in turn, and at each: the leaderboard's first page and a later one, the CSV download whole,
 the scoring run as the grading page polls it, and a page of its scores. Each request
-``--repeat`` times: median and p95 latency, queries, body bytes and the peak of Python
-memory allocated while it ran (tracemalloc, the download read to its end). The same script
+``--repeat`` times: median and p95 latency, queries, body bytes; then once more for the peak
+of Python memory allocated while it ran (tracemalloc, the download read to its end).
+``--existing ID`` measures a version grown before as well (its latest run). The same script
 runs on an older tree (copy it there) to compare.
 """
 
@@ -155,18 +156,21 @@ def scale(sizes: list[int], repeat: int, existing: int = 0) -> None:
         return json.dumps({"actions": kept[: rng.randint(0, len(kept))]}).encode()
 
     def measure(url: str, params=None) -> dict:
-        times, peak, count, size = [], 0, 0, 0
+        """``repeat`` timed requests, then one more under tracemalloc (which slows Python
+        down several times) for the peak of memory allocated while it ran."""
+        times, count, size = [], 0, 0
         for _ in range(repeat):
-            tracemalloc.start()
             with CaptureQueriesContext(connection) as queries:
                 started = time.perf_counter()
                 response = client.get(url, params or {})
                 body = body_of(response)  # a download read to its end
                 times.append(time.perf_counter() - started)
-            peak = max(peak, tracemalloc.get_traced_memory()[1])
-            tracemalloc.stop()
             assert response.status_code == 200, (url, response.status_code, body[:300])
             count, size = len(queries), len(body)
+        tracemalloc.start()
+        body_of(client.get(url, params or {}))
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
         times.sort()
         return {"median": statistics.median(times) * 1000, "p95": times[int(0.95 * (len(times) - 1))] * 1000,
                 "queries": count, "bytes": size, "peak": peak}  # fmt: skip
