@@ -13,7 +13,14 @@ actions, and a few malformed files), uploads them as one batch and times:
    Job row saying done;
 3. in-process: the same run body without the queue (what ``score_submissions`` does).
 
-It prints wall times and the per-submission overhead beyond the raw scorer. It uses a
+It prints wall times and the per-submission overhead beyond the raw scorer.
+
+``--batch-rss 5000``: instead, the web process's memory while it takes one batch of that
+many generated files (about 9.4 KB each: 5,000 make 47 MB) as one zip (stored) in one
+multipart upload. A real server (``python -m deploy.serve``, uvicorn) is started on the database
+named by ``DATABASE_URL`` (migrated here), its peak (VmHWM) reset once idle, and the peak
+above idle printed (budget 300 MiB). ``--tree PATH`` serves another checkout (an older
+commit exported there) with the same request, to compare. It uses a
 fresh SQLite database and broker in a temporary folder unless ``DATABASE_URL`` /
 ``REDIS_URL`` say otherwise (then those are used as they are).
 """
@@ -100,7 +107,12 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=1000)
     parser.add_argument("--concurrency", type=int, default=1, help="worker processes (1: --pool=solo)")
     parser.add_argument("--chunk", type=int, default=None, help="submissions per Celery task (default: up to 25)")
+    parser.add_argument("--batch-rss", type=int, default=0, help="files in one upload (see the module docstring)")
+    parser.add_argument("--tree", type=Path, default=REPO_ROOT, help="the checkout the server runs (--batch-rss)")
     args = parser.parse_args()
+    if args.batch_rss:
+        batch_rss(args.batch_rss, args.tree)
+        return
 
     workdir = Path(tempfile.mkdtemp(prefix="frameledger-bench-grading-"))
     if not os.environ.get("DATABASE_URL"):
@@ -196,6 +208,87 @@ def main() -> None:
     )
     print(f"  queue and in-process results byte-identical: {identical}")
     print(f"(database and broker in {workdir})" if not os.environ.get("DATABASE_URL") else "")
+
+
+def batch_rss(count: int, tree: Path) -> None:
+    """Peak web RSS above idle while one batch of ``count`` files is uploaded."""
+    import urllib.request
+
+    from bench.archive_bombs import MIB, memory
+    from tests.http.live_server import free_port, wait_for_port
+
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "deploy.test_settings")}
+    if not env.get("DATABASE_URL"):
+        raise SystemExit("--batch-rss needs DATABASE_URL (a database of your own)")
+    env.setdefault("FRAMELEDGER_VAR_DIR", tempfile.mkdtemp(prefix="frameledger-bench-batch-"))
+    script = (
+        "import django; django.setup()\n"
+        "from django.core.management import call_command; call_command('migrate', verbosity=0)\n"
+        "import os; from tests.factories import make_user, make_packet\n"
+        "from annotator.actions.tokens import do_issue_token\n"
+        "tag = os.urandom(3).hex()\n"
+        "people = [make_user(f'bench-{n}-{tag}', maintainer=n == 'm') for n in ('m', 'a', 'b', 'c')]\n"
+        "packet = make_packet(*people)\n"
+        "print(do_issue_token(people[0])[1], packet.pk)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], env=env, cwd=tree, capture_output=True, text=True)
+    if out.returncode:
+        raise SystemExit(out.stderr[-3000:])
+    token, packet = out.stdout.split()[-2:]
+    truth = parse_gtea_labels_plain(LABELS.read_text())
+    files = generate(truth, count)
+    body, content_type = multipart_many(files)
+    print(f"load average before: {os.getloadavg()[0]:.2f}; {count} files, {len(body) / MIB:.1f} MiB as multipart")
+    port = free_port()
+    command = [sys.executable, "-m", "deploy.serve", "-b", "127.0.0.1", "-p", str(port), "deploy.asgi:application"]
+    server = subprocess.Popen(command, env=env, cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    try:
+        wait_for_port(port, server)
+        time.sleep(2.0)
+        Path(f"/proc/{server.pid}/clear_refs").write_text("5")  # VmHWM := VmRSS
+        idle = memory(server.pid)["VmRSS"]
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{port}/api/packets/{packet}/submissions/", data=body, method="POST",
+            headers={"Authorization": f"Token {token}", "Content-Type": content_type},
+        )  # fmt: skip
+        started = time.monotonic()
+        try:
+            with urllib.request.urlopen(request, timeout=1200) as response:
+                status, answer = response.status, response.read()
+        except urllib.error.HTTPError as error:
+            status, answer = error.code, error.read()
+        elapsed = time.monotonic() - started
+        time.sleep(0.5)
+        peak = memory(server.pid)["VmHWM"] - idle
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    stored = len(json.loads(answer)["submissions"]) if status == 201 else answer[:300]
+    print(f"answer {status} ({stored} stored) in {elapsed:.1f} s; web RSS idle {idle / MIB:.0f} MiB, "
+          f"peak above idle {peak / MIB:.0f} MiB ({'within' if peak <= 300 * MIB else 'OVER'} 300 MiB); "
+          f"load average after: {os.getloadavg()[0]:.2f}")  # fmt: skip
+
+
+def parse_gtea_labels_plain(text: str) -> list[dict]:
+    setup_django()
+    from annotator.base.gtea import parse_gtea_labels
+
+    return parse_gtea_labels(text)
+
+
+def multipart_many(files: list[bytes]) -> tuple[bytes, str]:
+    """The files as one zip (stored, not deflated: the upload is as large as its content) in
+    the ``archive`` field: a form takes at most 100 files (``DATA_UPLOAD_MAX_NUMBER_FILES``)."""
+    import io
+    import zipfile
+
+    from bench.archive_bombs import multipart
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
+        for k, data in enumerate(files):
+            archive.writestr(f"batch/agent-{k:05d}/solution.json", data)
+    return multipart({}, {"archive": ("batch.zip", buffer.getvalue())})
 
 
 if __name__ == "__main__":

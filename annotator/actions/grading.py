@@ -79,16 +79,34 @@ PROGRESS_SECONDS = 0.5
 # ---------------------------------------------------------------------------- uploads
 
 
+# A batch is inserted and recorded UPLOAD_CHUNK rows at a time: one INSERT and one
+# ``upload_submissions`` audit entry per chunk (each entry holds the seals of its rows only,
+# all with the batch's id; ``sealed_rows.batch_seals`` reads them together). Memory beyond
+# the files themselves stays that of one chunk, whatever the batch's size.
+UPLOAD_CHUNK = 250
+
+
 @transaction.atomic
 def do_upload_submissions(packet: Packet, files: Sequence[SubmissionFile], *, actor) -> list[Submission]:
     """Store a batch of submission files for a packet, as uploaded.
 
     Precondition: the caller has checked that ``actor`` is a maintainer and built
     ``files`` with the caps of the packet's scorer (``annotator.base.grading.uploads``).
+    Returns the rows without their bytes (``content`` is deferred; ``kept`` says whether
+    they were kept).
     """
     if not files:
         raise InvalidInput("no submission files were uploaded", field="files")
     batch = uuid.uuid4().hex
+    created: list[Submission] = []
+    for start in range(0, len(files), UPLOAD_CHUNK):
+        created += _insert_chunk(packet, batch, files[start : start + UPLOAD_CHUNK], actor=actor)
+    return created
+
+
+def _insert_chunk(packet: Packet, batch: str, files: Sequence[SubmissionFile], *, actor) -> list[Submission]:
+    """Insert one chunk of a batch and append its audit entry; the rows come back with
+    their bytes let go (what the callers show needs only ``kept``)."""
     rows = [
         Submission(
             packet=packet,
@@ -107,7 +125,7 @@ def do_upload_submissions(packet: Packet, files: Sequence[SubmissionFile], *, ac
         check_row(row)
     created = Submission.objects.bulk_create(rows)
     if any(s.pk is None for s in created):  # backends without RETURNING on bulk insert
-        created = list(Submission.objects.filter(batch=batch).order_by("id"))
+        created = list(Submission.objects.filter(batch=batch).order_by("-id").defer("content")[: len(rows)])[::-1]
     record(
         actor,
         "upload_submissions",
@@ -116,6 +134,9 @@ def do_upload_submissions(packet: Packet, files: Sequence[SubmissionFile], *, ac
         hashes={"batch": batch, "submissions": {str(s.pk): row_seal(s) for s in created}},
         details={"count": len(created), "submissions": [[s.pk, s.label, s.sha256, s.size_bytes] for s in created]},
     )
+    for row, item in zip(created, files, strict=True):
+        row.kept = item.content is not None
+        row.content = None  # the bytes are stored; the caller's list holds no copy of the batch
     return created
 
 

@@ -20,6 +20,7 @@ have not ended well (queued, running, failed), for the reads that show their res
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from django.core.cache import cache
@@ -31,7 +32,6 @@ from annotator.base.families import adapter_for
 from annotator.base.grading import leaderboard as board
 from annotator.models import (
     AgreementReport,
-    BundleRun,
     GroundTruthVersion,
     Job,
     Ledger,
@@ -41,12 +41,12 @@ from annotator.models import (
     VersionCalibration,
     VersionReadiness,
 )
+from annotator.reads import leaderboard as ranked
 from annotator.reads.documents import ledger_submission
 from annotator.reads.grading_inputs import scorer_code_sha256, scoring_inputs, task_parameters
 from annotator.reads.integrity import frozen_document, frozen_events, ledgers_by_side, verify_ledger_states
 from annotator.reads.publishing import answers_public, version_label
 from annotator.reads.sealed_derived import readiness_of, sealed_report, verified_calibration, verified_calibrations
-from annotator.reads.sealed_rows import verify_bundle_runs, verify_scores
 from scoring import SolutionRejected, agreement, get_scorer, score_submission
 
 HUMAN_SCORE_CACHE_SECONDS = 7 * 24 * 3600
@@ -98,46 +98,29 @@ def run_counts(run: ScoringRun) -> dict:
 # ------------------------------------------------------------------------ leaderboard
 
 
-def latest_scores(version: GroundTruthVersion, scorer_id: str) -> list[SubmissionScore]:
-    """The newest final score of every submission against (version, scorer)."""
-    scores = (
-        SubmissionScore.objects.filter(version=version, scorer_id=scorer_id)
-        .exclude(status=SubmissionScore.Status.PENDING)
-        .select_related("submission")
-        .defer("submission__content")
-        .order_by("submission_id", "-run_id", "-id")
-    )
-    latest: dict[int, SubmissionScore] = {}
-    for score in scores:
-        latest.setdefault(score.submission_id, score)
-    verify_scores(latest.values())  # every reward shown is read through its seal
-    return list(latest.values())
+def leaderboard(
+    version: GroundTruthVersion,
+    scorer_id: str,
+    *,
+    sort: str | None = None,
+    cursor: str | None = None,
+    size: int = ranked.PAGE_SIZE,
+) -> dict:
+    """One page of the leaderboard (``annotator.reads.leaderboard``): ``rows`` (agents and
+    the human ceiling, ranked over all), ``next`` (the cursor of the next page, or None),
+    ``count`` (agent rows in all) and, on the first page, the version's ``references``."""
+    humans = human_rows(version, scorer_id)
+    found = ranked.page(version, scorer_id, humans, sort=sort, cursor=cursor, size=size)
+    return {
+        **leaderboard_head(version, scorer_id),
+        "count": ranked.count(version, scorer_id) + len(humans),
+        "rows": found.rows,
+        "next": found.next_cursor,
+        "references": board.reference_rows(scorer_id, _anchors(version, scorer_id)) if not cursor else [],
+    }
 
 
-def leaderboard(version: GroundTruthVersion, scorer_id: str, *, sort: str | None = None) -> dict:
-    rows = [
-        board.make_row(
-            scorer_id,
-            kind="agent",
-            label=s.submission.label,
-            reward=s.reward,
-            reason=s.reason if s.status == SubmissionScore.Status.SCORED else f"scorer error: {s.error}",
-            details=s.details,
-            submission=s.submission_id,
-            sha256=s.submission.sha256,
-            result=s.pk,
-            run=s.run_id,
-            scored_at=s.scored_at.isoformat() if s.scored_at else None,
-        )
-        for s in latest_scores(version, scorer_id)
-    ]
-    _add_bundle_runs(rows)
-    rows += human_rows(version, scorer_id)
-    board.rank(rows)
-    try:
-        rows = board.sort_rows(rows, sort, scorer_id)
-    except board.BadSort as error:
-        raise InvalidInput(str(error), field="sort") from None
+def leaderboard_head(version: GroundTruthVersion, scorer_id: str) -> dict:
     return {
         "version": {
             "id": version.pk,
@@ -148,9 +131,28 @@ def leaderboard(version: GroundTruthVersion, scorer_id: str, *, sort: str | None
         },  # fmt: skip
         "scorer_id": scorer_id,
         "columns": list(board.columns(scorer_id)),
-        "rows": rows,
-        "references": board.reference_rows(scorer_id, _anchors(version, scorer_id)),
     }
+
+
+def leaderboard_download(version: GroundTruthVersion, scorer_id: str, *, sort: str | None = None) -> Iterator[dict]:
+    """Every row of the leaderboard in order, then the reference rows, a page at a time
+    (never every score in memory at once). The human rows and the first page are read now,
+    so that a bad sort or a row that fails its seal is answered before the first byte."""
+    humans = human_rows(version, scorer_id)
+    first = ranked.page(version, scorer_id, humans, sort=sort, size=ranked.MAX_PAGE_SIZE)
+    references = leaderboard_references(version, scorer_id)
+
+    def rows() -> Iterator[dict]:
+        yield from first.rows
+        if first.next_cursor is not None:
+            yield from ranked.every_row(version, scorer_id, humans, sort=sort, cursor=first.next_cursor)
+        yield from references
+
+    return rows()
+
+
+def leaderboard_references(version: GroundTruthVersion, scorer_id: str) -> list[dict]:
+    return board.reference_rows(scorer_id, _anchors(version, scorer_id))
 
 
 def _anchors(version: GroundTruthVersion, scorer_id: str) -> list[dict]:
@@ -166,32 +168,6 @@ def version_calibrations(version: GroundTruthVersion) -> list[VersionCalibration
 def version_readiness(version: GroundTruthVersion) -> VersionReadiness | None:
     """The version's readiness mark, read through its seal (None: not marked ready)."""
     return readiness_of(version)
-
-
-def _add_bundle_runs(rows: list[dict]) -> None:
-    """Rows of executable bundles get the run's id, stage timings and outcome."""
-    runs = bundle_summaries(r["submission"] for r in rows)
-    for row in rows:
-        if row["submission"] in runs:
-            row.update(kind="bundle", **runs[row["submission"]])
-
-
-def bundle_summaries(submission_ids) -> dict[int, dict]:
-    """Stage timings and outcome of the bundle runs behind submissions (leaderboard), each
-    run read through its seals (a row's kind, reference flag and outcome changed by SQL are
-    an integrity error, never shown); only a run that is done names its submission."""
-    runs = list(BundleRun.objects.filter(submission_id__in=list(submission_ids)).defer("bundle"))
-    verify_bundle_runs(runs)
-    runs = [r for r in runs if r.status == BundleRun.Status.DONE]
-    return {
-        r.submission_id: {
-            "bundle_run": r.pk,
-            "reference": r.reference,
-            "stage_seconds": {s["name"]: s["seconds"] for s in r.stages},
-            "outcome": r.outcome,
-        }
-        for r in runs
-    }
 
 
 def frozen_ledgers(packet: Packet) -> dict[str, Ledger] | None:

@@ -33,7 +33,6 @@ from annotator.reads.integrity import frozen_document, frozen_events, ledgers_by
 from annotator.reads.media import media_urls_for
 from annotator.reads.overview import next_step
 from annotator.reads.publishing import answers_public, latest_version, version_label
-from annotator.reads.sealed_rows import verify_scores
 
 
 def task_kind_view(kind: TaskKind) -> dict:
@@ -259,6 +258,15 @@ def video_view(video: Video) -> dict:
 SCORE_FILES = {"reward.json": "reward_json", "reward.txt": "reward_txt", "details.json": "details_json"}
 
 
+def _kept(s: Submission) -> bool | None:
+    """Whether the bytes were kept: the ``kept`` annotation (or the upload's own mark), else
+    the loaded content; None when neither was read."""
+    kept = getattr(s, "kept", None)
+    if kept is None and "content" not in s.get_deferred_fields():
+        kept = s.content is not None
+    return kept
+
+
 def submission_view(s: Submission) -> dict:
     return {
         "id": s.pk,
@@ -268,13 +276,13 @@ def submission_view(s: Submission) -> dict:
         "batch": s.batch,
         "sha256": s.sha256,
         "size_bytes": s.size_bytes,
-        "kept": getattr(s, "kept", None) if "content" in s.get_deferred_fields() else s.content is not None,
+        "kept": _kept(s),
         "rejected_reason": s.rejected_reason,
         "uploaded_at": s.uploaded_at.isoformat(),
     }
 
 
-def run_view(run: ScoringRun, *, include_scores: bool = False) -> dict:
+def run_view(run: ScoringRun) -> dict:
     job = run.job
     body = {
         "id": run.pk,
@@ -290,15 +298,13 @@ def run_view(run: ScoringRun, *, include_scores: bool = False) -> dict:
         "finished_at": run.finished_at.isoformat() if run.finished_at else None,
         "job": {"id": job.pk, "status": job.status, "progress": job.progress, "message": job.message},
     }
-    if include_scores:
-        scores = list(run.results.select_related("submission").defer("submission__content").order_by("id"))
-        verify_scores(scores)
-        body["scores"] = [
-            {"id": s.pk, "submission": s.submission_id, "label": s.submission.label, "status": s.status,
-             "reward": s.reward, "reason": s.reason, "error": s.error}
-            for s in scores
-        ]  # fmt: skip
     return body
+
+
+def run_score_view(s: SubmissionScore) -> dict:
+    """One score as a run lists it (``submission`` selected with it)."""
+    return {"id": s.pk, "submission": s.submission_id, "label": s.submission.label, "status": s.status,
+            "reward": s.reward, "reason": s.reason, "error": s.error}  # fmt: skip
 
 
 def score_view(s: SubmissionScore) -> dict:

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import chain
 
 from annotator.base.canonical import sha256_hex
 from annotator.base.seals import bundle_submit_seal, union_seal
@@ -71,13 +72,23 @@ def _entries(**filters):
         yield entry.object_id, entry.operation, entry.hashes
 
 
-def run_seals(run_ids: Iterable[int] | None = None) -> dict[str, RunSeals]:
-    """Seals of runs and their scores by run id (every run when ``run_ids`` is None)."""
+def run_seals(run_ids: Iterable[int] | None = None, score_ids: Iterable[int] | None = None) -> dict[str, RunSeals]:
+    """Seals of runs and their scores by run id (every run when ``run_ids`` is None).
+
+    ``score_ids``: only the ``score_results`` entries that hold a seal of one of these scores
+    are read (a page of a leaderboard costs the page, not the run: the database picks the
+    entries by key); a score they do not name is then MISSING, as it would be anyway."""
     filters = {"object_type": ScoringRun._meta.label, "operation__in": [*RUN_OPERATIONS, SCORE_OPERATION]}
     if run_ids is not None:
         filters["object_id__in"] = sorted({str(pk) for pk in run_ids})
     found: dict[str, RunSeals] = defaultdict(RunSeals)
-    for object_id, operation, hashes in _entries(**filters):
+    if score_ids is None:
+        entries = _entries(**filters)
+    else:
+        keys = sorted({str(pk) for pk in score_ids})
+        score_filters = {**filters, "operation__in": [SCORE_OPERATION], "hashes__scores__has_any_keys": keys}
+        entries = chain(_entries(**{**filters, "operation__in": RUN_OPERATIONS}), _entries(**score_filters))
+    for object_id, operation, hashes in entries:
         seals = found[object_id]
         if operation == SCORE_OPERATION:
             seals.scores.update(hashes.get("scores", {}))
@@ -87,12 +98,24 @@ def run_seals(run_ids: Iterable[int] | None = None) -> dict[str, RunSeals]:
     return found
 
 
-def batch_seals(batches: Iterable[str] | None = None) -> dict[str, BatchSeals]:
-    """Seals of submissions by upload batch (every batch when ``batches`` is None)."""
+def batch_seals(
+    batches: Iterable[str] | None = None, submission_ids: Iterable[int] | None = None
+) -> dict[str, BatchSeals]:
+    """Seals of submissions by upload batch (every batch when ``batches`` is None).
+
+    ``submission_ids``: only the entries that hold a seal of one of these submissions are
+    read (a batch is recorded a chunk per entry); whether a batch was sealed at all is
+    still asked of every entry of it, so a row no entry names is MISSING, never unchecked."""
     filters = {"operation__in": UPLOAD_OPERATIONS}
     if batches is not None:
         filters["hashes__batch__in"] = sorted(set(batches))
     found: dict[str, BatchSeals] = defaultdict(BatchSeals)
+    if submission_ids is not None:
+        keys = sorted({str(pk) for pk in submission_ids})
+        sealed = AuditEntry.objects.filter(**filters, hashes__has_key="submissions")
+        for batch in sealed.values_list("hashes__batch", flat=True).distinct():
+            found[str(batch)].sealed = True
+        filters["hashes__submissions__has_any_keys"] = keys
     for _, _, hashes in _entries(**filters):
         seals = found[str(hashes.get("batch"))]
         if "submissions" in hashes:
@@ -260,7 +283,8 @@ def _raise_first(objs, problem_of, seals_of) -> None:
 
 
 def submission_seals_of(submissions) -> dict[str, BatchSeals]:
-    return batch_seals(s.batch for s in submissions)
+    submissions = list(submissions)
+    return batch_seals((s.batch for s in submissions), (s.pk for s in submissions))
 
 
 def run_seals_of(runs) -> dict[str, RunSeals]:
@@ -268,7 +292,8 @@ def run_seals_of(runs) -> dict[str, RunSeals]:
 
 
 def score_seals_of(scores) -> dict[str, RunSeals]:
-    return run_seals(s.run_id for s in scores)
+    scores = list(scores)
+    return run_seals((s.run_id for s in scores), (s.pk for s in scores))
 
 
 def decision_seals_of(decisions) -> dict[str, str | None]:

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 
 import pytest
 from django.core.cache import cache
 
 from annotator.models import AgreementReport, AuditEntry, VersionCalibration
 from annotator.reads import grading as reads
-from tests.factories import client_for
+from tests.factories import body_of, client_for
 from tests.grading.conftest import A_EVENTS, EGOCENTRIC, fill_and_freeze, scored, upload
 
 
@@ -91,12 +92,12 @@ def test_the_leaderboard_puts_the_annotators_next_to_the_agents_sorts_and_export
 
     exported = client.get(f"/api/versions/{adjudicated.pk}/leaderboard.csv")
     assert exported["Content-Type"] == "text/csv" and "attachment" in exported["Content-Disposition"]
-    table = list(csv.DictReader(io.StringIO(exported.content.decode())))
+    table = list(csv.DictReader(io.StringIO(body_of(exported).decode())))
     assert [(r["label"], float(r["reward"]), r["precision"]) for r in table][:2] == [
         ("annotator A (annotator_a)", 1.0, "1.0"),
         ("copy of A", 0.5, "1.0"),
     ]
-    as_json = client.get(f"/api/versions/{adjudicated.pk}/leaderboard.json").json()
+    as_json = json.loads(body_of(client.get(f"/api/versions/{adjudicated.pk}/leaderboard.json")))
     assert as_json["rows"] == board["rows"] and as_json["columns"][:4] == ["rank", "kind", "label", "reward"]
 
 

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 
 import pytest
 
 from annotator.base.grading.leaderboard import make_row, neutralise_cell, rows_csv
-from tests.factories import client_for
+from tests.factories import body_of, client_for
 from tests.grading.conftest import scored, upload
 
 FORMULA_LABELS = [
@@ -29,7 +30,7 @@ def test_leaderboard_csv_neutralises_a_formula_label(adjudicated, maintainer):
     scored(adjudicated, upload(adjudicated.packet, maintainer, agents), maintainer)
     exported = client_for(maintainer).get(f"/api/versions/{adjudicated.pk}/leaderboard.csv")
     assert exported.status_code == 200
-    table = list(csv.DictReader(io.StringIO(exported.content.decode())))
+    table = list(csv.DictReader(io.StringIO(body_of(exported).decode())))
     labels = {row["label"] for row in table}
     for label in FORMULA_LABELS:
         assert "'" + label in labels and label not in labels
@@ -38,7 +39,7 @@ def test_leaderboard_csv_neutralises_a_formula_label(adjudicated, maintainer):
         assert row["label"][0] not in "=+-@\t\r", row["label"]
         assert float(row["reward"]) >= 0  # numbers are still numbers, unquoted
     # The JSON leaderboard keeps the labels as uploaded (it is not a spreadsheet).
-    as_json = client_for(maintainer).get(f"/api/versions/{adjudicated.pk}/leaderboard.json").json()
+    as_json = json.loads(body_of(client_for(maintainer).get(f"/api/versions/{adjudicated.pk}/leaderboard.json")))
     assert set(FORMULA_LABELS) <= {row["label"] for row in as_json["rows"]}
 
 

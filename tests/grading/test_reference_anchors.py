@@ -15,7 +15,7 @@ from annotator.reads.export import export_files
 from annotator.reads.grading_inputs import task_parameters
 from annotator.reads.moment_corpus import moment_corpus
 from scoring import score_submission
-from tests.factories import after_commit, client_for
+from tests.factories import after_commit, body_of, client_for
 from tests.grading.test_bundles import synthetic_version
 from tests.grading.test_moment_imports import QV_VAL, people
 from tests.media.conftest import eager_celery  # noqa: F401  (Celery tasks inline)
@@ -56,7 +56,7 @@ def test_a_version_with_features_is_calibrated_with_the_zero_shot_ranker(
     assert references["anchor/retrieval_zero_shot"]["reward"] == expected
     assert references["anchor/oracle"]["kind"] == "reference" and references["anchor/oracle"]["rank"] is None
     assert board["rows"] == []  # nothing submitted: the ranked rows are agents and humans only
-    exported = client_for(maintainer).get(f"/api/versions/{version.pk}/leaderboard.csv").content.decode()
+    exported = body_of(client_for(maintainer).get(f"/api/versions/{version.pk}/leaderboard.csv")).decode()
     lines = exported.splitlines()
     assert len(lines) == 1 + len(board["references"])  # the header, then the reference rows (unranked)
     assert any(line.startswith(",reference,anchor/retrieval_zero_shot,") for line in lines)

@@ -74,7 +74,7 @@ def test_bad_files_score_zero_with_the_scorers_reason_and_the_run_finishes(gtea_
         maintainer,
         {"not json": b"{actions: oops", "bare array": b"[]", "over the cap": over_cap, "empty": b'{"actions": []}'},
     )
-    assert subs[2].content is None and subs[2].size_bytes == len(over_cap)
+    assert subs[2].kept is False and subs[2].size_bytes == len(over_cap)
     assert subs[2].rejected_reason == "solution exceeds 2000000 bytes"
     results = scored(gtea_version, subs, maintainer)
     run = ScoringRun.objects.get(pk=results["empty"].run_id)

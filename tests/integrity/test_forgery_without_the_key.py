@@ -115,7 +115,7 @@ def test_a_reward_rewritten_and_resealed_never_reaches_the_leaderboard(forger, p
         f"/api/versions/{provisional.pk}/leaderboard/",
         f"/api/versions/{provisional.pk}/leaderboard.csv",
         f"/api/scores/{score.pk}/",
-        f"/api/scoring-runs/{run.pk}/",
+        f"/api/scoring-runs/{run.pk}/scores/",
     ):
         assert_integrity_error(client, url)
     assert_named(describe(score), forged_entry_name(entry))

@@ -43,7 +43,7 @@ def reads(graded, packet) -> dict[str, list[str]]:
             f"/api/scores/{x}/",
             f"/api/versions/{prov}/leaderboard/",
             f"/api/versions/{prov}/leaderboard.csv",
-            f"/api/scoring-runs/{r}/",
+            f"/api/scoring-runs/{r}/scores/",
             f"/api/submissions/{s}/",
         ],
     }

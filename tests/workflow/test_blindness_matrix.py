@@ -33,7 +33,7 @@ from annotator.actions.versions import do_import_provisional_version, do_publish
 from annotator.base.canonical import sha256_hex
 from annotator.base.grading.uploads import SubmissionFile
 from annotator.models import BundleRun, Job, Ledger
-from tests.factories import after_commit, client_for, make_maintainer
+from tests.factories import after_commit, body_of, client_for, make_maintainer
 
 GOOD_EDIT = {"verb": "put", "nouns": ["cup"], "start_frame": 2, "end_frame": 30}
 ROLES = ["annotator_a", "annotator_b", "adjudicator", "maintainer", "outsider"]
@@ -205,7 +205,8 @@ def api_visible(name, params, persona, state, scenario, cast):
         "api-agreement": role in {"adjudicator", "maintainer"} and frozen,
         # A real submission, run and score (graded against the provisional tier).
         **dict.fromkeys(
-            ["api-submission", "api-submission-content", "api-scoring-run", "api-score"], role == "maintainer"
+            ["api-submission", "api-submission-content", "api-scoring-run", "api-scoring-run-scores", "api-score"],
+            role == "maintainer",
         ),
         **dict.fromkeys(["api-score-file", "api-score-diagnostics"], role == "maintainer"),
         # Executable bundles (issue 13): maintainers of the packet only.
@@ -282,7 +283,7 @@ def test_every_route_answers_each_role_without_leaking(
             for role in roles:
                 response = client_for(users[role]).get("/" + url)
                 checked += 1
-                body = response.content.decode("utf-8", "replace")
+                body = body_of(response).decode("utf-8", "replace")
                 label = f"{cast} {state} {role} GET /{url} ({name})"
                 expected = expected_statuses(route, name, params, role, state, scenario, cast)
                 if expected is None:

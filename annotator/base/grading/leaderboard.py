@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Sequence
+import json
+from collections.abc import Iterable, Iterator, Sequence
 
 from scoring import get_scorer
 
 BASE_COLUMNS = ("rank", "kind", "label", "reward", "reason", "submission", "sha256", "result", "run", "scored_at")
-
-
-class BadSort(ValueError):
-    pass
 
 
 def columns(scorer_id: str) -> tuple[str, ...]:
@@ -39,29 +36,6 @@ def reference_rows(scorer_id: str, anchors: Sequence[dict]) -> list[dict]:
     ]  # fmt: skip
 
 
-def rank(rows: list[dict]) -> list[dict]:
-    """Competition ranking by reward (1, 2, 2, 4); rows without a reward get none."""
-    rewards = sorted((r["reward"] for r in rows if r["reward"] is not None), reverse=True)
-    for row in rows:
-        row["rank"] = None if row["reward"] is None else 1 + sum(1 for value in rewards if value > row["reward"])
-    return rows
-
-
-def sort_rows(rows: Sequence[dict], sort: str | None, scorer_id: str) -> list[dict]:
-    """``sort`` is a column name, ``-`` in front for descending (default ``-reward``).
-    Missing values go last either way; ties by label, then result id."""
-    sort = sort or "-reward"
-    descending = sort.startswith("-")
-    column = sort.lstrip("-")
-    if column not in columns(scorer_id):
-        raise BadSort(f"cannot sort by {column!r}; columns: {', '.join(columns(scorer_id))}")
-    tiebreak = sorted(rows, key=lambda r: (str(r["label"]), r["result"] or 0))
-    present = [r for r in tiebreak if r[column] is not None]
-    missing = [r for r in tiebreak if r[column] is None]
-    present.sort(key=lambda r: r[column], reverse=descending)
-    return present + missing
-
-
 # OWASP "CSV injection": a spreadsheet treats a cell starting with one of these as a
 # formula (``=HYPERLINK(...)``, ``@SUM(...)``, DDE payloads).
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -76,11 +50,39 @@ def neutralise_cell(value):
     return value
 
 
-def rows_csv(rows: Sequence[dict], scorer_id: str) -> str:
-    """The rows as CSV; every text cell passes :func:`neutralise_cell`."""
+def csv_lines(rows: Iterable[dict], scorer_id: str) -> Iterator[str]:
+    """The rows as CSV, a line at a time; every text cell passes :func:`neutralise_cell`."""
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=columns(scorer_id), extrasaction="ignore", lineterminator="\n")
+
+    def taken() -> str:
+        line = buffer.getvalue()
+        buffer.seek(0)
+        buffer.truncate()
+        return line
+
     writer.writeheader()
+    yield taken()
     for row in rows:
         writer.writerow({key: "" if row.get(key) is None else neutralise_cell(row[key]) for key in columns(scorer_id)})
-    return buffer.getvalue()
+        yield taken()
+
+
+def rows_csv(rows: Iterable[dict], scorer_id: str) -> str:
+    """The rows as one CSV text (:func:`csv_lines`)."""
+    return "".join(csv_lines(rows, scorer_id))
+
+
+def json_chunks(head: dict, rows: Iterable[dict]) -> Iterator[str]:
+    """``head`` with ``rows`` (the ranked rows) and ``references`` (the rows of kind
+    ``reference``, which come last), as one JSON document written a row at a time."""
+    yield json.dumps(head)[:-1] + ', "rows": ['
+    key, first = "rows", True
+    for row in rows:
+        if key == "rows" and row.get("kind") == "reference":
+            yield '], "references": ['
+            key, first = "references", True
+        yield ("" if first else ", ") + json.dumps(row)
+        first = False
+    yield "]" if key == "references" else '], "references": []'
+    yield "}\n"

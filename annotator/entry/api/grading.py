@@ -8,15 +8,20 @@ frozen (they have seen both ledgers by then).
 
 from __future__ import annotations
 
-import json
+from collections.abc import AsyncIterator, Iterator
 from contextlib import ExitStack
+from itertools import islice
 
+from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import transaction
 from django.db.models import BooleanField, ExpressionWrapper, Q
-from django.http import HttpResponse
+from django.http import HttpResponse, StreamingHttpResponse
+from django.urls import reverse
 from rest_framework import status
+from rest_framework.pagination import CursorPagination
 from rest_framework.response import Response
+from rest_framework.utils.urls import replace_query_param
 from rest_framework.views import APIView
 
 from annotator.actions import grading
@@ -24,17 +29,19 @@ from annotator.actions.uploads import do_consume_upload
 from annotator.base.errors import InvalidInput
 from annotator.base.filenames import attachment
 from annotator.base.grading import uploads
-from annotator.base.grading.leaderboard import rows_csv
+from annotator.base.grading.leaderboard import csv_lines, json_chunks
 from annotator.base.urlconverters import parse_id
 from annotator.models import ScoringRun, Submission, SubmissionScore
 from annotator.reads import access
 from annotator.reads import grading as reads
+from annotator.reads import leaderboard as ranked
 from annotator.reads.grading_inputs import check_scorer_id
 from annotator.reads.present import (
     SCORE_FILES,
     calibration_view,
     job_view,
     readiness_view,
+    run_score_view,
     run_view,
     score_view,
     submission_view,
@@ -215,8 +222,33 @@ def _int_or_none(value, field: str):
 
 
 class ScoringRunDetailView(APIView):
+    """What the grading page polls while a run goes: the run, its job and its counts by
+    status (a few rows whatever the run's size); its scores are ``…/scores/``, a page at a time."""
+
     def get(self, request, run_id):
-        return Response(run_view(access.access_scoring_run(request.user, run_id), include_scores=True))
+        run = access.access_scoring_run(request.user, run_id)
+        body = run_view(run)
+        body["scores"] = request.build_absolute_uri(reverse("api-scoring-run-scores", args=[run.pk]))
+        return Response(body)
+
+
+class ScorePages(CursorPagination):
+    ordering = "id"
+    page_size = 100
+    page_size_query_param = "page_size"
+    max_page_size = 1000
+
+
+class ScoringRunScoresView(APIView):
+    """The scores of a run in id order, a page at a time (``next`` / ``previous``: cursors)."""
+
+    def get(self, request, run_id):
+        run = access.access_scoring_run(request.user, run_id)
+        pages = ScorePages()
+        scores = run.results.select_related("submission").defer("submission__content")
+        found = pages.paginate_queryset(scores, request, view=self)
+        verify_scores(found)
+        return pages.get_paginated_response([run_score_view(s) for s in found])
 
 
 class ScoreDetailView(APIView):
@@ -246,27 +278,65 @@ class ScoreDiagnosticsView(APIView):
 
 
 class LeaderboardView(APIView):
-    """``?scorer=ID`` (default the task kind's) and ``?sort=COLUMN`` (``-`` for
-    descending; default ``-reward``). ``export`` in the URL: ``csv`` or ``json`` files."""
+    """``?scorer=ID`` (default the task kind's), ``?sort=COLUMN`` (``-`` for descending;
+    default ``-reward``), ``?page_size=N`` and ``?cursor=`` (the ``next`` of the page
+    before). ``export`` in the URL: ``csv`` or ``json`` files of every row, streamed."""
 
     def get(self, request, version_id, export=None):
         version = access.access_grading_version(request.user, version_id)
         scorer_id = check_scorer_id(version, request.query_params.get("scorer") or None)
-        table = reads.leaderboard(version, scorer_id, sort=request.query_params.get("sort"))
-        if export is None:
-            job = reads.calibration_job(version) if scorer_id == version.packet.task_kind.scorer_id else None
-            if job is not None:  # the reference rows come from anchors still on their way (or failed)
-                table["calibration_job"] = job_view(job)
-            return Response(table)
-        name = f"leaderboard-{version.packet.task_kind.slug}-{version.tier}-v{version.number}-{scorer_id}.{export}"
-        if export == "csv":
-            rows = table["rows"] + table.get("references", [])  # reference rows after the ranked ones
-            response = HttpResponse(rows_csv(rows, scorer_id), content_type="text/csv")
-        else:
-            data = json.dumps(table, indent=2) + "\n"
-            response = HttpResponse(data, content_type="application/json")
-        response["Content-Disposition"] = attachment(name)
-        return response
+        sort = request.query_params.get("sort")
+        if export is not None:
+            return _leaderboard_file(version, scorer_id, sort, export)
+        cursor = request.query_params.get("cursor") or None
+        table = reads.leaderboard(version, scorer_id, sort=sort, cursor=cursor, size=_page_size(request))
+        if table["next"] is not None:
+            table["next"] = replace_query_param(request.build_absolute_uri(), "cursor", table["next"])
+        job = reads.calibration_job(version) if scorer_id == version.packet.task_kind.scorer_id else None
+        if job is not None:  # the reference rows come from anchors still on their way (or failed)
+            table["calibration_job"] = job_view(job)
+        return Response(table)
+
+
+def _page_size(request) -> int:
+    value = request.query_params.get("page_size")
+    if value in (None, ""):
+        return ranked.PAGE_SIZE
+    if not value.isdigit() or not 1 <= int(value) <= ranked.MAX_PAGE_SIZE:
+        raise InvalidInput(f"page_size must be a whole number from 1 to {ranked.MAX_PAGE_SIZE}", field="page_size")
+    return int(value)
+
+
+def _leaderboard_file(version, scorer_id: str, sort: str | None, export: str) -> StreamingHttpResponse:
+    """Every row (reference rows after the ranked ones), streamed a page at a time."""
+    rows = reads.leaderboard_download(version, scorer_id, sort=sort)
+    name = f"leaderboard-{version.packet.task_kind.slug}-{version.tier}-v{version.number}-{scorer_id}.{export}"
+    if export == "csv":
+        response = StreamingHttpResponse(streamed(csv_lines(rows, scorer_id)), content_type="text/csv")
+    else:
+        chunks = json_chunks(reads.leaderboard_head(version, scorer_id), rows)
+        response = StreamingHttpResponse(streamed(chunks), content_type="application/json")
+    response["Content-Disposition"] = attachment(name)
+    return response
+
+
+STREAM_PIECES = 500
+
+
+def streamed(pieces: Iterator[str]) -> AsyncIterator[str]:
+    """``pieces`` as an asynchronous iterator, ``STREAM_PIECES`` at a time: served over ASGI,
+    Django reads a synchronous iterator whole before sending its first byte (what streaming
+    is meant to avoid); this one reads the next pieces, and their queries, in the request's
+    own thread (``sync_to_async``), as the client takes them."""
+
+    def take() -> str:
+        return "".join(islice(pieces, STREAM_PIECES))
+
+    async def chunks() -> AsyncIterator[str]:
+        while text := await sync_to_async(take)():
+            yield text
+
+    return chunks()
 
 
 # ------------------------------------------------------------------------ calibration

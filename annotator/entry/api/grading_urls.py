@@ -16,6 +16,7 @@ urlpatterns = [
         name="api-submission-content",
     ),
     path("scoring-runs/<id:run_id>/", views.ScoringRunDetailView.as_view(), name="api-scoring-run"),
+    path("scoring-runs/<id:run_id>/scores/", views.ScoringRunScoresView.as_view(), name="api-scoring-run-scores"),
     path("scores/<id:score_id>/", views.ScoreDetailView.as_view(), name="api-score"),
     path("scores/<id:score_id>/files/<str:name>", views.ScoreFileView.as_view(), name="api-score-file"),
     path("scores/<id:score_id>/diagnostics/", views.ScoreDiagnosticsView.as_view(), name="api-score-diagnostics"),

@@ -146,9 +146,9 @@ class Command(VersionOptionCommand):
 
     def _report(self, run) -> None:
         run.refresh_from_db()
-        table = reads.leaderboard(run.version, run.scorer_id)
-        scored = {s.submission_id for s in run.results.all()}
-        rows = [r for r in table["rows"] if r["submission"] in scored]
+        scored = set(run.results.values_list("submission_id", flat=True))
+        every = reads.leaderboard_download(run.version, run.scorer_id)
+        rows = [r for r in every if r["kind"] != "reference" and r["submission"] in scored]
         width = max([len(r["label"]) for r in rows] + [5])
         self.stdout.write(f"{'rank':>4}  {'label':<{width}}  {'reward':>8}  reason")
         for row in rows:

@@ -1,7 +1,9 @@
 // The leaderboard of one (ground-truth version, scorer): sortable by any column, with
-// CSV / JSON downloads and links to each submission's diagnostics.
+// CSV / JSON downloads and links to each submission's diagnostics. The API serves it a
+// page at a time (ranked over every row); "Show more rows" under the table, or scrolling
+// it into view, appends the next page.
 //
-//   mountLeaderboard(root, { versionId, scorerId })  -> { reload(), sortBy(column) }
+//   mountLeaderboard(root, { versionId, scorerId })  -> { reload(), sortBy(column), more() }
 
 import { api } from "../api.js";
 import { when } from "../ui.js";
@@ -55,8 +57,24 @@ function number(value) {
 
 export function mountLeaderboard(root, { versionId, scorerId = "" }) {
   let sort = "-reward";
+  let ranked = [];
+  let references = [];
+  let current = null; // the first page's body (columns, count, version) and the next page's URL
+  let loading = null;
   const table = root.querySelector("table");
   const status = root.querySelector("[data-field=status]");
+  const moreButton = document.createElement("button");
+  moreButton.type = "button";
+  moreButton.dataset.action = "more-rows";
+  moreButton.hidden = true;
+  moreButton.addEventListener("click", () => more());
+  table.closest(".lb-scroll").after(moreButton);
+  // Scrolling to the end of the table asks for the next page too.
+  if ("IntersectionObserver" in window) {
+    new IntersectionObserver((entries) => {
+      if (entries.some((e) => e.isIntersecting) && !moreButton.hidden) more();
+    }).observe(moreButton);
+  }
 
   function query() {
     const params = new URLSearchParams({ sort });
@@ -72,6 +90,9 @@ export function mountLeaderboard(root, { versionId, scorerId = "" }) {
       status.textContent = error.message;
       return null;
     }
+    current = board;
+    ranked = board.rows;
+    references = board.references || [];
     const scorerQuery = scorerId ? `?scorer=${encodeURIComponent(scorerId)}` : "";
     root.querySelector("[data-link=csv]").href = `/api/versions/${versionId}/leaderboard.csv${scorerQuery}`;
     root.querySelector("[data-link=json]").href = `/api/versions/${versionId}/leaderboard.json${scorerQuery}`;
@@ -90,39 +111,8 @@ export function mountLeaderboard(root, { versionId, scorerId = "" }) {
       th.append(button);
       head.append(th);
     }
-    const rows = [...board.rows, ...(board.references || [])].map((row) => {
-      const tr = document.createElement("tr");
-      tr.className = `lb-${row.kind}`;
-      tr.dataset.label = row.label;
-      for (const column of board.columns.filter((c) => !HIDDEN.includes(c))) {
-        if (column === "scored_at") {
-          // The date over the time ("1 Dec 2026," / "19:29 UTC"): two short lines, one format.
-          const td = cell(null, { class: "lb-when", title: row.scored_at || "" });
-          if (row.scored_at) {
-            const [day, time] = shortWhen(row.scored_at).split(", ");
-            td.replaceChildren(`${day},`, document.createElement("br"), time);
-          }
-          tr.append(td);
-        } else if (column === "label") {
-          // The label, and under it the link to the row's diagnostics (no extra column to clip).
-          const td = cell(row.label, { class: "lb-label", title: `${row.kind}: ${row.label}` });
-          if (row.result) {
-            const a = document.createElement("a");
-            a.href = `/grading/scores/${row.result}/`;
-            a.className = "lb-diagnostics";
-            a.textContent = "diagnostics";
-            td.append(document.createElement("br"), a);
-          }
-          tr.append(td);
-        }
-        else if (column === "reason") tr.append(cell(row.reason, { class: "lb-reason", title: row.reason || "" }));
-        else tr.append(cell(number(row[column]), typeof row[column] === "number" ? { class: "num" } : {}));
-      }
-      return tr;
-    });
     table.tHead.replaceChildren(head);
-    table.tBodies[0].replaceChildren(...rows);
-    status.textContent = `${board.rows.length} row(s), ${(board.references || []).length} reference row(s) · ${board.scorer_id} · ${board.version.tier} v${board.version.number}`;
+    draw();
     // The reference rows are the version's anchors: say when they are still on their way,
     // and look again until they are there.
     if (board.calibration_job) status.textContent += ` · ${derivedJobText(board.calibration_job, "reference anchors")}`;
@@ -130,10 +120,74 @@ export function mountLeaderboard(root, { versionId, scorerId = "" }) {
     return board;
   }
 
+  // The ranked rows loaded so far, then the reference rows; the status and the control.
+  function draw() {
+    const columns = current.columns.filter((c) => !HIDDEN.includes(c));
+    table.tBodies[0].replaceChildren(...[...ranked, ...references].map((row) => rowElement(row, columns)));
+    const left = current.count - ranked.length;
+    moreButton.hidden = !current.next;
+    moreButton.textContent = `Show more rows (${left} not shown)`;
+    status.textContent = `${ranked.length} of ${current.count} row(s), ${references.length} reference row(s) · ${current.scorer_id} · ${current.version.tier} v${current.version.number}`;
+  }
+
+  // The next page, appended (one request at a time).
+  function more() {
+    if (!current || !current.next) return Promise.resolve(null);
+    if (loading) return loading;
+    const board = current;
+    loading = api
+      .get(board.next)
+      .then((page) => {
+        if (current !== board) return null; // sorted again meanwhile
+        ranked = [...ranked, ...page.rows];
+        current = { ...board, next: page.next };
+        draw();
+        return page;
+      })
+      .catch((error) => {
+        status.textContent = error.message;
+        return null;
+      })
+      .finally(() => {
+        loading = null;
+      });
+    return loading;
+  }
+
+  function rowElement(row, columns) {
+    const tr = document.createElement("tr");
+    tr.className = `lb-${row.kind}`;
+    tr.dataset.label = row.label;
+    for (const column of columns) {
+      if (column === "scored_at") {
+        // The date over the time ("1 Dec 2026," / "19:29 UTC"): two short lines, one format.
+        const td = cell(null, { class: "lb-when", title: row.scored_at || "" });
+        if (row.scored_at) {
+          const [day, time] = shortWhen(row.scored_at).split(", ");
+          td.replaceChildren(`${day},`, document.createElement("br"), time);
+        }
+        tr.append(td);
+      } else if (column === "label") {
+        // The label, and under it the link to the row's diagnostics (no extra column to clip).
+        const td = cell(row.label, { class: "lb-label", title: `${row.kind}: ${row.label}` });
+        if (row.result) {
+          const a = document.createElement("a");
+          a.href = `/grading/scores/${row.result}/`;
+          a.className = "lb-diagnostics";
+          a.textContent = "diagnostics";
+          td.append(document.createElement("br"), a);
+        }
+        tr.append(td);
+      } else if (column === "reason") tr.append(cell(row.reason, { class: "lb-reason", title: row.reason || "" }));
+      else tr.append(cell(number(row[column]), typeof row[column] === "number" ? { class: "num" } : {}));
+    }
+    return tr;
+  }
+
   function sortBy(column) {
     sort = column;
     return reload();
   }
 
-  return { reload, sortBy };
+  return { reload, sortBy, more };
 }
