@@ -9,6 +9,7 @@ Each POST calls one ``annotator.actions.projects`` function; reads come from
 from __future__ import annotations
 
 import json
+from urllib.parse import urlencode
 from datetime import datetime
 
 from django.contrib.auth import get_user_model
@@ -152,11 +153,13 @@ def dashboard(request):
         "state": request.GET.get("state") if request.GET.get("state") in overview.STATES else None,
         "person_id": parse_id(request.GET.get("person")),
     }
-    rows = overview.dashboard_rows(request.user, **filters)
-    counts = {state: sum(1 for r in rows if r.state == state) for state in overview.STATES}
+    board = overview.dashboard(request.user, **filters, page=parse_id(request.GET.get("page")) or 1)
+    query = {k: v for k, v in request.GET.items() if k != "page"}
     context = {
-        "rows": rows,
-        "counts": counts,
+        "board": board,
+        "rows": board.rows,
+        "counts": board.counts,
+        "query": urlencode(query),
         "filters": filters,
         "states": overview.STATES,
         "projects": Project.objects.order_by("title"),
