@@ -46,11 +46,19 @@ from annotator.models import (
     Submission,
     SubmissionScore,
     Union,
+    UnionItem,
     Video,
 )
+from annotator.base.urlconverters import parse_id
 from annotator.reads import separation
 from annotator.reads.integrity import ledgers_by_side, verified_access_columns, verified_packet, verify_ledger_states
-from annotator.reads.sealed_rows import verify_runs, verify_scores, verify_submissions, verify_union
+from annotator.reads.sealed_rows import (
+    verify_runs,
+    verify_scores,
+    verify_submissions,
+    verify_union,
+    verify_union_item,
+)
 from annotator.reads.separation import is_released, released_packet_id
 
 __all__ = ["is_released", "released_packet_id"]  # decided in ``separation``, asked here
@@ -384,16 +392,33 @@ def access_ledger(user: AbstractBaseUser, packet_id: int | str, side: str) -> Le
     return ledgers_by_side(access.packet, Ledger.objects.select_related("packet").filter(packet=access.packet))[side]
 
 
-def access_union(user: AbstractBaseUser, packet_id: int | str) -> tuple[PacketAccess, Union]:
+def _union_of(user: AbstractBaseUser, packet_id: int | str) -> tuple[PacketAccess, Union]:
     access = access_packet(user, packet_id)
     if access.role not in {"adjudicator", "maintainer"}:
         raise NotFound("union")
     try:
-        union = Union.objects.get(packet=access.packet)
+        return access, Union.objects.get(packet=access.packet)
     except Union.DoesNotExist:
         raise NotFound("union") from None
+
+
+def access_union(user: AbstractBaseUser, packet_id: int | str) -> tuple[PacketAccess, Union]:
+    access, union = _union_of(user, packet_id)
     verify_union(union)  # an item changed by SQL is never shown, decided on or published
     return access, union
+
+
+def access_union_item(user: AbstractBaseUser, packet_id: int | str, position) -> tuple[PacketAccess, UnionItem]:
+    """One item of the union with the union row and the item's block verified through
+    their seals (``sealed_rows.verify_union_item``): a decision's cost does not grow with
+    the union. Publishing verifies every item (``reads.publishing``)."""
+    access, union = _union_of(user, packet_id)
+    item = UnionItem.objects.filter(union=union, position=position).first() if parse_id(position) is not None else None
+    if item is None:
+        raise NotFound("union item")
+    item.union = union
+    verify_union_item(union, item)
+    return access, item
 
 
 def visible_versions(user: AbstractBaseUser, access: PacketAccess) -> QuerySet[GroundTruthVersion]:

@@ -25,7 +25,7 @@ from annotator.actions.versions import do_publish_adjudicated_version
 from annotator.base.errors import InvalidInput, StaleVersion
 from annotator.base.filenames import attachment
 from annotator.base.urlconverters import parse_id
-from annotator.models import AuditEntry, TaskKind, UnionItem, Video
+from annotator.models import AuditEntry, TaskKind, Video
 from annotator.reads import access, present
 from annotator.reads.export import export_files, export_zip
 from annotator.reads.overview import shown_details
@@ -223,10 +223,7 @@ class DecisionView(APIView):
     def post(self, request, packet_id, position):
         with transaction.atomic():
             access.access_adjudication(request.user, packet_id, for_update=True)
-            _, union = access.access_union(request.user, packet_id)
-            item = UnionItem.objects.filter(union=union, position=position).first()
-            if item is None:
-                raise access.NotFound("union item")
+            _, item = access.access_union_item(request.user, packet_id, position)
             # "replaces": the decision this page saw (its decided_at, or null): checked when sent.
             checked = {"replaces": request.data.get("replaces")} if "replaces" in request.data else {}
             do_decide_item(
