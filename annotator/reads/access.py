@@ -136,17 +136,33 @@ def role_on_packet(user: AbstractBaseUser, packet: Packet) -> str | None:
     return None if role is None or fenced(user, packet, role) else role
 
 
-def _assigned_role(user: AbstractBaseUser, packet: Packet) -> str | None:
+def _assigned_role(user: AbstractBaseUser, packet: Packet, *, maintainer: bool | None = None) -> str | None:
+    """``maintainer``: ``is_maintainer(user)`` when the caller read it already."""
     if not user.is_authenticated or not user.is_active:
         return None
+    maintainer = is_maintainer(user) if maintainer is None else maintainer
     side = {packet.annotator_a_id: "annotator_a", packet.annotator_b_id: "annotator_b"}.get(user.pk)
     if side is not None:
-        return "maintainer" if is_maintainer(user) and is_released(packet) else side
+        return "maintainer" if maintainer and is_released(packet) else side
     if packet.adjudicator_id == user.pk:
         return "adjudicator"
-    if is_maintainer(user):
+    if maintainer:
         return "maintainer"
     return None
+
+
+def packet_accesses(user: AbstractBaseUser, packets) -> list[PacketAccess]:
+    """``role_on_packet`` for a list of packets, with the queries it needs read once (the
+    maintainer group, the fenced packets); the packets with no role are left out. Only a
+    maintainer's own annotated packets cost a query each (whether they are released)."""
+    maintainer = is_maintainer(user)
+    fenced_ids = fenced_packet_ids(user)
+    found = []
+    for packet in packets:
+        role = None if packet.pk in fenced_ids else _assigned_role(user, packet, maintainer=maintainer)
+        if role is not None:
+            found.append(PacketAccess(packet, role))
+    return found
 
 
 def fenced(user: AbstractBaseUser, packet: Packet, role: str) -> bool:

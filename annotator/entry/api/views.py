@@ -107,12 +107,23 @@ class TaskKindDetailView(APIView):
         return Response(present.task_kind_view(kind))
 
 
+PACKET_WINDOW = 100
+
+
 class PacketListView(APIView):
     def get(self, request):
-        packets = access.visible_packets(request.user)
-        return Response(
-            [present.packet_view(access.PacketAccess(p, access.role_on_packet(request.user, p))) for p in packets]
-        )
+        """The packets the viewer has a role on, newest first, ``PACKET_WINDOW`` at a time
+        (``?page=``); a ``Link`` header names the next window (and ``X-Total-Count`` all)."""
+        packets = access.visible_packets(request.user).select_related("annotator_a", "annotator_b", "adjudicator")
+        packets = packets.order_by("-created_at", "-pk")
+        page = parse_id(request.query_params.get("page")) or 1
+        total = packets.count()
+        window = list(packets[(page - 1) * PACKET_WINDOW : page * PACKET_WINDOW])
+        response = Response(present.packet_views(access.packet_accesses(request.user, window)))
+        response["X-Total-Count"] = str(total)
+        if page * PACKET_WINDOW < total:
+            response["Link"] = f'<{request.path}?page={page + 1}>; rel="next"'
+        return response
 
     def post(self, request):
         access.require_maintainer(request.user)
