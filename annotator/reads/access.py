@@ -33,6 +33,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Q, QuerySet
 
+from annotator.base.urlconverters import parse_id
 from annotator.models import (
     ApiToken,
     AuditEntry,
@@ -49,7 +50,6 @@ from annotator.models import (
     UnionItem,
     Video,
 )
-from annotator.base.urlconverters import parse_id
 from annotator.reads import separation
 from annotator.reads.integrity import ledgers_by_side, verified_access_columns, verified_packet, verify_ledger_states
 from annotator.reads.sealed_rows import (

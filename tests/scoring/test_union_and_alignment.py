@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from scoring.align import MAX_LEDGER_ACTIONS
 from scoring import (
     CapExceeded,
     align_actions,
@@ -19,6 +18,7 @@ from scoring import (
     union_break_points,
     union_moments,
 )
+from scoring.align import MAX_LEDGER_ACTIONS
 from tests.scoring.paths import EGO, EGO_GT, PUBLISHED_FRAME_COUNT, TENNIS, TENNIS_GT, load_json
 
 

@@ -45,8 +45,9 @@ def counting_row_seals(monkeypatch) -> list[int]:
 def test_the_union_of_two_ledgers_at_the_cap_is_built_adjudicated_and_published(
     maintainer, annotator_a, annotator_b, adjudicator, monkeypatch
 ):
-    small = make_packet(maintainer, annotator_a, annotator_b, adjudicator, title="small", video=make_ready_video("s", frame_count=FRAMES))
-    large = make_packet(maintainer, annotator_a, annotator_b, adjudicator, title="large", video=make_ready_video("l", frame_count=FRAMES))
+    people = (maintainer, annotator_a, annotator_b, adjudicator)
+    small = make_packet(*people, title="small", video=make_ready_video("s", frame_count=FRAMES))
+    large = make_packet(*people, title="large", video=make_ready_video("l", frame_count=FRAMES))
     frozen_pair(small, 2, every=2)
     frozen_pair(large, MAX_LEDGER_ACTIONS, every=500)
     client = client_for(adjudicator)

@@ -9,8 +9,8 @@ Each POST calls one ``annotator.actions.projects`` function; reads come from
 from __future__ import annotations
 
 import json
-from urllib.parse import urlencode
 from datetime import datetime
+from urllib.parse import urlencode
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
