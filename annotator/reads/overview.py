@@ -17,6 +17,7 @@ from annotator.models import AuditEntry, GroundTruthVersion, Ledger, LedgerEvent
 from annotator.reads import access
 from annotator.reads.integrity import ledgers_by_side
 
+AUDIT_WINDOW = 500
 STATES = ["assigned", "in progress", "frozen", "adjudicating", "published"]
 
 
@@ -222,8 +223,10 @@ def audit_entries(
     since: datetime | None = None,
     until: datetime | None = None,
     limit: int = 500,
+    offset: int = 0,
 ) -> QuerySet[AuditEntry]:
-    """The audit view across packets, newest first, filtered."""
+    """The audit view across packets, newest first, filtered: ``limit`` entries from the
+    ``offset``-th."""
     entries = access.visible_audit_entries(user)
     if person_id:
         entries = entries.filter(actor_id=person_id)
@@ -235,7 +238,7 @@ def audit_entries(
         entries = entries.filter(at__gte=since)
     if until:
         entries = entries.filter(at__lt=until)
-    return entries.order_by("-at", "-id")[:limit]
+    return entries.select_related("actor", "packet").order_by("-at", "-id")[offset : offset + limit]
 
 
 def audit_operations(user) -> list[str]:

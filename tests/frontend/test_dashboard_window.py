@@ -41,3 +41,22 @@ def test_dashboard_state_filter_is_the_databases(maintainer, three_packets):  # 
         board = overview.dashboard(maintainer, state=state, window=1)
         assert [row.state for row in board.rows] == [state] * board.counts[state]
         assert board.total == board.counts[state]
+
+
+@pytest.mark.django_db
+def test_the_audit_view_reaches_every_entry_a_page_at_a_time(maintainer, three_packets, monkeypatch):  # noqa: F811
+    monkeypatch.setattr(overview, "AUDIT_WINDOW", 4)
+    client = client_for(maintainer)
+    everything = list(overview.audit_entries(maintainer, limit=10_000))
+    assert len(everything) > 8
+    seen, page = [], 1
+    while True:
+        html = client.get("/audit/", {"page": page}).content.decode()
+        rows = html.count("<tr data-operation")
+        assert rows <= 4
+        seen.append(rows)
+        if 'id="audit-older"' not in html:
+            break
+        page += 1
+    assert sum(seen) == len(everything) and page == -(-len(everything) // 4)
+    assert 'id="audit-newer"' in html

@@ -21,7 +21,7 @@ from tests.workflow.large_ledgers import FRAMES, frozen_pair
 pytestmark = pytest.mark.django_db
 
 PAGES = {  # who opens it: the page or API route
-    "maintainer": ["/api/packets/", "/dashboard/", "/people/", "/projects/", "/dashboard/?state=published"],
+    "maintainer": ["/api/packets/", "/dashboard/", "/people/", "/projects/", "/dashboard/?state=published", "/audit/"],
     "annotator_a": ["/api/packets/"],
     "adjudicator": ["/api/packets/"],
 }

@@ -191,9 +191,18 @@ def audit_view(request):
         "since": _moment(request.GET.get("since")),
         "until": _moment(request.GET.get("until")),
     }
-    entries = list(overview.audit_entries(request.user, **filters))
+    page = parse_id(request.GET.get("page")) or 1
+    window = overview.AUDIT_WINDOW
+    entries = list(overview.audit_entries(request.user, **filters, limit=window + 1, offset=(page - 1) * window))
+    older = len(entries) > window
+    entries = entries[:window]
     attestations = overview.attestations(entries)
+    query = urlencode({k: v for k, v in request.GET.items() if k != "page"})
     context = {
+        "page": page,
+        "older": f"?{query}&page={page + 1}" if query and older else f"?page={page + 1}" if older else None,
+        "newer": (f"?{query}&page={page - 1}" if query else f"?page={page - 1}") if page > 1 else None,
+        "window": window,
         "entries": [
             {"entry": e, "attestation": attestations.get(e.pk), "details": overview.shown_details(e)} for e in entries
         ],
