@@ -97,7 +97,7 @@ def agreement(scorer_id: str, ledger_a: object, ledger_b: object, **params: Any)
 def _action_agreement(scorer_id: str, a: object, b: object, params: dict[str, Any]) -> dict[str, Any]:
     version = get_scorer(scorer_id).version
     tolerance = params.get("tolerance", egocentric.DEFAULT_TOLERANCE)
-    a_list, b_list = align._action_list(a), align._action_list(b)
+    a_list, b_list = align._action_list(a, align.MAX_LEDGER_ACTIONS), align._action_list(b, align.MAX_LEDGER_ACTIONS)
     if params.get("vocabulary") is None:
         usable = align._usable(a_list) + align._usable(b_list)
         params["vocabulary"] = {

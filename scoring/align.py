@@ -46,16 +46,25 @@ class Pair:
 
 
 ACTION_FIELDS = ("verb", "nouns", "start_frame", "end_frame")
+
+# The most events per side a union or an agreement compares, per family: what one ledger
+# of the family may hold (the application refuses an event past it, and the same figure
+# at every door). Actions and moments align in near-linear time; the break-point
+# alignment is quadratic and keeps the scorer's own caps (events and shots).
+MAX_LEDGER_ACTIONS = 5000
+LEDGER_EVENT_CAPS = {"actions": MAX_LEDGER_ACTIONS, "moments": 5000, "break_points": tennis.MAX_PREDICTED_EVENTS}
 ACTION_TIERS = ("full", "verb_and_boundary", "boundary_only", "overlap")
 
 
-def _action_list(events: object) -> list[Any]:
+def _action_list(events: object, cap: int = egocentric.MAX_PREDICTED_ACTIONS) -> list[Any]:
+    """The actions of a ledger or submission; ``cap``: the scorer's for a prediction,
+    ``MAX_LEDGER_ACTIONS`` where two ledgers are compared."""
     if isinstance(events, Mapping):
         events = events.get("actions")
     if not isinstance(events, list):
         raise ParameterError("an action ledger is a list of actions or {'actions': [...]}")
-    if len(events) > egocentric.MAX_PREDICTED_ACTIONS:
-        raise CapExceeded(f"more than {egocentric.MAX_PREDICTED_ACTIONS} actions")
+    if len(events) > cap:
+        raise CapExceeded(f"more than {cap} actions")
     return events
 
 
@@ -187,7 +196,7 @@ def union_actions(a_events: object, b_events: object, *, tolerance: int, version
     """
     _check_version(version, egocentric.VERSIONS)
     tolerance = _check_tolerance(tolerance)
-    a_list, b_list = _action_list(a_events), _action_list(b_events)
+    a_list, b_list = _action_list(a_events, MAX_LEDGER_ACTIONS), _action_list(b_events, MAX_LEDGER_ACTIONS)
     a_left, b_left = _usable(a_list), _usable(b_list)
     if version == "v1":
         b_left = egocentric.chronological(b_left)
@@ -378,6 +387,8 @@ def _moment_list(events: object) -> list[Any]:
         events = events.get("queries")
     if not isinstance(events, list):
         raise ParameterError("a moment ledger is a list or {'queries': [...]}")
+    if len(events) > LEDGER_EVENT_CAPS["moments"]:
+        raise CapExceeded(f"more than {LEDGER_EVENT_CAPS['moments']} queries")
     return events
 
 

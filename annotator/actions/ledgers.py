@@ -18,6 +18,7 @@ from django.utils import timezone
 from annotator.actions.derived import queue_agreement_report
 from annotator.base.canonical import canonical_sha256
 from annotator.base.errors import Conflict, InvalidInput, StaleVersion
+from annotator.base.families import adapter_for
 from annotator.base.seals import events_seal, row_seal
 from annotator.models import Ledger, LedgerEvent
 from annotator.models.audit_log import record
@@ -67,11 +68,18 @@ def in_callers_transaction(func):
     return wrapper
 
 
+def max_ledger_events(packet) -> int:
+    """The most events one ledger of ``packet`` holds: its family's (what the union and the
+    agreement compare per side), never above ``MAX_EVENTS_PER_LEDGER``."""
+    return min(MAX_EVENTS_PER_LEDGER, adapter_for(packet.task_kind.schema["family"]).max_events)
+
+
 def _check_room(ledger: Ledger) -> None:
     # Only do_add_event creates events and each add bumps the version by one, so a ledger
     # has at most `version` events: below the cap, no COUNT(*) is needed.
-    if ledger.version >= MAX_EVENTS_PER_LEDGER and ledger.events.count() >= MAX_EVENTS_PER_LEDGER:
-        raise Conflict(f"a ledger holds at most {MAX_EVENTS_PER_LEDGER} events")
+    cap = max_ledger_events(ledger.packet)
+    if ledger.version >= cap and ledger.events.count() >= cap:
+        raise Conflict(f"a ledger holds at most {cap} events")
 
 
 def _bump(ledger: Ledger) -> None:

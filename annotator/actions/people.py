@@ -31,7 +31,6 @@ from django.contrib.auth.models import Group
 from django.contrib.auth.tokens import default_token_generator
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Q
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
@@ -58,18 +57,27 @@ def username_skeleton(username: str) -> str:
 
 
 def roles_of(user) -> list[str]:
-    names = set(user.groups.values_list("name", flat=True))
+    """The person's role groups (read from ``prefetch_related("groups")`` when the caller
+    prefetched them: no query per person in a list)."""
+    names = {group.name for group in user.groups.all()}
     return [role for role, group in ROLE_GROUPS.items() if group in names]
 
 
 def packet_roles_of(user) -> list[str]:
     """The roles a person holds on packets (annotator, adjudicator), whatever their groups."""
-    held = []
-    if Packet.objects.filter(Q(annotator_a=user) | Q(annotator_b=user)).exists():
-        held.append("annotator")
-    if Packet.objects.filter(adjudicator=user).exists():
-        held.append("adjudicator")
-    return held
+    return packet_roles_by_person([user.pk])[user.pk]
+
+
+def packet_roles_by_person(user_ids) -> dict[int, list[str]]:
+    """``packet_roles_of`` for many people: two queries whatever their number."""
+    ids = list(user_ids)
+    annotating = set(Packet.objects.filter(annotator_a__in=ids).values_list("annotator_a", flat=True).distinct())
+    annotating |= set(Packet.objects.filter(annotator_b__in=ids).values_list("annotator_b", flat=True).distinct())
+    adjudicating = set(Packet.objects.filter(adjudicator__in=ids).values_list("adjudicator", flat=True).distinct())
+    return {
+        pk: [role for role, held in (("annotator", annotating), ("adjudicator", adjudicating)) if pk in held]
+        for pk in ids
+    }
 
 
 def validate_roles(roles) -> list[str]:

@@ -9,12 +9,12 @@ from django.db import transaction
 
 from annotator.base.errors import Conflict
 from annotator.base.families import adapter_for
-from annotator.base.seals import union_seal
+from annotator.base.seals import union_block_seals, union_blocks_seal
 from annotator.models import Ledger, Packet, Union, UnionItem
 from annotator.models.audit_log import record
 from annotator.models.taskkind_schema import export_event
 from annotator.reads.integrity import frozen_events
-from scoring import get_scorer
+from scoring import CapExceeded, get_scorer
 
 
 def _as_dict(item) -> dict:
@@ -85,13 +85,16 @@ def do_build_union(packet: Packet, *, actor) -> Union:
     schema = packet.task_kind.schema
     a_events = frozen_events(ledgers["A"])
     b_events = frozen_events(ledgers["B"])
+    try:
+        items = align_union(schema, packet.task_kind.scorer_id, a_events, b_events)
+    except CapExceeded as error:  # a ledger frozen before its family's cap was lowered
+        raise Conflict(f"the union cannot be built: {error}") from None
     union = Union.objects.create(
         packet=packet,
         ledger_a_sha256=ledgers["A"].sha256,
         ledger_b_sha256=ledgers["B"].sha256,
         scorer_id=packet.task_kind.scorer_id,
     )
-    items = align_union(schema, packet.task_kind.scorer_id, a_events, b_events)
     UnionItem.objects.bulk_create(
         UnionItem(
             union=union,
@@ -109,13 +112,19 @@ def do_build_union(packet: Packet, *, actor) -> Union:
     counts = {status: sum(1 for it in items if it["status"] == status) for status in UnionItem.Status.values}
     # Sealed as stored (read back: ids and JSON as the database gives them).
     stored = Union.objects.get(pk=union.pk)
-    seal = union_seal(stored, UnionItem.objects.filter(union=stored))
+    blocks = union_block_seals(UnionItem.objects.filter(union=stored).iterator(chunk_size=1000))
     record(
         actor,
         "build_union",
         union,
         packet=packet,
-        hashes={"ledger_a": union.ledger_a_sha256, "ledger_b": union.ledger_b_sha256, "row": seal},
+        hashes={
+            "ledger_a": union.ledger_a_sha256,
+            "ledger_b": union.ledger_b_sha256,
+            "row": union_blocks_seal(stored, blocks, len(items)),
+            "count": len(items),
+            "blocks": blocks,
+        },
         details={"counts": counts},
     )
     return union

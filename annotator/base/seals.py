@@ -121,6 +121,33 @@ def union_seal(union, items) -> str:
     return canonical_sha256({"union": row_seal(union), "items": [row_seal(item) for item in rows]})[1]
 
 
+# Items of a union sealed together (by position): a decision verifies the union row and the
+# block of the item it decides, never the whole union (``union_block_seal``).
+UNION_BLOCK = 64
+
+
+def union_block_seal(block: int, items) -> str:
+    """The seal of the union items in positions ``block * UNION_BLOCK`` up to the next
+    block (``items``: exactly those rows)."""
+    rows = sorted(items, key=lambda item: item.position)
+    return canonical_sha256({"block": block, "items": [row_seal(item) for item in rows]})[1]
+
+
+def union_block_seals(items) -> list[str]:
+    """The block seals of all the items of a union, in block order."""
+    blocks: dict[int, list] = {}
+    for item in items:
+        blocks.setdefault(item.position // UNION_BLOCK, []).append(item)
+    count = max(blocks, default=-1) + 1
+    return [union_block_seal(block, blocks.get(block, [])) for block in range(count)]
+
+
+def union_blocks_seal(union, blocks: list[str], count: int) -> str:
+    """The seal of a union row, its item count and its block seals: recorded by
+    ``build_union`` (with the block seals) since unions are sealed by blocks."""
+    return canonical_sha256({"union": row_seal(union), "count": count, "blocks": blocks})[1]
+
+
 def is_sealed(obj) -> bool:
     return obj._meta.label in SEALED_COLUMNS
 

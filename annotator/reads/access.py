@@ -33,6 +33,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Q, QuerySet
 
+from annotator.base.urlconverters import parse_id
 from annotator.models import (
     ApiToken,
     AuditEntry,
@@ -46,11 +47,18 @@ from annotator.models import (
     Submission,
     SubmissionScore,
     Union,
+    UnionItem,
     Video,
 )
 from annotator.reads import separation
 from annotator.reads.integrity import ledgers_by_side, verified_access_columns, verified_packet, verify_ledger_states
-from annotator.reads.sealed_rows import verify_runs, verify_scores, verify_submissions, verify_union
+from annotator.reads.sealed_rows import (
+    verify_runs,
+    verify_scores,
+    verify_submissions,
+    verify_union,
+    verify_union_item,
+)
 from annotator.reads.separation import is_released, released_packet_id
 
 __all__ = ["is_released", "released_packet_id"]  # decided in ``separation``, asked here
@@ -128,17 +136,33 @@ def role_on_packet(user: AbstractBaseUser, packet: Packet) -> str | None:
     return None if role is None or fenced(user, packet, role) else role
 
 
-def _assigned_role(user: AbstractBaseUser, packet: Packet) -> str | None:
+def _assigned_role(user: AbstractBaseUser, packet: Packet, *, maintainer: bool | None = None) -> str | None:
+    """``maintainer``: ``is_maintainer(user)`` when the caller read it already."""
     if not user.is_authenticated or not user.is_active:
         return None
+    maintainer = is_maintainer(user) if maintainer is None else maintainer
     side = {packet.annotator_a_id: "annotator_a", packet.annotator_b_id: "annotator_b"}.get(user.pk)
     if side is not None:
-        return "maintainer" if is_maintainer(user) and is_released(packet) else side
+        return "maintainer" if maintainer and is_released(packet) else side
     if packet.adjudicator_id == user.pk:
         return "adjudicator"
-    if is_maintainer(user):
+    if maintainer:
         return "maintainer"
     return None
+
+
+def packet_accesses(user: AbstractBaseUser, packets) -> list[PacketAccess]:
+    """``role_on_packet`` for a list of packets, with the queries it needs read once (the
+    maintainer group, the fenced packets); the packets with no role are left out. Only a
+    maintainer's own annotated packets cost a query each (whether they are released)."""
+    maintainer = is_maintainer(user)
+    fenced_ids = fenced_packet_ids(user)
+    found = []
+    for packet in packets:
+        role = None if packet.pk in fenced_ids else _assigned_role(user, packet, maintainer=maintainer)
+        if role is not None:
+            found.append(PacketAccess(packet, role))
+    return found
 
 
 def fenced(user: AbstractBaseUser, packet: Packet, role: str) -> bool:
@@ -384,16 +408,33 @@ def access_ledger(user: AbstractBaseUser, packet_id: int | str, side: str) -> Le
     return ledgers_by_side(access.packet, Ledger.objects.select_related("packet").filter(packet=access.packet))[side]
 
 
-def access_union(user: AbstractBaseUser, packet_id: int | str) -> tuple[PacketAccess, Union]:
+def _union_of(user: AbstractBaseUser, packet_id: int | str) -> tuple[PacketAccess, Union]:
     access = access_packet(user, packet_id)
     if access.role not in {"adjudicator", "maintainer"}:
         raise NotFound("union")
     try:
-        union = Union.objects.get(packet=access.packet)
+        return access, Union.objects.get(packet=access.packet)
     except Union.DoesNotExist:
         raise NotFound("union") from None
+
+
+def access_union(user: AbstractBaseUser, packet_id: int | str) -> tuple[PacketAccess, Union]:
+    access, union = _union_of(user, packet_id)
     verify_union(union)  # an item changed by SQL is never shown, decided on or published
     return access, union
+
+
+def access_union_item(user: AbstractBaseUser, packet_id: int | str, position) -> tuple[PacketAccess, UnionItem]:
+    """One item of the union with the union row and the item's block verified through
+    their seals (``sealed_rows.verify_union_item``): a decision's cost does not grow with
+    the union. Publishing verifies every item (``reads.publishing``)."""
+    access, union = _union_of(user, packet_id)
+    item = UnionItem.objects.filter(union=union, position=position).first() if parse_id(position) is not None else None
+    if item is None:
+        raise NotFound("union item")
+    item.union = union
+    verify_union_item(union, item)
+    return access, item
 
 
 def visible_versions(user: AbstractBaseUser, access: PacketAccess) -> QuerySet[GroundTruthVersion]:

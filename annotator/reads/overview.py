@@ -10,13 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Case, CharField, Count, Exists, OuterRef, Q, QuerySet, Value, When
 
 from annotator.base import signing
-from annotator.models import AuditEntry, GroundTruthVersion, Ledger, Union
+from annotator.models import AuditEntry, GroundTruthVersion, Ledger, LedgerEvent, Packet, Union
 from annotator.reads import access
 from annotator.reads.integrity import ledgers_by_side
 
+AUDIT_WINDOW = 500
 STATES = ["assigned", "in progress", "frozen", "adjudicating", "published"]
 
 
@@ -92,14 +93,77 @@ def next_step(
     return NextStep(f"nothing: {published} is published (the adjudicator publishes again after a changed decision)", "")
 
 
-def dashboard_rows(user, *, project_id=None, state=None, person_id=None) -> list[DashboardRow]:
-    packets = access.maintained_packets(user).select_related("annotator_a", "annotator_b", "adjudicator")
+DASHBOARD_WINDOW = 100
+
+
+@dataclass(frozen=True)
+class Dashboard:
+    """One window of the dashboard's rows, and what the database counts over all rows."""
+
+    rows: list[DashboardRow]
+    counts: dict[str, int]  # per state, over every packet the filters (but the state) select
+    total: int  # rows the filters (state included) select
+    page: int
+    pages: int
+    window: int
+
+    @property
+    def windowed(self) -> bool:
+        return self.pages > 1
+
+
+def with_state(packets: QuerySet[Packet]) -> QuerySet[Packet]:
+    """``packets`` annotated with ``state`` (``packet_state``, computed by the database)."""
+    here = OuterRef("pk")
+    open_side = Ledger.objects.filter(packet=here, frozen_at__isnull=True)
+    return packets.annotate(
+        state=Case(
+            When(Exists(GroundTruthVersion.objects.filter(packet=here, tier=GroundTruthVersion.Tier.ADJUDICATED)),
+                 then=Value("published")),
+            When(~Exists(open_side) & Exists(Union.objects.filter(packet=here)), then=Value("adjudicating")),
+            When(~Exists(open_side), then=Value("frozen")),
+            When(
+                Exists(Ledger.objects.filter(packet=here, frozen_at__isnull=False))
+                | Exists(LedgerEvent.objects.filter(ledger__packet=here)),
+                then=Value("in progress"),
+            ),
+            default=Value("assigned"),
+            output_field=CharField(),
+        )
+    )  # fmt: skip
+
+
+def dashboard(
+    user, *, project_id=None, state=None, person_id=None, page: int = 1, window: int | None = None
+) -> Dashboard:
+    """The packets ``user`` maintains, newest first, ``window`` rows at a time; the state
+    counts and the state filter are the database's, over every row."""
+    window = window or DASHBOARD_WINDOW
+    packets = access.maintained_packets(user).select_related("adjudicator")
     if project_id:
         packets = packets.filter(project_id=project_id)
     if person_id:
         on_it = Q(annotator_a_id=person_id) | Q(annotator_b_id=person_id) | Q(adjudicator_id=person_id)
         packets = packets.filter(on_it)
-    packets = list(packets.order_by("-created_at")[:500])
+    packets = with_state(packets)
+    found = dict(packets.order_by().values_list("state").annotate(n=Count("pk")).values_list("state", "n"))
+    counts = {name: found.get(name, 0) for name in STATES}
+    if state:
+        packets = packets.filter(state=state)
+    total = counts[state] if state else sum(counts.values())
+    pages = max(1, -(-total // window))
+    page = min(max(1, page), pages)
+    chosen = packets.order_by("-created_at", "-pk")[(page - 1) * window : page * window]
+    return Dashboard(dashboard_rows_of(list(chosen)), counts, total, page, pages, window)
+
+
+def dashboard_rows(user, *, project_id=None, state=None, person_id=None) -> list[DashboardRow]:
+    """The first window of ``dashboard``'s rows."""
+    return dashboard(user, project_id=project_id, state=state, person_id=person_id).rows
+
+
+def dashboard_rows_of(packets: list[Packet]) -> list[DashboardRow]:
+    """Rows for these packets: a fixed number of queries, whatever their number."""
     ids = [p.pk for p in packets]
     by_packet: dict[int, list[Ledger]] = {pk: [] for pk in ids}
     for row in Ledger.objects.filter(packet_id__in=ids).annotate(n=Count("events")).select_related("annotator"):
@@ -124,8 +188,6 @@ def dashboard_rows(user, *, project_id=None, state=None, person_id=None) -> list
         pair = [sides_of[side] for side in "AB"]
         sides = [SideProgress(ledger.annotator.username, ledger.n, ledger.is_frozen) for ledger in pair]
         row_state = packet_state(sides, packet.pk in unions, packet.pk in published)
-        if state and row_state != state:
-            continue
         rows.append(
             DashboardRow(
                 packet_id=packet.pk,
@@ -161,8 +223,10 @@ def audit_entries(
     since: datetime | None = None,
     until: datetime | None = None,
     limit: int = 500,
+    offset: int = 0,
 ) -> QuerySet[AuditEntry]:
-    """The audit view across packets, newest first, filtered."""
+    """The audit view across packets, newest first, filtered: ``limit`` entries from the
+    ``offset``-th."""
     entries = access.visible_audit_entries(user)
     if person_id:
         entries = entries.filter(actor_id=person_id)
@@ -174,7 +238,7 @@ def audit_entries(
         entries = entries.filter(at__gte=since)
     if until:
         entries = entries.filter(at__lt=until)
-    return entries.order_by("-at", "-id")[:limit]
+    return entries.select_related("actor", "packet").order_by("-at", "-id")[offset : offset + limit]
 
 
 def audit_operations(user) -> list[str]:

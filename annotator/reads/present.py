@@ -8,6 +8,9 @@ websockets and the pages lives here: protocol objects, videos and jobs, grading.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
+from django.db.models import Count, Q
 from django.urls import reverse
 
 from annotator.base.families import browser_schema
@@ -21,18 +24,19 @@ from annotator.models import (
     Submission,
     SubmissionScore,
     TaskKind,
+    Union,
     UnionItem,
     VersionCalibration,
     VersionReadiness,
     Video,
 )
 from annotator.models.taskkind_schema import packet_schema
-from annotator.reads.access import PacketAccess, both_frozen
+from annotator.reads.access import PacketAccess
 from annotator.reads.grading import run_counts
-from annotator.reads.integrity import frozen_document, frozen_events, ledgers_by_side
+from annotator.reads.integrity import frozen_document, frozen_events, ledgers_by_side, verify_ledger_states
 from annotator.reads.media import media_urls_for
 from annotator.reads.overview import next_step
-from annotator.reads.publishing import answers_public, latest_version, version_label
+from annotator.reads.publishing import answers_public, version_label
 
 
 def task_kind_view(kind: TaskKind) -> dict:
@@ -63,25 +67,73 @@ def video_summary(packet: Packet) -> dict:
 
 
 def ledger_summary(ledger: Ledger) -> dict:
+    """``ledger.event_count``: its events when the caller counted them (``PacketFacts``)."""
+    events = getattr(ledger, "event_count", None)
     return {
         "side": ledger.side,
         "version": ledger.version,
         "frozen": ledger.is_frozen,
         "frozen_at": ledger.frozen_at.isoformat() if ledger.frozen_at else None,
         "sha256": ledger.sha256 or None,
-        "events": ledger.events.count(),
+        "events": ledger.events.count() if events is None else events,
     }
 
 
-def published_view(packet: Packet) -> dict | None:
-    version = latest_version(packet, GroundTruthVersion.Tier.ADJUDICATED)
+def _published(version: GroundTruthVersion | None) -> dict | None:
     if version is None:
         return None
     return {"id": version.pk, "number": version.number, "label": version_label(version.tier, version.number)}
 
 
-def packet_view(access: PacketAccess) -> dict:
+@dataclass
+class PacketFacts:
+    """What ``packet_view`` shows of many packets, read with one query per kind of thing:
+    the ledgers with their event counts, the latest adjudicated version, the union's counts."""
+
+    ledgers: dict[int, list[Ledger]] = field(default_factory=dict)
+    published: dict[int, GroundTruthVersion] = field(default_factory=dict)
+    unions: dict[int, dict] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, accesses: list[PacketAccess]) -> PacketFacts:
+        ids = [a.packet.pk for a in accesses]
+        facts = cls(ledgers={pk: [] for pk in ids})
+        rows = Ledger.objects.filter(packet_id__in=ids).defer("canonical_json").select_related("annotator")
+        for ledger in rows.annotate(event_count=Count("events")):
+            facts.ledgers[ledger.packet_id].append(ledger)
+        # Frozen states read against the audit log where the viewer may see both sides'
+        # state (``both_frozen``); an annotator's view says nothing of the other side.
+        staff = {a.packet.pk for a in accesses if not a.is_annotator}
+        verify_ledger_states([ledger for pk in staff for ledger in facts.ledgers[pk]])
+        adjudicated = GroundTruthVersion.objects.filter(packet_id__in=ids, tier=GroundTruthVersion.Tier.ADJUDICATED)
+        for version in adjudicated.only("pk", "packet_id", "tier", "number").order_by("packet_id", "number"):
+            facts.published[version.packet_id] = version
+        not_agreed = ~Q(items__status=UnionItem.Status.AGREED)
+        counts = (
+            Union.objects.filter(packet_id__in=ids)
+            .values("packet_id")
+            .annotate(
+                n=Count("items"),
+                to_decide=Count("items", filter=not_agreed),
+                decided=Count("items", filter=not_agreed & Q(items__decision__isnull=False)),
+            )
+        )
+        facts.unions = {
+            row["packet_id"]: {"items": row["n"], "to_decide": row["to_decide"], "decided": row["decided"]}
+            for row in counts
+        }
+        return facts
+
+
+def packet_views(accesses: list[PacketAccess]) -> list[dict]:
+    """``packet_view`` of each packet: a fixed number of queries whatever their number."""
+    facts = PacketFacts.of(accesses)
+    return [packet_view(a, facts) for a in accesses]
+
+
+def packet_view(access: PacketAccess, facts: PacketFacts | None = None) -> dict:
     packet = access.packet
+    facts = facts or PacketFacts.of([access])
     view = {
         "id": packet.pk,
         "title": packet.title,
@@ -94,9 +146,9 @@ def packet_view(access: PacketAccess) -> dict:
         "video": video_summary(packet),
         "your_role": access.role,
         # The latest adjudicated version (every role on the packet may see that tier).
-        "published": published_view(packet),
+        "published": _published(facts.published.get(packet.pk)),
     }
-    ledgers = ledgers_by_side(packet, packet.ledgers.all())
+    ledgers = ledgers_by_side(packet, facts.ledgers[packet.pk])
     if access.is_annotator:
         view["ledger"] = ledger_summary(ledgers[access.side])
         # Only about their own ledger (blind: nothing about the other side).
@@ -107,7 +159,7 @@ def packet_view(access: PacketAccess) -> dict:
             else {"text": "you: label and freeze your ledger", "who": own.annotator.username}
         )
         return view
-    frozen = both_frozen(packet)
+    frozen = all(ledger.is_frozen for ledger in ledgers.values())  # states verified by PacketFacts
     if access.sees_progress:
         view["assignment"] = {
             "annotator_a": packet.annotator_a.username,
@@ -118,14 +170,9 @@ def packet_view(access: PacketAccess) -> dict:
     else:
         view["ledgers"] = {side: {"side": side, "frozen": ledger.is_frozen} for side, ledger in ledgers.items()}
     view["union_ready"] = frozen
-    union = getattr(packet, "union", None) if frozen else None
+    union = facts.unions.get(packet.pk) if frozen else None
     if union is not None:
-        items = union.items.all()
-        view["union"] = {
-            "items": items.count(),
-            "to_decide": items.exclude(status=UnionItem.Status.AGREED).count(),
-            "decided": items.exclude(status=UnionItem.Status.AGREED).filter(decision__isnull=False).count(),
-        }
+        view["union"] = dict(union)
     # Who is assigned is named to maintainers only (blindness: an adjudicator never learns
     # who annotated); others see the roles, and an adjudicator their own name.
     if access.sees_progress:
@@ -153,7 +200,10 @@ def event_view(event: LedgerEvent) -> dict:
 def own_ledger_view(ledger: Ledger) -> dict:
     if ledger.is_frozen:  # its rows are served only while they match the frozen, hashed document
         frozen_document(ledger)
-    return {**ledger_summary(ledger), "events": [event_view(e) for e in ledger.events.all()]}
+    # Two columns per event, no model instance each: the workspace loads the whole ledger
+    # (its reducer, timeline and undo need every event), up to the cap's 5,000 events.
+    rows = ledger.events.values_list("uid", "data")
+    return {**ledger_summary(ledger), "events": [{"uid": str(uid), "data": data} for uid, data in rows]}
 
 
 def frozen_ledger_view(ledger: Ledger) -> dict:

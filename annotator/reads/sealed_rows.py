@@ -25,7 +25,14 @@ from dataclasses import dataclass, field
 from itertools import chain
 
 from annotator.base.canonical import sha256_hex
-from annotator.base.seals import bundle_submit_seal, union_seal
+from annotator.base.seals import (
+    UNION_BLOCK,
+    bundle_submit_seal,
+    union_block_seal,
+    union_block_seals,
+    union_blocks_seal,
+    union_seal,
+)
 from annotator.models import (
     AuditEntry,
     BundleRun,
@@ -132,12 +139,26 @@ def decision_seals(decision_ids: Iterable[int] | None = None) -> dict[str, str |
     return {object_id: hashes.get("row") for object_id, _, hashes in _entries(**filters)}
 
 
-def union_seals(union_ids: Iterable[int] | None = None) -> dict[str, str | None]:
-    """The recorded seal of each union (None: built before seals existed)."""
+@dataclass(frozen=True)
+class UnionSeal:
+    """A union's recorded seal: ``row`` (None: built before seals existed) and, for unions
+    sealed by blocks (``seals.union_blocks_seal``), the item count and the block seals."""
+
+    row: str | None
+    count: int | None = None
+    blocks: tuple[str, ...] | None = None
+
+
+def union_seals(union_ids: Iterable[int] | None = None) -> dict[str, UnionSeal]:
+    """The recorded seal of each union."""
     filters = {"object_type": Union._meta.label, "operation": UNION_OPERATION}
     if union_ids is not None:
         filters["object_id__in"] = sorted({str(pk) for pk in union_ids})
-    return {object_id: hashes.get("row") for object_id, _, hashes in _entries(**filters)}
+    found = {}
+    for object_id, _, hashes in _entries(**filters):
+        blocks = hashes.get("blocks")
+        found[object_id] = UnionSeal(hashes.get("row"), hashes.get("count"), None if blocks is None else tuple(blocks))
+    return found
 
 
 def bundle_seals(run_ids: Iterable[int] | None = None) -> dict[str, BundleSeals]:
@@ -196,17 +217,41 @@ def decision_problem(decision: Decision, seals: dict[str, str | None]):
     return seal_problem(decision, seals[str(decision.pk)])
 
 
-def union_problem(union: Union, seals: dict[str, str | None], items: Iterable[UnionItem] | None = None):
+def union_problem(union: Union, seals: dict[str, UnionSeal], items: Iterable[UnionItem] | None = None):
     """The union row and all its items (``items``: as read by the caller, else queried)
     against the seal of its ``build_union`` entry."""
     if str(union.pk) not in seals:
         return "no build record for it in the audit log", "a build record", "none"
     recorded = seals[str(union.pk)]
-    if recorded is None:
+    if recorded.row is None:
         return None
-    actual = union_seal(union, UnionItem.objects.filter(union=union) if items is None else items)
-    if actual != recorded:
-        return "its items or columns differ from the seal the audit log recorded", recorded, actual
+    rows = UnionItem.objects.filter(union=union).iterator(chunk_size=1000) if items is None else items
+    if recorded.blocks is None:
+        actual = union_seal(union, rows)
+    else:
+        rows = list(rows)
+        actual = union_blocks_seal(union, union_block_seals(rows), len(rows))
+    if actual != recorded.row:
+        return "its items or columns differ from the seal the audit log recorded", recorded.row, actual
+    return None
+
+
+def union_item_problem(union: Union, item: UnionItem, recorded: UnionSeal):
+    """The union row and the block of items that holds ``item`` against the recorded seal
+    (a union sealed by blocks; ``union_problem`` checks every block)."""
+    if recorded.row is None or recorded.blocks is None or recorded.count is None:
+        return None
+    actual = union_blocks_seal(union, list(recorded.blocks), recorded.count)
+    if actual != recorded.row:
+        return "its row differs from the seal the audit log recorded", recorded.row, actual
+    block = item.position // UNION_BLOCK
+    if item.union_id != union.pk or block >= len(recorded.blocks):
+        return "an item past the items the audit log recorded", f"{recorded.count} items", f"position {item.position}"
+    start = block * UNION_BLOCK
+    rows = UnionItem.objects.filter(union=union, position__gte=start, position__lt=start + UNION_BLOCK)
+    found = union_block_seal(block, rows)
+    if found != recorded.blocks[block]:
+        return f"the items of block {block} differ from the seal the audit log recorded", recorded.blocks[block], found
     return None
 
 
@@ -300,7 +345,7 @@ def decision_seals_of(decisions) -> dict[str, str | None]:
     return decision_seals(d.pk for d in decisions)
 
 
-def union_seals_of(unions) -> dict[str, str | None]:
+def union_seals_of(unions) -> dict[str, UnionSeal]:
     return union_seals(u.pk for u in unions)
 
 
@@ -332,6 +377,19 @@ def verify_union(union: Union, items: Iterable[UnionItem] | None = None) -> None
     the caller read them; queried when not given). A union is written once, with its items:
     there is no later write for a read to straddle."""
     found = union_problem(union, union_seals([union.pk]), None if items is None else list(items))
+    if found is not None:
+        raise fail(union, found)
+
+
+def verify_union_item(union: Union, item: UnionItem) -> None:
+    """The union row and the item's block through their seals: what a decision rests on, at
+    a cost independent of the union's size (a union sealed before blocks: all of it)."""
+    seals = union_seals([union.pk])
+    recorded = seals.get(str(union.pk))
+    if recorded is None or recorded.blocks is None:
+        found = union_problem(union, seals)
+    else:
+        found = union_item_problem(union, item, recorded)
     if found is not None:
         raise fail(union, found)
 

@@ -18,6 +18,7 @@ from scoring import (
     union_break_points,
     union_moments,
 )
+from scoring.align import MAX_LEDGER_ACTIONS
 from tests.scoring.paths import EGO, EGO_GT, PUBLISHED_FRAME_COUNT, TENNIS, TENNIS_GT, load_json
 
 
@@ -89,8 +90,11 @@ def test_unpaired_and_malformed_events_are_one_sided():
 
 
 def test_action_ledgers_over_the_cap_are_refused():
+    # The union compares ledgers: their cap (what a ledger holds), not the scorer's 2,000
+    # predicted actions.
+    assert len(union_actions([act()] * 2001, [], tolerance=12)) == 2001
     with pytest.raises(CapExceeded):
-        union_actions([act()] * 2001, [], tolerance=12)
+        union_actions([act()] * (MAX_LEDGER_ACTIONS + 1), [], tolerance=12)
 
 
 def test_align_break_points_is_the_scorers_alignment():

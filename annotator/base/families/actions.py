@@ -6,10 +6,12 @@ from fractions import Fraction
 
 from annotator.base.families.base import FamilyAdapter, dumps
 from scoring import union_actions
+from scoring.align import LEDGER_EVENT_CAPS
 
 
 class ActionsAdapter(FamilyAdapter):
     family = "actions"
+    max_events = LEDGER_EVENT_CAPS["actions"]
     label_format = "gtea"
 
     def task_parameters(self, packet) -> dict:

@@ -61,6 +61,9 @@ class FamilyAdapter:
     # The packet parameters a person gives on the new-packet and project pages
     # ("players", "grid"): those pages show these fields for the family's kinds.
     asks: tuple[str, ...] = ()
+    # The most events one ledger of the family holds: what its union and agreement compare
+    # per side (``scoring.align.LEDGER_EVENT_CAPS``). The save refuses the event past it.
+    max_events: int = 5000
 
     def ui(self) -> dict:
         """What the browser does differently for this family, as ``schema["ui"]`` of the

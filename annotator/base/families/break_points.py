@@ -7,6 +7,7 @@ import copy
 from annotator.base.families.base import FamilyAdapter, ParametersInvalid, dumps
 from scoring import tennis, union_break_points
 from scoring import tennis_vocabulary as vocabulary
+from scoring.align import LEDGER_EVENT_CAPS
 
 # The fields whose values are player names, and the per-player score fields. The score
 # fields keep the published verifier's key names (``medvedev_games`` …) for any match:
@@ -53,6 +54,7 @@ POINT_ENDING = {
 
 class BreakPointsAdapter(FamilyAdapter):
     family = "break_points"
+    max_events = LEDGER_EVENT_CAPS["break_points"]
     label_format = "mcp-charting"
     asks = ("players",)
 

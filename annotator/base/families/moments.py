@@ -6,6 +6,7 @@ import json
 
 from annotator.base.families.base import FamilyAdapter, ParametersInvalid, dumps
 from scoring import union_moments
+from scoring.align import LEDGER_EVENT_CAPS
 
 
 def video_id(packet) -> str:
@@ -25,6 +26,7 @@ def _rows(queries: list[dict]) -> bytes:
 
 class MomentsAdapter(FamilyAdapter):
     family = "moments"
+    max_events = LEDGER_EVENT_CAPS["moments"]
     reference_calibration = True
     executable_bundles = True
     moment_search = True

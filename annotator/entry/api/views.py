@@ -25,7 +25,7 @@ from annotator.actions.versions import do_publish_adjudicated_version
 from annotator.base.errors import InvalidInput, StaleVersion
 from annotator.base.filenames import attachment
 from annotator.base.urlconverters import parse_id
-from annotator.models import AuditEntry, TaskKind, UnionItem, Video
+from annotator.models import AuditEntry, TaskKind, Video
 from annotator.reads import access, present
 from annotator.reads.export import export_files, export_zip
 from annotator.reads.overview import shown_details
@@ -107,12 +107,23 @@ class TaskKindDetailView(APIView):
         return Response(present.task_kind_view(kind))
 
 
+PACKET_WINDOW = 100
+
+
 class PacketListView(APIView):
     def get(self, request):
-        packets = access.visible_packets(request.user)
-        return Response(
-            [present.packet_view(access.PacketAccess(p, access.role_on_packet(request.user, p))) for p in packets]
-        )
+        """The packets the viewer has a role on, newest first, ``PACKET_WINDOW`` at a time
+        (``?page=``); a ``Link`` header names the next window (and ``X-Total-Count`` all)."""
+        packets = access.visible_packets(request.user).select_related("annotator_a", "annotator_b", "adjudicator")
+        packets = packets.order_by("-created_at", "-pk")
+        page = parse_id(request.query_params.get("page")) or 1
+        total = packets.count()
+        window = list(packets[(page - 1) * PACKET_WINDOW : page * PACKET_WINDOW])
+        response = Response(present.packet_views(access.packet_accesses(request.user, window)))
+        response["X-Total-Count"] = str(total)
+        if page * PACKET_WINDOW < total:
+            response["Link"] = f'<{request.path}?page={page + 1}>; rel="next"'
+        return response
 
     def post(self, request):
         access.require_maintainer(request.user)
@@ -223,10 +234,7 @@ class DecisionView(APIView):
     def post(self, request, packet_id, position):
         with transaction.atomic():
             access.access_adjudication(request.user, packet_id, for_update=True)
-            _, union = access.access_union(request.user, packet_id)
-            item = UnionItem.objects.filter(union=union, position=position).first()
-            if item is None:
-                raise access.NotFound("union item")
+            _, item = access.access_union_item(request.user, packet_id, position)
             # "replaces": the decision this page saw (its decided_at, or null): checked when sent.
             checked = {"replaces": request.data.get("replaces")} if "replaces" in request.data else {}
             do_decide_item(

@@ -34,13 +34,14 @@ def _administration(request) -> dict:
 
 
 def _people_context(request, **extra) -> dict:
-    users = get_user_model().objects.order_by("username").prefetch_related("groups")
+    users = list(get_user_model().objects.order_by("username").prefetch_related("groups"))
     administration = _administration(request)
+    on_packets = people.packet_roles_by_person(u.pk for u in users)
     rows = [
         {
             "user": u,
             "roles": people.roles_of(u),
-            "on_packets": people.packet_roles_of(u),  # shown when no role group says it
+            "on_packets": on_packets[u.pk],  # shown when no role group says it
             "has_password": u.has_usable_password(),
             "last_login": u.last_login if administration["sign_in_times"] or u.pk == request.user.pk else None,
         }

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from urllib.parse import urlencode
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
@@ -152,11 +153,13 @@ def dashboard(request):
         "state": request.GET.get("state") if request.GET.get("state") in overview.STATES else None,
         "person_id": parse_id(request.GET.get("person")),
     }
-    rows = overview.dashboard_rows(request.user, **filters)
-    counts = {state: sum(1 for r in rows if r.state == state) for state in overview.STATES}
+    board = overview.dashboard(request.user, **filters, page=parse_id(request.GET.get("page")) or 1)
+    query = {k: v for k, v in request.GET.items() if k != "page"}
     context = {
-        "rows": rows,
-        "counts": counts,
+        "board": board,
+        "rows": board.rows,
+        "counts": board.counts,
+        "query": urlencode(query),
         "filters": filters,
         "states": overview.STATES,
         "projects": Project.objects.order_by("title"),
@@ -188,9 +191,18 @@ def audit_view(request):
         "since": _moment(request.GET.get("since")),
         "until": _moment(request.GET.get("until")),
     }
-    entries = list(overview.audit_entries(request.user, **filters))
+    page = parse_id(request.GET.get("page")) or 1
+    window = overview.AUDIT_WINDOW
+    entries = list(overview.audit_entries(request.user, **filters, limit=window + 1, offset=(page - 1) * window))
+    older = len(entries) > window
+    entries = entries[:window]
     attestations = overview.attestations(entries)
+    query = urlencode({k: v for k, v in request.GET.items() if k != "page"})
     context = {
+        "page": page,
+        "older": f"?{query}&page={page + 1}" if query and older else f"?page={page + 1}" if older else None,
+        "newer": (f"?{query}&page={page - 1}" if query else f"?page={page - 1}") if page > 1 else None,
+        "window": window,
         "entries": [
             {"entry": e, "attestation": attestations.get(e.pk), "details": overview.shown_details(e)} for e in entries
         ],

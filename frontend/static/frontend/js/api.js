@@ -54,7 +54,9 @@ async function request(method, url, { body, headers = {}, timeoutMs = null } = {
     if (response.ok) throw new ApiError(response.status, null);
   }
   if (!response.ok) throw new ApiError(response.status, data);
-  return { data, etag: response.headers.get("ETag"), status: response.status };
+  // next: the URL of the next window of a windowed list (its Link header's rel="next").
+  const next = /<([^>]+)>;\s*rel="next"/.exec(response.headers.get("Link") || "");
+  return { data, etag: response.headers.get("ETag"), status: response.status, next: next ? next[1] : null };
 }
 
 // Multipart upload (e.g. a video) with progress: onProgress(fraction) as bytes go out.
