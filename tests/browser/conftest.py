@@ -243,4 +243,3 @@ def page_in(request, browser_name, browser_server, migration_rows):
     yield open_page
     for page in pages:
         page.close()
-

@@ -42,10 +42,9 @@ class BridgeError(RuntimeError):
 
 
 class FirefoxBrowser:
-    def __init__(self, executable: str = FIREFOX, timeout_s: float = 120.0):
-        self.timeout_s = timeout_s
+    def __init__(self, executable: str = FIREFOX, prefs: dict[str, Any] | None = None):
         self._process = subprocess.Popen(
-            ["node", str(BRIDGE), executable],
+            ["node", str(BRIDGE), executable, json.dumps(prefs or {})],
             cwd=ROOT,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -140,6 +139,10 @@ class FirefoxPage:
 
     def wait_for_function(self, expression: str, arg: Any = None, timeout: float = 30000) -> Any:
         return self.browser.call("waitForFunction", page=self.id, expression=expression, arg=arg, timeout=timeout)
+
+    def uncaught(self) -> list[str]:
+        """The messages of the page's uncaught errors and unhandled rejections so far."""
+        return self.browser.call("uncaught", page=self.id)
 
     def close(self) -> None:
         self.browser.call("closePage", page=self.id)

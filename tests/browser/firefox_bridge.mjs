@@ -12,6 +12,7 @@ import { createInterface } from "node:readline";
 import puppeteer from "puppeteer-core";
 
 const EXECUTABLE = process.argv[2] || "/usr/bin/firefox-esr";
+const PREFS = JSON.parse(process.argv[3] || "{}"); // extra Firefox preferences (a test's)
 
 const browser = await puppeteer.launch({
   browser: "firefox",
@@ -23,9 +24,11 @@ const browser = await puppeteer.launch({
     "media.autoplay.blocking_policy": 0,
     "browser.shell.checkDefaultBrowser": false,
     "datareporting.policy.dataSubmissionEnabled": false,
+    ...PREFS,
   },
 });
 const pages = new Map();
+const uncaught = new Map(); // page id -> the messages of its uncaught errors
 let nextPage = 1;
 
 // A function's source is called with `arg` (as Playwright's page.evaluate does); any
@@ -33,17 +36,8 @@ let nextPage = 1;
 // Content-Security-Policy (no eval) does not stand in the way.
 function expressionOf(source, arg) {
   const text = source.trim();
-  const looksLikeFunction = /^(async\s+)?(\(|function\b|[A-Za-z_$][\w$]*\s*=>)/.test(text);
-  if (looksLikeFunction) {
-    try {
-      if (typeof new Function(`return (${text});`) === "function") {
-        return `(${text})(${JSON.stringify(arg === undefined ? null : arg)})`;
-      }
-    } catch {
-      // not a function after all
-    }
-  }
-  return text;
+  const isFunction = /^(async\s+)?(function\b|\([^()]*\)\s*=>|[A-Za-z_$][\w$]*\s*=>)/.test(text);
+  return isFunction ? `(${text})(${JSON.stringify(arg === undefined ? null : arg)})` : text;
 }
 
 async function evaluate(page, source, arg) {
@@ -76,7 +70,11 @@ async function handle(request) {
       created.on("console", (message) => {
         if (message.type() === "error") process.stderr.write(`[firefox console] ${message.text()}\n`);
       });
-      created.on("pageerror", (error) => process.stderr.write(`[firefox page error] ${error.message}\n`));
+      created.on("pageerror", (error) => {
+        process.stderr.write(`[firefox page error] ${error.message}\n`);
+        uncaught.get(id).push(String(error.message));
+      });
+      uncaught.set(id, []);
       return id;
     }
     case "setCookie":
@@ -91,6 +89,8 @@ async function handle(request) {
     case "goto":
       await page.goto(request.url, { waitUntil: "load" });
       return null;
+    case "uncaught":
+      return uncaught.get(request.page);
     case "url":
       return page.url();
     case "evaluate":

@@ -41,6 +41,7 @@ import { api } from "./api.js";
 import { packetMediaUrls } from "./media_urls.js";
 import { Renditions } from "./renditions.js";
 import { SeekQueue } from "./seek_queue.js";
+import { loadSource, unplayable } from "./media_load.js";
 import { el } from "./ui.js";
 import { VideoFrames, once } from "./video_frames.js";
 
@@ -68,6 +69,7 @@ export class FramePlayer extends EventTarget {
     this._lastPlayed = null;
     this._playToken = 0;
     this._pauses = 0; // pause() calls, so that a switch does not resume what was paused meanwhile
+    this._atPause = null; // what was on screen when pause() was called (VideoFrames.captureNow)
     this._pausing = null; // a pause() waiting for its "pause" event (and so its snap)
     // Playback asked for and not started yet (play() waiting for a seek, a switch that will
     // resume): { pauses, requests } at the time; a pause() (or, for a switch, a seek) since
@@ -211,7 +213,9 @@ export class FramePlayer extends EventTarget {
     this.scrub.max = String(this.clock.frameCount - 1);
     this.frameInput.max = String(this.clock.frameCount - 1);
     const [rendition, src] = await this.renditions.pick();
-    const loaded = once(this.video, "loadeddata", 30000);
+    const refused = unplayable(this.video, src);
+    if (refused) throw new Error(refused);
+    const loaded = loadSource(this.video, 30000);
     this.renditions.playing(rendition, src);
     this.video.src = src;
     await loaded;
@@ -306,7 +310,7 @@ export class FramePlayer extends EventTarget {
       this._playToken += 1;
     }
     this.frames.release();
-    const loaded = once(this.video, "loadeddata", 30000);
+    const loaded = loadSource(this.video, 30000);
     this.video.src = src;
     await loaded;
     // A new source starts at the element's default rate: put back the rate last chosen,
@@ -346,7 +350,13 @@ export class FramePlayer extends EventTarget {
       presented = await this.frames.presentAt(this._seekTimeFor(target, attempt));
     }
     this._snapping = false;
-    if (presented === target) {
+    const unavailable = this.frames.checkUnavailable;
+    if (unavailable) {
+      // Nothing can tell which frame is on screen: say so, and confirm nothing.
+      this.stats.errors += 1;
+      this._showError(`The frame check is unavailable in this browser: ${unavailable}.`);
+      this._unconfirmed = `the frame check is unavailable: ${unavailable}`;
+    } else if (presented === target) {
       this._clearError();
       this._unconfirmed = null;
     } else {
@@ -410,6 +420,8 @@ export class FramePlayer extends EventTarget {
   async pause() {
     this._pauses += 1;
     if (!this.video.paused) {
+      // The frame on screen now, at the keydown, is the one the pause settles on.
+      this._atPause = this.frames.captureNow(this._lastPlayed ?? this._current);
       // Until the "pause" event starts the snap (_onPause), play() waits on this.
       const paused = once(this.video, "pause", 2000).catch(() => undefined);
       this._pausing = paused;
@@ -443,10 +455,16 @@ export class FramePlayer extends EventTarget {
     const video = this.video;
     if (typeof video.requestVideoFrameCallback !== "function") return;
     const token = ++this._playToken;
+    // Where rVFC reports the request (Firefox), a callback can name a frame before its
+    // picture is up (the first frames after play): the readout shows the frame the callback
+    // before named, which is on screen, so it never runs ahead of the picture.
+    let claimed = this._current;
     const onFrame = (_now, metadata) => {
       if (token !== this._playToken) return;
-      this._lastPlayed = this.clock.frameAtMediaTime(metadata.mediaTime);
-      this._unconfirmed = null; // a frame presented, by its own pts
+      const named = this.clock.frameAtMediaTime(metadata.mediaTime);
+      this._lastPlayed = this.frames.reportsRequest ? Math.min(claimed, named) : named;
+      claimed = named;
+      if (!this.frames.checkUnavailable) this._unconfirmed = null; // a frame presented
       if (video.paused) return; // the last frame presented before the pause is recorded
       this.seeks.intended = this._lastPlayed;
       this._setCurrent(this._lastPlayed);
@@ -463,7 +481,8 @@ export class FramePlayer extends EventTarget {
     });
   }
 
-  // Snap to the displayed frame: the last one rVFC reported while playing, or the last
+  // Snap to the displayed frame: the one on screen when pause() was called (the keydown;
+  // VideoFrames.captureNow), else the last one rVFC reported while playing, or the last
   // frame of the video when playback ended there.
   async _snap() {
     const requests = this.seeks.requests;
@@ -472,7 +491,12 @@ export class FramePlayer extends EventTarget {
     if (this.seeks.requests !== requests) return this._current; // a newer seek request wins
     // Played into the end: the last frame, which the browser may not have presented yet
     // (at 2x it can reach the end with the one before it on screen).
-    const shown = this.video.ended ? this.frameCount - 1 : (this._lastPlayed ?? this.clock.frameAtTime(this.video.currentTime));
+    const atPause = this._atPause;
+    this._atPause = null;
+    let shown = this._lastPlayed ?? this.clock.frameAtTime(this.video.currentTime);
+    if (this.video.ended) shown = this.frameCount - 1;
+    else if (atPause) shown = await atPause();
+    if (this.seeks.requests !== requests) return this._current;
     return this.seekToFrame(shown);
   }
 
