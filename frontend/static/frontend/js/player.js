@@ -13,6 +13,9 @@
 // 1. the target time is the midpoint of pts[N] and pts[N+1] from the server's table;
 // 2. the presented frame is read from requestVideoFrameCallback metadata.mediaTime
 //    (the frame's own pts), mapped to an index by the table -- never from currentTime;
+//    where mediaTime is the time asked for (Firefox), from the picture, matched against
+//    WebCodecs decodes of the file's own samples (frame_truth.js), or the check says it
+//    is unavailable -- never "confirmed" from the request;
 // 3. if it is not N, the seek is tried once more; then the player shows an error, and
 //    `confirmed` is false (with `unconfirmedReason`) until a seek lands exactly or playback
 //    presents frames again: what reads the frame for a mark refuses meanwhile (a neighbour
@@ -20,7 +23,8 @@
 // Seeks are serialised, latest wins (seek_queue.js): held-down arrow keys (key repeats)
 // and scrubbing coalesce into few real seeks. The presented frame is read by
 // video_frames.js. After a pause (by the user or at the end), the player snaps to the
-// displayed frame.
+// frame that was on screen when pause() was called (the keydown), and during playback the
+// readout never names a frame before its picture is up.
 //
 // Renditions (renditions.js): with `urls.renditions` (the server's renditions.json) the
 // player plays the proxy when it exists, else the remux, and while on the remux it polls
@@ -42,6 +46,7 @@ import { packetMediaUrls } from "./media_urls.js";
 import { Renditions } from "./renditions.js";
 import { SeekQueue } from "./seek_queue.js";
 import { loadSource, unplayable } from "./media_load.js";
+import { showFull, swapRendition, useFullResolution, useProxy } from "./player_switch.js";
 import { el } from "./ui.js";
 import { VideoFrames, once } from "./video_frames.js";
 
@@ -228,51 +233,18 @@ export class FramePlayer extends EventTarget {
     return this;
   }
 
-  // --- the full-height rung -------------------------------------------------------------
+  // --- renditions (player_switch.js) ----------------------------------------------------
 
   _showFull(state) {
-    this.fullState = state;
-    const offered = !["not_needed", "unavailable"].includes(state.status);
-    this.fullButton.hidden = !offered;
-    if (this.rendition === "full") {
-      this.fullButton.textContent = `${state.proxy_height}p proxy`;
-    } else if (state.status === "queued" || state.status === "running") {
-      const pct = state.progress ? ` ${Math.round(state.progress * 100)} %` : "";
-      this.fullButton.textContent = `Full resolution: encoding${pct}`;
-    } else {
-      this.fullButton.textContent = `Full resolution (${state.height}p)`;
-    }
-    this.dispatchEvent(new CustomEvent("fullstate", { detail: state }));
+    showFull(this, state);
   }
 
-  // Ask for the full-height rendition and switch to it on the same frame once it exists.
-  // Resolves true when on it, false when it cannot be had (the reason is shown).
-  async useFullResolution() {
-    if (typeof this.urls.full !== "string") return false;
-    if (this.rendition === "full") return true;
-    let state;
-    try {
-      state = await this.renditions.requestFull((answer) => this._showFull(answer));
-      if (state === null) return false; // destroyed meanwhile
-    } catch (error) {
-      this._showError(`Full resolution: ${error.message}`);
-      return false;
-    }
-    if (state.status !== "ready" || !state.url) {
-      this._showError(`Full resolution: ${state.message || state.status}`);
-      return false;
-    }
-    const switched = await this.renditions.switchOnce("full", state.url);
-    this._showFull(state);
-    return switched && this.rendition === "full";
+  useFullResolution() {
+    return useFullResolution(this);
   }
 
-  // Back from the full rung to the proxy (or the remux, if the proxy is not made yet).
-  async useProxy() {
-    if (this.rendition !== "full") return true;
-    return this.renditions.backFromFull(() => {
-      if (this.fullState) this._showFull(this.fullState);
-    });
+  useProxy() {
+    return useProxy(this);
   }
 
   // Poll once: if the proxy exists now, switch to it. Resolves true once on the proxy.
@@ -280,48 +252,8 @@ export class FramePlayer extends EventTarget {
     return this.renditions.check();
   }
 
-  // Show the same frame on another rendition (the frame table is checked as the same).
-  async _swap(rendition, src) {
-    while (this.seeks.busy || this.seeks.hasQueued || this._snapPromise) {
-      const busy = this.seeks.inflight || this._snapPromise || new Promise((resolve) => setTimeout(resolve, 20));
-      await Promise.resolve(busy).catch(() => undefined);
-    }
-    // A switch made while playing goes on playing, at the same rate, from the frame it
-    // was on (unless a seek or a pause was asked for meanwhile).
-    const playing = !this.video.paused;
-    const requests = this.seeks.requests;
-    const pauses = this._pauses;
-    const frame = this.seeks.intended;
-    const pending = playing ? { pauses, requests } : null;
-    if (pending) this._pendingPlay = pending;
-    try {
-      await this.seeks.runNow(frame, () => this._swapSource(rendition, src, frame));
-      if (playing && this.seeks.requests === requests && this._pauses === pauses && this.video.paused) await this.play().catch(() => undefined);
-    } finally {
-      if (pending && this._pendingPlay === pending) this._pendingPlay = null;
-    }
-  }
-
-  async _swapSource(rendition, src, frame) {
-    if (!this.video.paused) {
-      this._snapping = true; // paused for the switch; the seek below confirms the frame
-      this.video.pause();
-      await this.frames.settle();
-      this._playToken += 1;
-    }
-    this.frames.release();
-    const loaded = loadSource(this.video, 30000);
-    this.video.src = src;
-    await loaded;
-    // A new source starts at the element's default rate: put back the rate last chosen,
-    // which may have been chosen while the source loaded.
-    this.video.playbackRate = this.rate;
-    this.renditions.playing(rendition, src);
-    this.stats.switches += 1;
-    this.frames.forget();
-    this.frames.keepPending();
-    this.dispatchEvent(new CustomEvent("rendition", { detail: { rendition, src } }));
-    return this._seekExact(frame);
+  _swap(rendition, src) {
+    return swapRendition(this, rendition, src);
   }
 
   // --- seeking -----------------------------------------------------------------------
