@@ -16,8 +16,9 @@ import random
 import pytest
 
 from annotator.base.media import synthetic
+from tests.browser.ledger_pages import wait_ready
 from tests.browser.lying_proxy import lie_about_one_frame
-from tests.browser.real_keys import press_key
+from tests.browser.real_keys import press_key, type_keys
 from tests.browser.test_player import SEEK_BATCH_JS, STEP_RUN_JS, failures
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -83,20 +84,27 @@ def test_the_frame_check_fails_when_the_picture_is_wrong(page_in, media_packet, 
     ]
 
 
-# Plays at `rate`; at each of `delays` (ms after the last) the test presses Space and a
-# capture-phase listener reads the barcode on screen at that keydown.
-PLAY_JS = """
+# The barcode on screen at the next keydown, read before the page's own handlers run.
+AT_NEXT_KEYDOWN_JS = """() => window.addEventListener(
+  "keydown", () => { window.__flAtKeydown = window.__flReadCells(window.__flBoxes); }, { capture: true, once: true })"""
+
+# Plays from `start` at `rate`, the player focused; the barcode on screen at the next
+# keydown (the test's Space) is kept in window.__flAtKeydown.
+PLAY_JS = (
+    """
 async ({ start, rate }) => {
   const player = window.frameledger.player;
   await player.seekToFrame(start);
   player.setRate(rate);
   player.element.focus();
   window.__flAtKeydown = null;
-  window.addEventListener("keydown", () => { window.__flAtKeydown = window.__flReadCells(window.__flBoxes); },
-                          { capture: true, once: true });
+  ("""
+    + AT_NEXT_KEYDOWN_JS
+    + """)();
   await player.play();
 }
 """
+)
 
 
 def test_a_pause_settles_on_the_frame_on_screen_at_the_keydown(page_in, media_packet, annotator_a, browser_name):
@@ -182,3 +190,27 @@ def test_a_browser_without_an_h264_decoder_is_told_so_at_once(browser_server, me
         assert "H.264" in shown, shown
     finally:
         browser.close()
+
+
+def test_pause_then_mark_marks_the_frame_on_screen_at_the_keydown(page_in, media_packet, annotator_a, browser_name):
+    """In the workspace: Space plays, Space pauses, i right after marks the start. The start
+    saved in the form is the barcode on screen when the pausing Space went down."""
+    packet = media_packet(NAME)
+    page = page_in(annotator_a, f"/packets/{packet.pk}/")
+    wait_ready(page)
+    page.evaluate("(boxes) => { window.__flBoxes = boxes; }", BOXES)
+    seen = []
+    for index in range(4):
+        page.evaluate("document.querySelector('#workspace').focus()")
+        press_key(page, "Space")
+        page.wait_for_function("(n) => window.frameledger.player.currentFrame > n", arg=8 + 5 * index)
+        page.evaluate(AT_NEXT_KEYDOWN_JS)
+        type_keys(page, " i", spacing_ms=30)
+        page.wait_for_function("() => document.querySelector('#ev-start_frame').value !== ''")
+        marked = int(page.evaluate("document.querySelector('#ev-start_frame').value"))
+        keydown = synthetic.decode_cell_means(page.evaluate("window.__flAtKeydown"))
+        seen.append((keydown, marked))
+        press_key(page, "Escape")
+        press_key(page, "Escape")  # the draft discarded: the next i fills an empty box
+        page.wait_for_function("() => document.querySelector('#ev-start_frame').value === ''")
+    assert [s for s in seen if s[0] != s[1]] == [], f"(on screen at the keydown, marked): {seen}"

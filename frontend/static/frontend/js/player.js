@@ -96,6 +96,15 @@ export class FramePlayer extends EventTarget {
     });
     this._build(keyboard);
     this.frames = new VideoFrames(this.video, this.stats);
+    // The frame on screen at a keydown, taken first thing in its dispatch (capture phase on
+    // the window) and good for that dispatch only: a pause the key asks for settles there.
+    this._keydownShot = null;
+    this._onAnyKeydown = () => {
+      if (this.video.paused || !this.clock) return;
+      this._keydownShot = this.frames.captureNow(this._lastPlayed ?? this._current);
+      setTimeout(() => (this._keydownShot = null), 0);
+    };
+    window.addEventListener("keydown", this._onAnyKeydown, { capture: true });
   }
 
   get currentFrame() {
@@ -353,7 +362,8 @@ export class FramePlayer extends EventTarget {
     this._pauses += 1;
     if (!this.video.paused) {
       // The frame on screen now, at the keydown, is the one the pause settles on.
-      this._atPause = this.frames.captureNow(this._lastPlayed ?? this._current);
+      const frame = this._keydownShot || this.frames.captureNow(this._lastPlayed ?? this._current);
+      this._atPause = { frame, requests: this.seeks.requests };
       // Until the "pause" event starts the snap (_onPause), play() waits on this.
       const paused = once(this.video, "pause", 2000).catch(() => undefined);
       this._pausing = paused;
@@ -425,9 +435,10 @@ export class FramePlayer extends EventTarget {
     // (at 2x it can reach the end with the one before it on screen).
     const atPause = this._atPause;
     this._atPause = null;
+    if (atPause && this.seeks.requests !== atPause.requests) return this._current; // a seek asked for since pause() wins
     let shown = this._lastPlayed ?? this.clock.frameAtTime(this.video.currentTime);
     if (this.video.ended) shown = this.frameCount - 1;
-    else if (atPause) shown = await atPause();
+    else if (atPause) shown = await atPause.frame();
     if (this.seeks.requests !== requests) return this._current;
     return this.seekToFrame(shown);
   }
@@ -467,6 +478,7 @@ export class FramePlayer extends EventTarget {
   }
 
   destroy() {
+    window.removeEventListener("keydown", this._onAnyKeydown, { capture: true });
     this.renditions.stop();
     this.frames.stop();
     this.video.pause();
