@@ -27,14 +27,18 @@ BRIDGE = Path(__file__).with_name("firefox_bridge.mjs")
 
 
 def missing() -> str | None:
-    """Why Firefox tests cannot run here (None: they can)."""
+    """Why Firefox tests cannot run here (None: they can). Only an absent browser is a
+    reason to skip; a missing driver is an error (``FirefoxBrowser`` says which)."""
     if not Path(FIREFOX).exists():
         return f"{FIREFOX} is not installed (apt-get install -y firefox-esr); Firefox browser tests cannot run here"
-    if shutil.which("node") is None:
-        return "node is not installed: the Firefox bridge runs on Node.js"
-    if not (ROOT / "node_modules" / "puppeteer-core").is_dir():
-        return "node_modules/puppeteer-core is missing: run bin/setup-js"
     return None
+
+
+def _check_driver() -> None:
+    if shutil.which("node") is None:
+        raise BridgeError("node is not installed: the Firefox bridge runs on Node.js 20")
+    if not (ROOT / "node_modules" / "puppeteer-core").is_dir():
+        raise BridgeError("node_modules/puppeteer-core is missing: run bin/setup-js (npm ci)")
 
 
 class BridgeError(RuntimeError):
@@ -43,6 +47,7 @@ class BridgeError(RuntimeError):
 
 class FirefoxBrowser:
     def __init__(self, executable: str = FIREFOX, prefs: dict[str, Any] | None = None):
+        _check_driver()
         self._process = subprocess.Popen(
             ["node", str(BRIDGE), executable, json.dumps(prefs or {})],
             cwd=ROOT,
