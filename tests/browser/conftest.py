@@ -79,6 +79,19 @@ def chromium():
             os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
 
 
+@pytest.fixture(scope="module")
+def firefox():
+    """Debian's Firefox ESR over WebDriver BiDi (tests/browser/firefox.py), once per module."""
+    from tests.browser.firefox import FirefoxBrowser, missing
+
+    reason = missing()
+    if reason:
+        pytest.skip(reason)
+    browser = FirefoxBrowser()
+    yield browser
+    browser.close()
+
+
 @pytest.fixture
 def migration_rows(transactional_db):
     """Re-create the rows the data migration made (builtin task kinds, maintainers group).
@@ -190,3 +203,43 @@ def page_as(chromium, browser_server, migration_rows):
     for context in contexts:
         context.close()
     assert not refused, f"the Content-Security-Policy refused something on these pages: {refused}"
+
+
+@pytest.fixture(params=["chromium", "firefox"])
+def browser_name(request) -> str:
+    """Each supported browser in turn (a test taking it runs once in each)."""
+    return request.param
+
+
+@pytest.fixture
+def page_in(request, browser_name, browser_server, migration_rows):
+    """(user, path) -> a page of ``browser_name`` signed in as ``user`` and opened at
+    ``path``: Playwright's Chromium page (``page_as``) or a Firefox page with the same
+    ``goto``/``evaluate``/``wait_for_function``/``keyboard`` (tests/browser/firefox.py)."""
+    if browser_name == "chromium":
+        yield request.getfixturevalue("page_as")
+        return
+    firefox = request.getfixturevalue("firefox")
+    pages = []
+
+    def open_page(user, path: str):
+        client = Client()
+        client.force_login(user)
+        page = firefox.new_page()
+        pages.append(page)
+        page.add_cookies(
+            [
+                {
+                    "name": settings.SESSION_COOKIE_NAME,
+                    "value": client.cookies[settings.SESSION_COOKIE_NAME].value,
+                    "url": browser_server.url,
+                }
+            ]
+        )
+        page.add_init_script(READ_CELLS_JS)
+        page.goto(browser_server.url + path)
+        return page
+
+    yield open_page
+    for page in pages:
+        page.close()

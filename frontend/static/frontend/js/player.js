@@ -13,6 +13,9 @@
 // 1. the target time is the midpoint of pts[N] and pts[N+1] from the server's table;
 // 2. the presented frame is read from requestVideoFrameCallback metadata.mediaTime
 //    (the frame's own pts), mapped to an index by the table -- never from currentTime;
+//    where mediaTime is the time asked for (Firefox), from the picture, matched against
+//    WebCodecs decodes of the file's own samples (frame_truth.js), or the check says it
+//    is unavailable -- never "confirmed" from the request;
 // 3. if it is not N, the seek is tried once more; then the player shows an error, and
 //    `confirmed` is false (with `unconfirmedReason`) until a seek lands exactly or playback
 //    presents frames again: what reads the frame for a mark refuses meanwhile (a neighbour
@@ -20,7 +23,8 @@
 // Seeks are serialised, latest wins (seek_queue.js): held-down arrow keys (key repeats)
 // and scrubbing coalesce into few real seeks. The presented frame is read by
 // video_frames.js. After a pause (by the user or at the end), the player snaps to the
-// displayed frame.
+// frame that was on screen when pause() was called (the keydown), and during playback the
+// readout never names a frame before its picture is up.
 //
 // Renditions (renditions.js): with `urls.renditions` (the server's renditions.json) the
 // player plays the proxy when it exists, else the remux, and while on the remux it polls
@@ -41,6 +45,8 @@ import { api } from "./api.js";
 import { packetMediaUrls } from "./media_urls.js";
 import { Renditions } from "./renditions.js";
 import { SeekQueue } from "./seek_queue.js";
+import { loadSource, unplayable } from "./media_load.js";
+import { showFull, swapRendition, useFullResolution, useProxy } from "./player_switch.js";
 import { el } from "./ui.js";
 import { VideoFrames, once } from "./video_frames.js";
 
@@ -68,6 +74,7 @@ export class FramePlayer extends EventTarget {
     this._lastPlayed = null;
     this._playToken = 0;
     this._pauses = 0; // pause() calls, so that a switch does not resume what was paused meanwhile
+    this._atPause = null; // what was on screen when pause() was called (VideoFrames.captureNow)
     this._pausing = null; // a pause() waiting for its "pause" event (and so its snap)
     // Playback asked for and not started yet (play() waiting for a seek, a switch that will
     // resume): { pauses, requests } at the time; a pause() (or, for a switch, a seek) since
@@ -89,6 +96,15 @@ export class FramePlayer extends EventTarget {
     });
     this._build(keyboard);
     this.frames = new VideoFrames(this.video, this.stats);
+    // The frame on screen at a keydown, taken first thing in its dispatch (capture phase on
+    // the window) and good for that dispatch only: a pause the key asks for settles there.
+    this._keydownShot = null;
+    this._onAnyKeydown = () => {
+      if (this.video.paused || !this.clock) return;
+      this._keydownShot = this.frames.captureNow(this._lastPlayed ?? this._current);
+      setTimeout(() => (this._keydownShot = null), 0);
+    };
+    window.addEventListener("keydown", this._onAnyKeydown, { capture: true });
   }
 
   get currentFrame() {
@@ -211,7 +227,9 @@ export class FramePlayer extends EventTarget {
     this.scrub.max = String(this.clock.frameCount - 1);
     this.frameInput.max = String(this.clock.frameCount - 1);
     const [rendition, src] = await this.renditions.pick();
-    const loaded = once(this.video, "loadeddata", 30000);
+    const refused = unplayable(this.video, src);
+    if (refused) throw new Error(refused);
+    const loaded = loadSource(this.video, 30000);
     this.renditions.playing(rendition, src);
     this.video.src = src;
     await loaded;
@@ -224,51 +242,18 @@ export class FramePlayer extends EventTarget {
     return this;
   }
 
-  // --- the full-height rung -------------------------------------------------------------
+  // --- renditions (player_switch.js) ----------------------------------------------------
 
   _showFull(state) {
-    this.fullState = state;
-    const offered = !["not_needed", "unavailable"].includes(state.status);
-    this.fullButton.hidden = !offered;
-    if (this.rendition === "full") {
-      this.fullButton.textContent = `${state.proxy_height}p proxy`;
-    } else if (state.status === "queued" || state.status === "running") {
-      const pct = state.progress ? ` ${Math.round(state.progress * 100)} %` : "";
-      this.fullButton.textContent = `Full resolution: encoding${pct}`;
-    } else {
-      this.fullButton.textContent = `Full resolution (${state.height}p)`;
-    }
-    this.dispatchEvent(new CustomEvent("fullstate", { detail: state }));
+    showFull(this, state);
   }
 
-  // Ask for the full-height rendition and switch to it on the same frame once it exists.
-  // Resolves true when on it, false when it cannot be had (the reason is shown).
-  async useFullResolution() {
-    if (typeof this.urls.full !== "string") return false;
-    if (this.rendition === "full") return true;
-    let state;
-    try {
-      state = await this.renditions.requestFull((answer) => this._showFull(answer));
-      if (state === null) return false; // destroyed meanwhile
-    } catch (error) {
-      this._showError(`Full resolution: ${error.message}`);
-      return false;
-    }
-    if (state.status !== "ready" || !state.url) {
-      this._showError(`Full resolution: ${state.message || state.status}`);
-      return false;
-    }
-    const switched = await this.renditions.switchOnce("full", state.url);
-    this._showFull(state);
-    return switched && this.rendition === "full";
+  useFullResolution() {
+    return useFullResolution(this);
   }
 
-  // Back from the full rung to the proxy (or the remux, if the proxy is not made yet).
-  async useProxy() {
-    if (this.rendition !== "full") return true;
-    return this.renditions.backFromFull(() => {
-      if (this.fullState) this._showFull(this.fullState);
-    });
+  useProxy() {
+    return useProxy(this);
   }
 
   // Poll once: if the proxy exists now, switch to it. Resolves true once on the proxy.
@@ -276,48 +261,8 @@ export class FramePlayer extends EventTarget {
     return this.renditions.check();
   }
 
-  // Show the same frame on another rendition (the frame table is checked as the same).
-  async _swap(rendition, src) {
-    while (this.seeks.busy || this.seeks.hasQueued || this._snapPromise) {
-      const busy = this.seeks.inflight || this._snapPromise || new Promise((resolve) => setTimeout(resolve, 20));
-      await Promise.resolve(busy).catch(() => undefined);
-    }
-    // A switch made while playing goes on playing, at the same rate, from the frame it
-    // was on (unless a seek or a pause was asked for meanwhile).
-    const playing = !this.video.paused;
-    const requests = this.seeks.requests;
-    const pauses = this._pauses;
-    const frame = this.seeks.intended;
-    const pending = playing ? { pauses, requests } : null;
-    if (pending) this._pendingPlay = pending;
-    try {
-      await this.seeks.runNow(frame, () => this._swapSource(rendition, src, frame));
-      if (playing && this.seeks.requests === requests && this._pauses === pauses && this.video.paused) await this.play().catch(() => undefined);
-    } finally {
-      if (pending && this._pendingPlay === pending) this._pendingPlay = null;
-    }
-  }
-
-  async _swapSource(rendition, src, frame) {
-    if (!this.video.paused) {
-      this._snapping = true; // paused for the switch; the seek below confirms the frame
-      this.video.pause();
-      await this.frames.settle();
-      this._playToken += 1;
-    }
-    this.frames.release();
-    const loaded = once(this.video, "loadeddata", 30000);
-    this.video.src = src;
-    await loaded;
-    // A new source starts at the element's default rate: put back the rate last chosen,
-    // which may have been chosen while the source loaded.
-    this.video.playbackRate = this.rate;
-    this.renditions.playing(rendition, src);
-    this.stats.switches += 1;
-    this.frames.forget();
-    this.frames.keepPending();
-    this.dispatchEvent(new CustomEvent("rendition", { detail: { rendition, src } }));
-    return this._seekExact(frame);
+  _swap(rendition, src) {
+    return swapRendition(this, rendition, src);
   }
 
   // --- seeking -----------------------------------------------------------------------
@@ -346,7 +291,13 @@ export class FramePlayer extends EventTarget {
       presented = await this.frames.presentAt(this._seekTimeFor(target, attempt));
     }
     this._snapping = false;
-    if (presented === target) {
+    const unavailable = this.frames.checkUnavailable;
+    if (unavailable) {
+      // Nothing can tell which frame is on screen: say so, and confirm nothing.
+      this.stats.errors += 1;
+      this._showError(`The frame check is unavailable in this browser: ${unavailable}.`);
+      this._unconfirmed = `the frame check is unavailable: ${unavailable}`;
+    } else if (presented === target) {
       this._clearError();
       this._unconfirmed = null;
     } else {
@@ -410,6 +361,9 @@ export class FramePlayer extends EventTarget {
   async pause() {
     this._pauses += 1;
     if (!this.video.paused) {
+      // The frame on screen now, at the keydown, is the one the pause settles on.
+      const frame = this._keydownShot || this.frames.captureNow(this._lastPlayed ?? this._current);
+      this._atPause = { frame, requests: this.seeks.requests };
       // Until the "pause" event starts the snap (_onPause), play() waits on this.
       const paused = once(this.video, "pause", 2000).catch(() => undefined);
       this._pausing = paused;
@@ -443,10 +397,16 @@ export class FramePlayer extends EventTarget {
     const video = this.video;
     if (typeof video.requestVideoFrameCallback !== "function") return;
     const token = ++this._playToken;
+    // Where rVFC reports the request (Firefox), a callback can name a frame before its
+    // picture is up (the first frames after play): the readout shows the frame the callback
+    // before named, which is on screen, so it never runs ahead of the picture.
+    let claimed = this._current;
     const onFrame = (_now, metadata) => {
       if (token !== this._playToken) return;
-      this._lastPlayed = this.clock.frameAtMediaTime(metadata.mediaTime);
-      this._unconfirmed = null; // a frame presented, by its own pts
+      const named = this.clock.frameAtMediaTime(metadata.mediaTime);
+      this._lastPlayed = this.frames.reportsRequest ? Math.min(claimed, named) : named;
+      claimed = named;
+      if (!this.frames.checkUnavailable) this._unconfirmed = null; // a frame presented
       if (video.paused) return; // the last frame presented before the pause is recorded
       this.seeks.intended = this._lastPlayed;
       this._setCurrent(this._lastPlayed);
@@ -463,7 +423,8 @@ export class FramePlayer extends EventTarget {
     });
   }
 
-  // Snap to the displayed frame: the last one rVFC reported while playing, or the last
+  // Snap to the displayed frame: the one on screen when pause() was called (the keydown;
+  // VideoFrames.captureNow), else the last one rVFC reported while playing, or the last
   // frame of the video when playback ended there.
   async _snap() {
     const requests = this.seeks.requests;
@@ -472,7 +433,13 @@ export class FramePlayer extends EventTarget {
     if (this.seeks.requests !== requests) return this._current; // a newer seek request wins
     // Played into the end: the last frame, which the browser may not have presented yet
     // (at 2x it can reach the end with the one before it on screen).
-    const shown = this.video.ended ? this.frameCount - 1 : (this._lastPlayed ?? this.clock.frameAtTime(this.video.currentTime));
+    const atPause = this._atPause;
+    this._atPause = null;
+    if (atPause && this.seeks.requests !== atPause.requests) return this._current; // a seek asked for since pause() wins
+    let shown = this._lastPlayed ?? this.clock.frameAtTime(this.video.currentTime);
+    if (this.video.ended) shown = this.frameCount - 1;
+    else if (atPause) shown = await atPause.frame();
+    if (this.seeks.requests !== requests) return this._current;
     return this.seekToFrame(shown);
   }
 
@@ -512,6 +479,7 @@ export class FramePlayer extends EventTarget {
   }
 
   destroy() {
+    window.removeEventListener("keydown", this._onAnyKeydown, { capture: true });
     this.renditions.stop();
     this.frames.stop();
     this.video.pause();
