@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from annotator.models import AgreementReport, AuditEntry, GroundTruthVersion, VersionCalibration, VersionReadiness
-from annotator.reads.integrity import authentic, describe, fail, seal_problem
-from annotator.reads.sealed_rows import settled
+from annotator.reads.integrity import authentic, describe, seal_problem
+from annotator.reads.sealed_rows import raise_first, settled
 
 AGREEMENT_OPERATION = "agreement_report"
 CALIBRATION_OPERATION = "compute_calibration"
@@ -89,17 +89,6 @@ def readiness_problem(readiness: VersionReadiness, seals: dict[str, dict]):
 # ------------------------------------------------------------------ verified reads
 
 
-def _raise_first(objs, problem_of, seals_of) -> None:
-    objs = list(objs)
-    if not objs:
-        return
-    seals = seals_of(objs)
-    for obj in objs:
-        found = settled(obj, problem_of(obj, seals), problem_of, seals_of)
-        if found is not None:
-            raise fail(obj, found)
-
-
 def agreement_seals_of(reports) -> dict[str, dict]:
     return agreement_seals(r.pk for r in reports)
 
@@ -117,13 +106,13 @@ def sealed_report(report: AgreementReport | None) -> AgreementReport | None:
     (the caller computes it again); ``TamperedData`` when it has no seal or another one."""
     if report is None:
         return None
-    _raise_first([report], agreement_problem, agreement_seals_of)
+    raise_first([report], agreement_problem, agreement_seals_of)
     return report if "row" in agreement_seals([report.pk]).get(str(report.pk), {}) else None
 
 
 def verified_calibrations(calibrations: Iterable[VersionCalibration]) -> list[VersionCalibration]:
     calibrations = list(calibrations)
-    _raise_first(calibrations, calibration_problem, calibration_seals_of)
+    raise_first(calibrations, calibration_problem, calibration_seals_of)
     return calibrations
 
 
@@ -136,7 +125,7 @@ def verified_calibration(calibration: VersionCalibration | None) -> VersionCalib
 def verified_readiness(readiness: VersionReadiness | None) -> VersionReadiness | None:
     """The version's readiness mark once verified (None: the version is not marked ready)."""
     if readiness is not None:
-        _raise_first([readiness], readiness_problem, readiness_seals_of)
+        raise_first([readiness], readiness_problem, readiness_seals_of)
     return readiness
 
 

@@ -316,7 +316,9 @@ def _caught_up(obj) -> bool:
     return True
 
 
-def _raise_first(objs, problem_of, seals_of) -> None:
+def raise_first(objs, problem_of, seals_of) -> None:
+    """Every object read through its seals (``seals_of`` for all at once); the first whose
+    problem stands after a re-read is raised as an integrity error."""
     objs = list(objs)
     if not objs:
         return
@@ -354,22 +356,22 @@ def bundle_seals_of(runs) -> dict[str, BundleSeals]:
 
 
 def verify_submissions(submissions: Iterable[Submission]) -> None:
-    _raise_first(submissions, submission_problem, submission_seals_of)
+    raise_first(submissions, submission_problem, submission_seals_of)
 
 
 def verify_runs(runs: Iterable[ScoringRun]) -> None:
-    _raise_first(runs, run_problem, run_seals_of)
+    raise_first(runs, run_problem, run_seals_of)
 
 
 def verify_scores(scores: Iterable[SubmissionScore]) -> None:
     """Each score, and the submission it scores, through their seals."""
     scores = list(scores)
-    _raise_first(scores, score_problem, score_seals_of)
+    raise_first(scores, score_problem, score_seals_of)
     verify_submissions({s.submission_id: s.submission for s in scores}.values())
 
 
 def verify_decisions(decisions: Iterable[Decision]) -> None:
-    _raise_first(decisions, decision_problem, decision_seals_of)
+    raise_first(decisions, decision_problem, decision_seals_of)
 
 
 def verify_union(union: Union, items: Iterable[UnionItem] | None = None) -> None:
@@ -397,4 +399,4 @@ def verify_union_item(union: Union, item: UnionItem) -> None:
 def verify_bundle_runs(runs: Iterable[BundleRun]) -> None:
     """Each bundle run through its seals (``bundle`` may be deferred: it is covered by
     ``bundle_sha256``)."""
-    _raise_first(runs, bundle_run_problem, bundle_seals_of)
+    raise_first(runs, bundle_run_problem, bundle_seals_of)
