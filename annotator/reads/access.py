@@ -424,6 +424,15 @@ def access_union(user: AbstractBaseUser, packet_id: int | str) -> tuple[PacketAc
     return access, union
 
 
+def access_union_items(user: AbstractBaseUser, packet_id: int | str) -> tuple[PacketAccess, Union, list[UnionItem]]:
+    """``access_union`` and every item of the union (with its decision), read once: the
+    items verified through the union's seals are the rows shown, never a second read."""
+    access, union = _union_of(user, packet_id)
+    items = list(union.items.select_related("decision", "decision__decided_by").order_by("position"))
+    verify_union(union, items)  # an item changed by SQL is never shown, decided on or published
+    return access, union, items
+
+
 def access_union_item(user: AbstractBaseUser, packet_id: int | str, position) -> tuple[PacketAccess, UnionItem]:
     """One item of the union with the union row and the item's block verified through
     their seals (``sealed_rows.verify_union_item``): a decision's cost does not grow with

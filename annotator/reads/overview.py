@@ -17,7 +17,7 @@ from annotator.models import AuditEntry, GroundTruthVersion, Ledger, LedgerEvent
 from annotator.reads import access
 from annotator.reads.integrity import ledgers_by_side
 
-AUDIT_WINDOW = 500
+AUDIT_WINDOW = 100
 STATES = ["assigned", "in progress", "frozen", "adjudicating", "published"]
 
 

@@ -210,8 +210,7 @@ class LedgerBySideView(APIView):
 
 class UnionView(APIView):
     def get(self, request, packet_id):
-        packet_access, union = access.access_union(request.user, packet_id)
-        items = list(union.items.select_related("decision", "decision__decided_by"))
+        packet_access, union, items = access.access_union_items(request.user, packet_id)
         verify_decisions(item.decision for item in items if hasattr(item, "decision"))
         return Response(
             {
