@@ -113,7 +113,7 @@ def leaderboard(
     found = ranked.page(version, scorer_id, humans, sort=sort, cursor=cursor, size=size)
     return {
         **leaderboard_head(version, scorer_id),
-        "count": ranked.count(version, scorer_id) + len(humans),
+        "count": found.count + len(humans),
         "rows": found.rows,
         "next": found.next_cursor,
         "references": board.reference_rows(scorer_id, _anchors(version, scorer_id)) if not cursor else [],

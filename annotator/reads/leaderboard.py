@@ -179,6 +179,7 @@ def _compare(a: tuple, b: tuple, order: Order) -> int:
 class Page:
     rows: list[dict]
     next_cursor: str | None
+    count: int  # agent rows in all (every page, not this one), from the rank query
 
 
 def page(version: GroundTruthVersion, scorer_id: str, humans: list[dict], *, sort=None, cursor=None, size=PAGE_SIZE):
@@ -198,9 +199,9 @@ def page(version: GroundTruthVersion, scorer_id: str, humans: list[dict], *, sor
     by_key = functools.cmp_to_key(lambda a, b: _compare(row_key(a, order), row_key(b, order), order))
     merged = sorted(rows + humans, key=by_key)
     shown = merged[:size]
-    _rank(scores_qs, shown, [h["reward"] for h in every_human if h["reward"] is not None])
+    total = _rank(scores_qs, shown, [h["reward"] for h in every_human if h["reward"] is not None])
     next_cursor = encode_cursor(order, row_key(shown[-1], order)) if len(merged) > size and shown else None
-    return Page(shown, next_cursor)
+    return Page(shown, next_cursor, total)
 
 
 def count(version: GroundTruthVersion, scorer_id: str) -> int:
@@ -248,12 +249,12 @@ def bundle_summaries(submission_ids) -> dict[int, dict]:
     }
 
 
-def _rank(scores: QuerySet[SubmissionScore], rows: list[dict], human_rewards: list[float]) -> None:
+def _rank(scores: QuerySet[SubmissionScore], rows: list[dict], human_rewards: list[float]) -> int:
     """Competition rank by reward over every agent row and every human row (``human_rewards``),
     for ``rows``: an agent's rank by the database, plus the humans above it; a human's, one
-    plus the agents and the other humans above it."""
+    plus the agents and the other humans above it. Returns the number of agent rows in all."""
     shown_humans = [r["reward"] for r in rows if r["kind"] == "human" and r["reward"] is not None]
-    agent_ranks = _database_ranks(
+    agent_ranks, total = _database_ranks(
         scores, [r["result"] for r in rows if r["kind"] != "human" and r["reward"] is not None]
     )
     above = _agents_above(scores, shown_humans)
@@ -266,19 +267,29 @@ def _rank(scores: QuerySet[SubmissionScore], rows: list[dict], human_rewards: li
             row["rank"] = 1 + above[reward] + humans_above
         else:
             row["rank"] = agent_ranks[row["result"]] + humans_above
+    return total
 
 
-def _database_ranks(scores: QuerySet[SubmissionScore], ids: list[int]) -> dict[int, int]:
-    """``RANK() OVER (ORDER BY reward DESC)`` over every row of ``scores``, for ``ids``."""
-    if not ids:
-        return {}
-    ranked = scores.filter(reward__isnull=False).annotate(board_rank=Window(Rank(), order_by=F("reward").desc()))
-    sql, params = ranked.values("id", "board_rank").query.sql_with_params()
-    marks = ", ".join(["%s"] * len(ids))
+def _database_ranks(scores: QuerySet[SubmissionScore], ids: list[int]) -> tuple[dict[int, int], int]:
+    """``RANK() OVER (ORDER BY reward DESC NULLS LAST)`` over every row of ``scores``, for
+    ``ids`` (a row without a reward ranks after all others, so the ranks of the rows with
+    one are theirs among those alone), and the number of rows of ``scores``: one pass over
+    the board. The first row by rank always comes back, to carry the count."""
+    ranked = scores.annotate(
+        board_rank=Window(Rank(), order_by=F("reward").desc(nulls_last=True)),
+        board_first=Window(RowNumber(), order_by=[F("reward").desc(nulls_last=True), F("id").asc()]),
+        board_total=Window(Count("id")),
+    )
+    sql, params = ranked.values("id", "board_rank", "board_first", "board_total").query.sql_with_params()
+    marks = ", ".join(["%s"] * len(ids)) or "NULL"
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT ranked.id, ranked.board_rank FROM ({sql}) ranked WHERE ranked.id IN ({marks})",
-                       [*params, *ids])  # fmt: skip
-        return dict(cursor.fetchall())
+        cursor.execute(
+            "SELECT ranked.id, ranked.board_rank, ranked.board_total FROM "
+            f"({sql}) ranked WHERE ranked.id IN ({marks}) OR ranked.board_first = 1",
+            [*params, *ids],
+        )
+        found = cursor.fetchall()
+    return {pk: rank for pk, rank, _ in found}, (found[0][2] if found else 0)
 
 
 def _agents_above(scores: QuerySet[SubmissionScore], rewards: list[float]) -> dict[float, int]:

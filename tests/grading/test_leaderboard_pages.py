@@ -143,3 +143,20 @@ def test_the_polled_run_answers_its_counts_not_its_scores_and_the_scores_come_in
         assert len(ids) == count and ids == sorted(ids)
         costs.append((queries(client, url), queries(client, f"{url}scores/", page_size=3)))
     assert costs[0] == costs[1]
+
+
+@pytest.mark.django_db
+def test_the_count_comes_with_the_ranks_never_from_a_pass_of_its_own(adjudicated, maintainer):
+    add_agents(adjudicated, maintainer, 0, 7)
+    client = client_for(maintainer)
+    url = f"/api/versions/{adjudicated.pk}/leaderboard/"
+    for sort in ("-reward", "label"):
+        with CaptureQueriesContext(connection) as captured:
+            body = client.get(url, {"page_size": 3, "sort": sort}).json()
+        passes = [q["sql"] for q in captured if "ROW_NUMBER() OVER (PARTITION BY" in q["sql"]]
+        assert not [sql for sql in passes if sql.startswith('SELECT COUNT(*) AS "__count"')]
+        assert body["count"] == 9 and len(body["rows"]) == 3  # 7 agents, 2 humans
+    whole = client.get(url, {"page_size": 1000, "sort": "label"}).json()
+    assert whole["count"] == 9 == len(whole["rows"])
+    ranks = competition_ranks([r["reward"] for r in whole["rows"]])
+    assert [r["rank"] for r in whole["rows"]] == ranks
