@@ -100,16 +100,17 @@ def _column_expression(column: str, scorer_id: str):
 
 
 def board_scores(version: GroundTruthVersion, scorer_id: str) -> QuerySet[SubmissionScore]:
-    """The newest final score of every submission against (version, scorer), unordered: the
-    first of each submission's final scores by run, then id, picked by the database in one
-    pass (``ROW_NUMBER() OVER (PARTITION BY submission ORDER BY run DESC, id DESC)``), never
-    a lookup per row."""
+    """The newest final score of every submission against (version, scorer), unordered: each
+    final score that no final score of the same submission follows (by run, then id), picked
+    by the database in one pass (an anti-join: ``NOT EXISTS`` a newer one), never a lookup
+    per row, and without re-reading the picked rows by id."""
     final = SubmissionScore.objects.filter(version=version, scorer_id=scorer_id).exclude(
         status=SubmissionScore.Status.PENDING
     )
-    order = [F("run_id").desc(), F("id").desc()]
-    newest = final.annotate(newest=Window(RowNumber(), partition_by=[F("submission_id")], order_by=order))
-    return SubmissionScore.objects.filter(id__in=newest.filter(newest=1).values("id"))
+    newer = final.filter(submission_id=OuterRef("submission_id")).filter(
+        Q(run_id__gt=OuterRef("run_id")) | Q(run_id=OuterRef("run_id"), id__gt=OuterRef("id"))
+    )
+    return final.filter(~Exists(newer))
 
 
 def ordered(scores: QuerySet[SubmissionScore], order: Order, scorer_id: str) -> QuerySet[SubmissionScore]:
