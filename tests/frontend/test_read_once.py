@@ -47,3 +47,14 @@ def test_the_audit_view_shows_100_entries_a_page_and_pages_to_the_rest(maintaine
     assert "100 entries a page" in first
     second = client.get("/audit/", {"page": 2}).content.decode()
     assert second.count("<tr data-operation") == total - 100 and 'id="audit-older"' not in second
+
+
+def test_the_audit_view_reads_packets_by_title_only(maintainer, annotator_a, annotator_b, adjudicator):
+    make_packet(maintainer, annotator_a, annotator_b, adjudicator, title="shown by title")
+    client = client_for(maintainer)
+    with CaptureQueriesContext(connection) as captured:
+        html = client.get("/audit/").content.decode()
+    assert "shown by title" in html
+    heavy = [q["sql"] for q in captured if '"annotator_packet"."instructions"' in q["sql"]]
+    assert heavy == []  # neither the packet filter's list nor the entries read a packet's whole row
+    assert 'FROM "annotator_auditentry"' in " ".join(q["sql"] for q in captured)

@@ -209,8 +209,8 @@ def audit_view(request):
         "filters": filters,
         "raw": {k: request.GET.get(k, "") for k in ("since", "until")},
         "operations": overview.audit_operations(request.user),
-        "people": get_user_model().objects.order_by("username"),
-        "packets": access.maintained_packets(request.user).order_by("title"),
+        "people": get_user_model().objects.order_by("username").only("pk", "username"),
+        "packets": access.maintained_packets(request.user).select_related(None).order_by("title").only("pk", "title"),
         "signing_key": overview.signing_key(),
     }
     return render(request, "frontend/audit.html", context)
