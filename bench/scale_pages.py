@@ -43,17 +43,18 @@ def main() -> int:
     settings.DEBUG = False
     logging.getLogger("annotator").setLevel(logging.WARNING)
     maintainer = get_user_model().objects.filter(groups__name="maintainers").order_by("pk").first()
-    version = (
-        SubmissionScore.objects.values("version_id").annotate(n=Count("id")).order_by("-n").first() or {}
-    ).get("version_id")
+    version = (SubmissionScore.objects.values("version_id").annotate(n=Count("id")).order_by("-n").first() or {}).get(
+        "version_id"
+    )
     union = Union.objects.annotate(n=Count("items")).order_by("-n").select_related("packet").first()
+    adjudicator = union.packet.adjudicator if union else None
     rows = [
         (maintainer, "leaderboard API", f"/api/versions/{version}/leaderboard/" if version else None),
         (maintainer, "audit view", "/audit/"),
-        (union.packet.adjudicator if union else None, "union API", f"/api/packets/{union.packet_id}/union/" if union else None),
+        (adjudicator, "union API", f"/api/packets/{union.packet_id}/union/" if union else None),
         (maintainer, "people page", "/people/"),
         (maintainer, "projects page", "/projects/"),
-    ]  # fmt: skip
+    ]
     print(f"rounds {args.rounds}; load {os.getloadavg()[0]:.2f}")
     print(f"{'page / API':20} {'median':>8} {'p95 ms':>8} {'queries':>8} {'KB':>7}")
     for user, label, path in rows:
