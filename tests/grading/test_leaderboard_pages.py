@@ -13,6 +13,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from annotator.models import SubmissionScore
 from tests.factories import body_of, client_for
 from tests.grading.conftest import scored, upload
 
@@ -164,8 +165,6 @@ def test_the_count_comes_with_the_ranks_never_from_a_pass_of_its_own(adjudicated
 
 @pytest.mark.django_db
 def test_a_submission_scored_twice_shows_its_newest_final_score_once(adjudicated, maintainer):
-    from annotator.models import SubmissionScore
-
     batch = upload(adjudicated.packet, maintainer, {"twice": HALF, "once": EMPTY})
     first = scored(adjudicated, batch, maintainer)
     second = scored(adjudicated, [s for s in batch if s.label == "twice"], maintainer)
