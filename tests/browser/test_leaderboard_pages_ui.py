@@ -25,7 +25,7 @@ def test_the_leaderboard_shows_more_rows_a_page_at_a_time(page_as, adjudicated, 
     assert page.locator(rows).count() >= PAGE_SIZE and " of 105 row(s)" in page.inner_text(status)  # 2 humans
     page.locator("[data-action=more-rows]").scroll_into_view_if_needed()
     page.locator("[data-action=more-rows]").click()  # or the scroll already asked: either way, all come
-    page.wait_for_function(f"document.querySelectorAll('{rows}').length === 105")
+    page.wait_for_function(f"() => document.querySelectorAll('{rows}').length === 105")
     page.wait_for_selector("[data-action=more-rows]", state="hidden")
     assert page.inner_text(status).startswith("105 of 105 row(s)")
     ranks = [int(t) for t in page.locator(f"{rows} td:first-child").all_inner_texts()]

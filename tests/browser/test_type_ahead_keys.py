@@ -116,7 +116,7 @@ def test_a_break_points_terminal_stroke_and_error_are_taken_at_once_by_words_sta
     wait_painted(page)
     assert page.evaluate(focused) == "terminal_error" and page.evaluate(value, "terminal_error") == "n"
     type_keys(page, "o", spacing_ms=DELAY)  # "no": none
-    page.wait_for_function(f"({value})('terminal_error') === 'none' && {focused} !== 'terminal_error'")
+    page.wait_for_function(f"() => ({value})('terminal_error') === 'none' && {focused} !== 'terminal_error'")
     page.keyboard.press("Enter")  # out of habit, straight after: swallowed, nothing saved half-made
     wait_painted(page)
     assert rows(page) == 0
@@ -151,7 +151,7 @@ def test_a_break_points_selects_and_one_digit_boxes_take_a_key_at_once(
 
     page.locator("#workspace").focus()
     page.keyboard.press("e")  # the first field: set
-    page.wait_for_function(f"{focused} === 'set'")
+    page.wait_for_function(f"() => {focused} === 'set'")
     at_once("2", "set", 2, "medvedev_games")  # 1-5: one digit is the whole value
     page.keyboard.press("Tab")  # out of habit, straight after: swallowed, the focus stays
     wait_painted(page)
@@ -165,12 +165,12 @@ def test_a_break_points_selects_and_one_digit_boxes_take_a_key_at_once(
     assert page.evaluate(focused) == "medvedev_points"
     assert page.evaluate("document.querySelector('#event-form [name=medvedev_points]').value") == "40"
     page.keyboard.press("Tab")
-    page.wait_for_function(f"{focused} === 'de_minaur_points'")
+    page.wait_for_function(f"() => {focused} === 'de_minaur_points'")
     at_once("a", "de_minaur_points", "AD", "server")  # the only value starting with "a"
     at_once("d", "server", "Daniil Medvedev", "opportunity")
     type_keys(page, "1", spacing_ms=DELAY)  # opportunity has no maximum: Tab
     page.keyboard.press("Tab")
-    page.wait_for_function(f"{focused} === 'first_serve_in'")
+    page.wait_for_function(f"() => {focused} === 'first_serve_in'")
     at_once("n", "first_serve_in", False, "outcome")  # yes / no
     at_once("s", "outcome", "saved", "serve_direction")
     at_once("w", "serve_direction", "wide", "rally_shots")
