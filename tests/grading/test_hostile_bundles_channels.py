@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import io
 import json
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -16,23 +15,13 @@ from django.conf import settings as django_settings
 
 from annotator.reads.documents import version_events
 from tests.factories import client_for
-from tests.grading.sandbox_helpers import LEGAL_BUILD, ROWS_RUN, bundle, needs_sandbox
+from tests.grading.sandbox_helpers import LEGAL_BUILD, bundle, needs_sandbox
 from tests.grading.test_bundles import synthetic_version
 from tests.grading.test_hostile_bundles import ARGS, bench, err, no_leftovers, out, two_workers  # noqa: F401
 
 pytestmark = [needs_sandbox, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 MiB = 1024**2
-
-
-def zipped(names: dict[str, str]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        archive.writestr("build.sh", "#!/bin/sh\n" + LEGAL_BUILD)
-        archive.writestr("run.sh", "#!/bin/sh\n" + ROWS_RUN)
-        for name, text in names.items():
-            archive.writestr(name, text)
-    return buffer.getvalue()
 
 
 CLASH = {"model": "weights", "model/config.json": "{}"}  # a file, and another file's folder
@@ -49,7 +38,7 @@ def test_entries_the_worker_would_refuse_are_400s_at_upload_naming_the_entry(
     version, _ = synthetic_version(maintainer, annotator_a, annotator_b, adjudicator, Path(settings.MEDIA_ROOT))
     client = client_for(maintainer)
     for label, (names, message) in TRICKS.items():
-        upload = io.BytesIO(zipped(names))
+        upload = io.BytesIO(bundle(**names))
         upload.name = f"{label}.zip"
         response = client.post(f"/api/versions/{version.pk}/bundles/", {"bundle": upload, "label": label})
         assert response.status_code == 400, (label, response.content[:300])
@@ -60,7 +49,7 @@ def test_a_stored_bundle_the_worker_refuses_names_the_entry_and_no_host_path(ben
     """A run stored before the upload check knew the entry (the check turned off here, in the
     test's process only): the worker refuses it with the upload's message, before writing."""
     monkeypatch.setattr("annotator.actions.bundles.validate_bundle", lambda data: None)
-    run_id = bench.submit(zipped(CLASH), "stored-clash")
+    run_id = bench.submit(bundle(**CLASH), "stored-clash")
     body = bench.wait(run_id)[0]
     base = str(Path(django_settings.FRAMELEDGER_SANDBOX_DIR or "/tmp").resolve())
     assert body["status"] == "error", body
