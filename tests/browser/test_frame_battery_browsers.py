@@ -84,9 +84,27 @@ def test_the_frame_check_fails_when_the_picture_is_wrong(page_in, media_packet, 
     ]
 
 
-# The barcode on screen at the next keydown, read before the page's own handlers run.
-AT_NEXT_KEYDOWN_JS = """() => window.addEventListener(
-  "keydown", () => { window.__flAtKeydown = window.__flReadCells(window.__flBoxes); }, { capture: true, once: true })"""
+# The barcode on screen at the next keydown, read just before and just after the player's own
+# capture-phase listener takes its shot (the listeners reordered for the one key). Firefox swaps a
+# playing video's picture off the main thread, so the picture can move on by a frame within one
+# dispatch: the frame the player keeps must be one of the two read around its shot.
+AT_NEXT_KEYDOWN_JS = """() => {
+  const player = window.frameledger.player;
+  const read = () => window.__flReadCells(window.__flBoxes);
+  const capture = { capture: true };
+  window.__flAtKeydown = null;
+  window.__flAfterKeydown = null;
+  window.removeEventListener("keydown", player._onAnyKeydown, capture);
+  window.addEventListener("keydown", () => { window.__flAtKeydown = read(); }, { capture: true, once: true });
+  window.addEventListener("keydown", player._onAnyKeydown, capture);
+  window.addEventListener("keydown", () => { window.__flAfterKeydown = read(); }, { capture: true, once: true });
+}"""
+
+
+def around_keydown(before, after) -> set[int]:
+    """The frames on screen around the player's keydown shot (one, or two where it moved on)."""
+    return set(range(synthetic.decode_cell_means(before), synthetic.decode_cell_means(after) + 1))
+
 
 # Plays from `start` at `rate`, the player focused; the barcode on screen at the next
 # keydown (the test's Space) is kept in window.__flAtKeydown.
@@ -97,7 +115,6 @@ async ({ start, rate }) => {
   await player.seekToFrame(start);
   player.setRate(rate);
   player.element.focus();
-  window.__flAtKeydown = null;
   ("""
     + AT_NEXT_KEYDOWN_JS
     + """)();
@@ -125,14 +142,15 @@ def test_a_pause_settles_on_the_frame_on_screen_at_the_keydown(page_in, media_pa
                  const player = window.frameledger.player;
                  const settled = await player.settled();
                  return { settled, paused: player.paused, confirmed: player.confirmed,
-                          keydown: window.__flAtKeydown, means: window.__flReadCells(boxes) };
+                          keydown: window.__flAtKeydown, after: window.__flAfterKeydown,
+                          means: window.__flReadCells(boxes) };
                }""",
             {"boxes": BOXES},
         )
-        keydown = synthetic.decode_cell_means(result["keydown"])
+        keydown = around_keydown(result["keydown"], result["after"])
         shown = synthetic.decode_cell_means(result["means"])
-        seen.append((rate, keydown, result["settled"], shown, result["paused"], result["confirmed"]))
-    wrong = [s for s in seen if not (s[1] == s[2] == s[3] and s[4] and s[5])]
+        seen.append((rate, sorted(keydown), result["settled"], shown, result["paused"], result["confirmed"]))
+    wrong = [s for s in seen if not (s[2] == s[3] and s[2] in s[1] and s[4] and s[5])]
     assert wrong == [], f"(rate, at keydown, settled, shown, paused, confirmed): {wrong} of {seen}"
 
 
@@ -208,9 +226,9 @@ def test_pause_then_mark_marks_the_frame_on_screen_at_the_keydown(page_in, media
         type_keys(page, " i", spacing_ms=30)
         page.wait_for_function("() => document.querySelector('#ev-start_frame').value !== ''")
         marked = int(page.evaluate("document.querySelector('#ev-start_frame').value"))
-        keydown = synthetic.decode_cell_means(page.evaluate("window.__flAtKeydown"))
-        seen.append((keydown, marked))
+        keydown = around_keydown(page.evaluate("window.__flAtKeydown"), page.evaluate("window.__flAfterKeydown"))
+        seen.append((sorted(keydown), marked))
         press_key(page, "Escape")
         press_key(page, "Escape")  # the draft discarded: the next i fills an empty box
         page.wait_for_function("() => document.querySelector('#ev-start_frame').value === ''")
-    assert [s for s in seen if s[0] != s[1]] == [], f"(on screen at the keydown, marked): {seen}"
+    assert [s for s in seen if s[1] not in s[0]] == [], f"(on screen around the keydown, marked): {seen}"
