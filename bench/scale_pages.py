@@ -6,7 +6,7 @@ with ``FRAMELEDGER_VAR_DIR`` (or ``FRAMELEDGER_SIGNING_KEY``) naming the key the
 audit log was signed with: every row shown is read through its seals, as in production.
 
 Pages: the leaderboard API's first page (of the version with the most scores), the audit
-view, the union API of the largest union (as its adjudicator), the people and projects
+view, the union API of the largest union (its first and last pages, as its adjudicator), the people and projects
 pages. Each is requested once (warm-up, query count), then ``--rounds`` times.
 """
 
@@ -52,6 +52,11 @@ def main() -> int:
         (maintainer, "leaderboard API", f"/api/versions/{version}/leaderboard/" if version else None),
         (maintainer, "audit view", "/audit/"),
         (adjudicator, "union API", f"/api/packets/{union.packet_id}/union/" if union else None),
+        (
+            adjudicator,
+            "union API, last page",
+            f"/api/packets/{union.packet_id}/union/?start={union.n - 1}" if union else None,
+        ),
         (maintainer, "people page", "/people/"),
         (maintainer, "projects page", "/projects/"),
     ]

@@ -82,7 +82,10 @@ def adjudicate_and_publish(base: str, passwords: dict, packet: int) -> dict:
     s = session(base, "adjudicator", passwords["adjudicator"])
     union = s.post(f"{base}/api/packets/{packet}/union/", json={}, timeout=60)
     assert union.status_code in (200, 201), (union.status_code, union.text[:300])
-    items = s.get(f"{base}/api/packets/{packet}/union/", timeout=30).json()["items"]
+    items, url = [], f"{base}/api/packets/{packet}/union/"
+    while url:  # a page of items at a time
+        page = s.get(url, timeout=30).json()
+        items, url = items + page["items"], page["next"]
     decided = []
     for item in items:
         if item["status"] == "agreed":

@@ -62,7 +62,7 @@ def send_buffer_bytes() -> int:
     value = os.environ.get("FRAMELEDGER_SEND_BUFFER_BYTES", "").strip()
     if not value:
         return SEND_BUFFER_BYTES
-    if not value.isdigit():
+    if not (value.isascii() and value.isdigit()):
         raise SystemExit(f"FRAMELEDGER_SEND_BUFFER_BYTES must be a number of bytes, not {value!r}")
     return int(value)
 

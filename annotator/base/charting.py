@@ -158,7 +158,7 @@ def _player(value: str, column: str) -> int:
 
 
 def _count(value: str, column: str) -> int:
-    if not value.strip().isdigit():
+    if not (value.isascii() and value.strip().isdigit()):
         raise ChartingError(f"{column} must be a whole number, not {value!r}")
     return int(value)
 
@@ -222,7 +222,7 @@ def frames(cells: dict) -> dict:
     for column in FRAME_COLUMNS:
         value = (cells.get(column) or "").strip()
         if value:
-            if not value.isdigit():
+            if not (value.isascii() and value.isdigit()):
                 raise ChartingError(f"{column} must be a frame number, not {value!r}")
             found[column] = int(value)
     return found

@@ -33,6 +33,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Q, QuerySet
 
+from annotator.base.seals import UNION_BLOCK
 from annotator.base.urlconverters import parse_id
 from annotator.models import (
     ApiToken,
@@ -58,6 +59,7 @@ from annotator.reads.sealed_rows import (
     verify_submissions,
     verify_union,
     verify_union_item,
+    verify_union_range,
 )
 from annotator.reads.separation import is_released, released_packet_id
 
@@ -424,13 +426,27 @@ def access_union(user: AbstractBaseUser, packet_id: int | str) -> tuple[PacketAc
     return access, union
 
 
-def access_union_items(user: AbstractBaseUser, packet_id: int | str) -> tuple[PacketAccess, Union, list[UnionItem]]:
-    """``access_union`` and every item of the union (with its decision), read once: the
-    items verified through the union's seals are the rows shown, never a second read."""
+UNION_PAGE_SIZE = 256
+UNION_MAX_PAGE_SIZE = 1024
+
+
+def access_union_page(
+    user: AbstractBaseUser, packet_id: int | str, start: int, limit: int
+) -> tuple[PacketAccess, Union, int, list[UnionItem]]:
+    """``access_union`` and the items in positions ``start`` up to ``start + limit`` (with
+    their decisions), read once, with the item count: the union row and every block of items
+    the page touches are verified through their seals (``sealed_rows.verify_union_range``),
+    so a page costs the same whatever the union's size, and the rows verified are the rows
+    shown. Publishing and ``verify_integrity`` still verify every block."""
     access, union = _union_of(user, packet_id)
-    items = list(union.items.select_related("decision", "decision__decided_by").order_by("position"))
-    verify_union(union, items)  # an item changed by SQL is never shown, decided on or published
-    return access, union, items
+    first, stop = start - start % UNION_BLOCK, -(-(start + limit) // UNION_BLOCK) * UNION_BLOCK
+    rows = list(
+        union.items.filter(position__gte=first, position__lt=stop)
+        .select_related("decision", "decision__decided_by")
+        .order_by("position")
+    )
+    count = verify_union_range(union, rows, first, stop)  # an item changed by SQL is never shown
+    return access, union, count, [row for row in rows if start <= row.position < start + limit]
 
 
 def access_union_item(user: AbstractBaseUser, packet_id: int | str, position) -> tuple[PacketAccess, UnionItem]:

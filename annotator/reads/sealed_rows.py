@@ -241,18 +241,12 @@ def union_item_problem(union: Union, item: UnionItem, recorded: UnionSeal):
     (a union sealed by blocks; ``union_problem`` checks every block)."""
     if recorded.row is None or recorded.blocks is None or recorded.count is None:
         return None
-    actual = union_blocks_seal(union, list(recorded.blocks), recorded.count)
-    if actual != recorded.row:
-        return "its row differs from the seal the audit log recorded", recorded.row, actual
     block = item.position // UNION_BLOCK
     if item.union_id != union.pk or block >= len(recorded.blocks):
         return "an item past the items the audit log recorded", f"{recorded.count} items", f"position {item.position}"
-    start = block * UNION_BLOCK
-    rows = UnionItem.objects.filter(union=union, position__gte=start, position__lt=start + UNION_BLOCK)
-    found = union_block_seal(block, rows)
-    if found != recorded.blocks[block]:
-        return f"the items of block {block} differ from the seal the audit log recorded", recorded.blocks[block], found
-    return None
+    first = block * UNION_BLOCK
+    rows = list(UnionItem.objects.filter(union=union, position__gte=first, position__lt=first + UNION_BLOCK))
+    return union_range_problem(union, rows, first, first + UNION_BLOCK, recorded)
 
 
 def bundle_run_problem(run: BundleRun, seals: dict[str, BundleSeals]):
@@ -394,6 +388,51 @@ def verify_union_item(union: Union, item: UnionItem) -> None:
         found = union_item_problem(union, item, recorded)
     if found is not None:
         raise fail(union, found)
+
+
+def verify_union_range(union: Union, rows: list[UnionItem], first: int, stop: int) -> int:
+    """The union row and the blocks of items in positions ``first`` up to ``stop`` (block
+    bounds; ``rows``: every item there, as the caller read them) through their seals; the
+    union's item count, as recorded. A union sealed before blocks is verified whole."""
+    seals = union_seals([union.pk])
+    recorded = seals.get(str(union.pk))
+    if recorded is None or recorded.blocks is None or recorded.count is None:
+        found = union_problem(union, seals)
+        if found is not None:
+            raise fail(union, found)
+        return union.items.count()
+    found = union_range_problem(union, rows, first, stop, recorded)
+    if found is not None:
+        raise fail(union, found)
+    return recorded.count
+
+
+def union_range_problem(union: Union, rows: list[UnionItem], first: int, stop: int, recorded: UnionSeal):
+    if recorded.row is None or recorded.blocks is None or recorded.count is None:
+        return None
+    actual = union_blocks_seal(union, list(recorded.blocks), recorded.count)
+    if actual != recorded.row:
+        return "its row differs from the seal the audit log recorded", recorded.row, actual
+    blocks: dict[int, list[UnionItem]] = {block: [] for block in range(first // UNION_BLOCK, stop // UNION_BLOCK)}
+    for row in rows:
+        blocks[row.position // UNION_BLOCK].append(row)
+    for block, items in blocks.items():
+        if block >= len(recorded.blocks):
+            if items:
+                return (
+                    "an item past the items the audit log recorded",
+                    f"{recorded.count} items",
+                    f"position {items[0].position}",
+                )
+            continue
+        found = union_block_seal(block, items)
+        if found != recorded.blocks[block]:
+            return (
+                f"the items of block {block} differ from the seal the audit log recorded",
+                recorded.blocks[block],
+                found,
+            )
+    return None
 
 
 def verify_bundle_runs(runs: Iterable[BundleRun]) -> None:

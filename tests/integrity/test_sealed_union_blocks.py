@@ -1,6 +1,7 @@
 """A union sealed by blocks of items (``seals.UNION_BLOCK``): a decision verifies the union
-row and the block of the item it decides; publishing, the union read and ``verify_integrity``
-verify every block. A changed item is never decided on, published or missed by the check."""
+row and the block of the item it decides; a page of the union API the blocks it serves;
+publishing and ``verify_integrity`` every block. A changed item is never decided on,
+published, served or missed by the check."""
 
 from __future__ import annotations
 
@@ -66,3 +67,53 @@ def test_an_item_added_past_the_recorded_count_is_refused(three_blocks, adjudica
     )
     assert response.status_code == 500 and response.json()["error"]["code"] == "integrity_error"
     assert verify()[0] == 1
+
+
+def page(client, packet, **query):
+    return client.get(f"/api/packets/{packet.pk}/union/", query)
+
+
+def test_a_page_serves_and_verifies_only_the_blocks_it_touches(three_blocks, adjudicator):
+    packet, client = three_blocks, client_for(adjudicator)
+    count = UnionItem.objects.filter(union__packet=packet).count()
+    assert count > 2 * UNION_BLOCK
+    whole = page(client, packet).json()
+    assert whole["count"] == count and len(whole["items"]) == count and whole["next"] is None
+    first = page(client, packet, start=5, limit=UNION_BLOCK).json()  # across blocks 0 and 1
+    assert [i["position"] for i in first["items"]] == list(range(5, 5 + UNION_BLOCK))
+    assert first["items"] == whole["items"][5 : 5 + UNION_BLOCK]
+    assert client.get(first["next"]).json()["items"] == whole["items"][5 + UNION_BLOCK : 5 + 2 * UNION_BLOCK]
+    past = page(client, packet, start=count + 500).json()
+    assert past["items"] == [] and past["next"] is None and past["count"] == count
+    # An item of block 2 changed: pages that touch block 2 are refused, the others served.
+    tamper(UnionItem.objects.get(union__packet=packet, position=2 * UNION_BLOCK + 3), a_value=CUT)
+    assert page(client, packet, start=0, limit=2 * UNION_BLOCK).status_code == 200
+    for query in ({}, {"start": 2 * UNION_BLOCK - 1, "limit": 2}, {"start": 2 * UNION_BLOCK + 9, "limit": 1}):
+        refused = page(client, packet, **query)
+        assert refused.status_code == 500 and refused.json()["error"]["code"] == "integrity_error", query
+
+
+def test_a_page_past_the_recorded_items_finds_an_added_item(three_blocks, adjudicator):
+    packet, client = three_blocks, client_for(adjudicator)
+    last = UnionItem.objects.filter(union__packet=packet).order_by("-position").first()
+    tamper(last, position=10 * UNION_BLOCK)
+    refused = page(client, packet, start=10 * UNION_BLOCK, limit=1)
+    assert refused.status_code == 500 and refused.json()["error"]["code"] == "integrity_error"
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"start": "-1"},
+        {"start": "x"},
+        {"start": "²"},
+        {"start": str(2**31)},
+        {"limit": "0"},
+        {"limit": "1025"},
+        {"limit": "1.5"},
+    ],
+)
+def test_bad_page_parameters_are_a_400_naming_the_parameter(three_blocks, adjudicator, query):
+    response = page(client_for(adjudicator), three_blocks, **query)
+    assert response.status_code == 400, response.content[:300]
+    assert response.json()["error"]["field"] == next(iter(query))

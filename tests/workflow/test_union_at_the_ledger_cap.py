@@ -11,6 +11,7 @@ from django.test.utils import CaptureQueriesContext
 from annotator.actions.grading import do_agreement_report
 from annotator.base import seals
 from annotator.models import GroundTruthVersion, UnionItem
+from annotator.reads.access import UNION_PAGE_SIZE
 from scoring.align import MAX_LEDGER_ACTIONS
 from tests.factories import client_for, make_packet, make_ready_video
 from tests.workflow.large_ledgers import FRAMES, frozen_pair
@@ -53,10 +54,22 @@ def test_the_union_of_two_ledgers_at_the_cap_is_built_adjudicated_and_published(
     client = client_for(adjudicator)
     built = client.post(f"/api/packets/{large.pk}/union/")
     assert built.status_code == 200, built.content[:300]
-    assert len(built.json()["items"]) >= MAX_LEDGER_ACTIONS
+    assert built.json()["count"] >= MAX_LEDGER_ACTIONS and len(built.json()["items"]) == UNION_PAGE_SIZE
+    served, next_url, costs = built.json()["items"], built.json()["next"], set()
+    calls = counting_row_seals(monkeypatch)
+    while next_url:  # the whole union, a page at a time, each page at the same cost
+        calls[0] = 0
+        with CaptureQueriesContext(connection) as queries:
+            page = client.get(next_url)
+        assert page.status_code == 200, page.content[:300]
+        costs.add((len(queries), calls[0]))
+        served += page.json()["items"]
+        next_url = page.json()["next"]
+    assert [item["position"] for item in served] == list(range(built.json()["count"]))
+    assert max(seals_read for _, seals_read in costs) <= UNION_PAGE_SIZE + 4, costs  # its blocks, not the union
+    assert len({queries for queries, _ in costs}) == 1, costs
     assert client.post(f"/api/packets/{small.pk}/union/").status_code == 200
     _, small_queries = decide(client, small, 0)
-    calls = counting_row_seals(monkeypatch)
     conflicting = UnionItem.objects.filter(union__packet=large).exclude(status="agreed").order_by("position")
     positions = list(conflicting.values_list("position", "a_index"))
     assert MAX_LEDGER_ACTIONS // 500 <= len(positions) < 50

@@ -302,7 +302,7 @@ def _page_size(request) -> int:
     value = request.query_params.get("page_size")
     if value in (None, ""):
         return ranked.PAGE_SIZE
-    if not value.isdigit() or not 1 <= int(value) <= ranked.MAX_PAGE_SIZE:
+    if not (value.isascii() and value.isdigit()) or not 1 <= int(value) <= ranked.MAX_PAGE_SIZE:
         raise InvalidInput(f"page_size must be a whole number from 1 to {ranked.MAX_PAGE_SIZE}", field="page_size")
     return int(value)
 

@@ -76,7 +76,7 @@ def header_int(request, name: str, *, required: bool = True) -> int | None:
         if required:
             raise InvalidInput(f"the {name} header is required", field=name)
         return None
-    if not value.isdigit() or len(value) > 19:
+    if not (value.isascii() and value.isdigit()) or len(value) > 19:
         raise InvalidInput(f"{name} must be a whole number of bytes", field=name)
     return int(value)
 

@@ -67,13 +67,33 @@ window.frameledger.keyGate = gate;
 
 async function loadUnion(packet) {
   if (!packet.union_ready) return null;
-  if (!packet.union && canDecide) return api.request("POST", `${packetUrl}union/`).then((r) => r.data);
-  try {
-    return await api.get(`${packetUrl}union/`);
-  } catch (error) {
-    if (error.status === 404) return null;
-    throw error;
+  let union;
+  if (!packet.union && canDecide) union = (await api.request("POST", `${packetUrl}union/`)).data;
+  else {
+    try {
+      union = await api.get(`${packetUrl}union/`);
+    } catch (error) {
+      if (error.status === 404) return null;
+      throw error;
+    }
   }
+  return allPages(union);
+}
+
+// The union comes a page of items at a time (each page verified on the server through the
+// blocks it serves): the rest is read page after page, with the count shown meanwhile.
+async function allPages(union) {
+  const items = [...union.items];
+  for (let next = union.next; next; ) {
+    const box = $("#waiting");
+    box.hidden = false;
+    box.textContent = `Loading the union's items: ${items.length.toLocaleString("en")} of ${union.count.toLocaleString("en")}…`;
+    const url = new URL(next, location.href); // the path only: the page's own origin and scheme
+    const page = await api.get(url.pathname + url.search);
+    items.push(...page.items);
+    next = page.next;
+  }
+  return { ...union, items, next: null };
 }
 
 function showWaiting(packet) {

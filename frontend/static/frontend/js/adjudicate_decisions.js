@@ -111,7 +111,7 @@ export function mountDeciding(adj) {
   adj.showConflict = async (position, body) => {
     let theirs = null;
     try {
-      const union = await api.get(`${packetUrl}union/`);
+      const union = await api.get(`${packetUrl}union/?start=${position}&limit=1`);
       theirs = union.items.find((it) => it.position === position) || null;
     } catch {
       theirs = null;
