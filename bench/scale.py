@@ -20,7 +20,9 @@ Per page or API, for the person who opens it (maintainer, annotator, adjudicator
 median and p95 of ``--rounds`` requests (ms), SQL queries of one request, and the peak of
 Python memory allocated during one request (``tracemalloc``, MB, measured apart from the
 timed rounds). The one-shot writes (freeze, union build, a decision (median of all),
-publish, export, scoring run, ``verify_integrity``) are timed once each.
+publish, export, scoring run, ``verify_integrity``) are timed once each; on PostgreSQL also
+the backup (``deploy.backup``), a restore into a new database and ``verify_integrity
+--expect-head`` on it.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import io
 import json
 import logging
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -275,6 +278,63 @@ def one_shots(world: World, scale: int) -> tuple[dict, object, object]:  # noqa:
     return figures, packet, run
 
 
+def setup_database(url: str) -> None:
+    """An empty PostgreSQL database at ``url`` (dropped first if it exists)."""
+    from urllib.parse import urlparse
+
+    import psycopg
+
+    parsed = urlparse(url)
+    name = parsed.path.lstrip("/")
+    with psycopg.connect(url.replace(parsed.path, "/postgres"), autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def backup_restore(scale: int) -> dict:
+    """PostgreSQL only (``deploy.backup`` is ``pg_dump``/``pg_restore``): the backup, a restore
+    into a new database and a new var folder (the signing key's file shared), and
+    ``verify_integrity --expect-head`` there; each timed once, in ms."""
+    import subprocess
+
+    from django.conf import settings
+    from django.db import connection
+
+    from deploy.backup import backup
+
+    if connection.vendor != "postgresql":
+        return {}
+    var = Path(os.environ["FRAMELEDGER_VAR_DIR"])
+    folder, restored_var = var / f"backup-x{scale}", var / f"restored-x{scale}"
+    manifest, ms, _ = timed(lambda: backup(folder))
+    size = sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) / 2**20
+    figures = {"backup (ms / MB)": (ms, round(size, 1))}
+    url = os.environ["DATABASE_URL"]
+    restored_url = f"{url}_restored"
+    setup_database(restored_url)
+    env = {
+        **os.environ,
+        "DATABASE_URL": restored_url,
+        "FRAMELEDGER_VAR_DIR": str(restored_var),
+        "FRAMELEDGER_SIGNING_KEY_FILE": settings.FRAMELEDGER_SIGNING_KEY_FILE,
+    }
+    for name, command in (
+        ("restore", [sys.executable, "-m", "deploy.backup", "restore", str(folder)]),
+        (
+            "verify_integrity on the restore",
+            [sys.executable, "manage.py", "verify_integrity", "--no-record", "--expect-head", manifest["audit_head"]],
+        ),  # fmt: skip
+    ):
+        began = time.perf_counter()
+        done = subprocess.run(command, env=env, cwd=REPO_ROOT, capture_output=True, text=True, check=False)
+        if done.returncode:
+            raise RuntimeError(f"{name}: {(done.stdout + done.stderr)[-2000:]}")
+        figures[f"{name} (ms)"] = ((time.perf_counter() - began) * 1000,)
+    shutil.rmtree(folder, ignore_errors=True)
+    shutil.rmtree(restored_var, ignore_errors=True)
+    return figures
+
+
 def adjudicate_decisions(packet) -> list[float]:
     from annotator.actions.adjudication import do_decide_item
     from annotator.models import UnionItem
@@ -299,19 +359,23 @@ def p95(values: list[float]) -> float:
 
 def measure(client, method: str, path: str, rounds: int, body=None) -> tuple:
     """(median ms, p95 ms, queries, peak MB, body KB) of ``rounds`` requests."""
+    from tests.factories import body_of
 
-    def send():
+    def send():  # the whole body read, a streamed one too: what a client waits for
         if method == "GET":
-            return client.get(path)
-        return client.post(path, body(), format="json") if callable(body) else client.post(path, body, format="json")
+            response = client.get(path)
+        elif callable(body):
+            response = client.post(path, body(), format="json")
+        else:
+            response = client.post(path, body, format="json")
+        return response, body_of(response)
 
-    response, _, queries = timed(send)  # warm-up, and the query count
+    (response, content), _, queries = timed(send)  # warm-up, and the query count
     if response.status_code >= 400:
-        raise RuntimeError(f"{method} {path}: {response.status_code} {getattr(response, 'content', b'')[:300]!r}")
+        raise RuntimeError(f"{method} {path}: {response.status_code} {content[:300]!r}")
     times = [timed(send)[1] for _ in range(rounds)]
     peak = peak_mb(send)
-    size = len(b"".join(response.streaming_content) if response.streaming else response.content) / 1024
-    return statistics.median(times), p95(times), queries, peak, size
+    return statistics.median(times), p95(times), queries, peak, len(content) / 1024
 
 
 def requests_of(world: World, packet, run) -> list[tuple[str, str, str, object, object]]:
@@ -410,6 +474,7 @@ def main() -> int:
             grow_packets(world, scale)
             grow_submissions(world, scale)
             figures, packet, run = one_shots(world, scale)
+            figures.update(backup_restore(scale))
             built[scale] = time.perf_counter() - began
             for name, value in figures.items():
                 writes.setdefault(name, {})[scale] = value

@@ -91,6 +91,9 @@ def test_the_protocol_version_offset_and_type_are_checked(maintainer):
     assert wrong_type.status_code in (400, 415)
     too_long = patch(client, url, 0, b"x" * 11)
     assert too_long.status_code == 400
+    for offset in ("²", "-1", "0x0", "١"):  # digits other than ASCII's are not a number of bytes
+        bad = patch(client, url, offset, b"x")
+        assert bad.status_code == 400 and bad.json()["error"]["field"] == "Upload-Offset", (offset, bad.content[:200])
     assert client.head(url, **TUS)["Upload-Offset"] == "0"
     assert create(client, 0).status_code == 400
     assert create(client, 10, title="").status_code == 400

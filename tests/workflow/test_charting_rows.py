@@ -108,6 +108,7 @@ def test_the_instruction_examples_decode():
         (row("6f1*", winner="1"), "PtWinner says the server won"),
         (row("6f2n@", Svr="3"), "Svr must be 1 or 2"),
         (row("6*", pts="thirty-40"), "Pts must be a score"),
+        (row("6f1*", Gm1="²"), "Gm1 must be a whole number"),  # digits other than ASCII's
     ],
 )
 def test_unreadable_break_points_are_refused_with_a_reason(cells, reason):
