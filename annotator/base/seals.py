@@ -103,10 +103,15 @@ def events_seal(events) -> str:
     """The seal of a frozen ledger's event rows (``events`` in the ledger's order): every
     column of each row, so that a uid, an order or a time changed below the ORM gives
     another seal as surely as changed content."""
-    rows = [{name: plain(getattr(event, name)) for name in EVENT_COLUMNS} for event in events]
-    for row in rows:
+    return events_seal_of_values([tuple(getattr(event, name) for name in EVENT_COLUMNS) for event in events])
+
+
+def events_seal_of_values(rows) -> str:
+    """``events_seal`` of rows read as ``values_list(*EVENT_COLUMNS)`` (no model instances)."""
+    sealed = [dict(zip(EVENT_COLUMNS, map(plain, row), strict=True)) for row in rows]
+    for row in sealed:
         row["uid"] = str(row["uid"])
-    return canonical_sha256({"table": "annotator_ledgerevent", "rows": rows})[1]
+    return canonical_sha256({"table": "annotator_ledgerevent", "rows": sealed})[1]
 
 
 def bundle_submit_seal(run) -> str:

@@ -23,7 +23,7 @@ from django.db import connection
 
 from annotator.base.canonical import canonical_sha256, sha256_hex
 from annotator.base.errors import WorkflowError
-from annotator.base.seals import events_seal, packet_content, row_seal
+from annotator.base.seals import EVENT_COLUMNS, events_seal_of_values, packet_content, row_seal
 from annotator.models import (
     AgreementReport,
     AuditEntry,
@@ -119,26 +119,54 @@ def manifest_problem(version: GroundTruthVersion) -> tuple[str, str, str] | None
     return None
 
 
-def events_problem(ledger: Ledger, recorded: list[dict] | None = None) -> tuple[str, str, str] | None:
+def events_problem(
+    ledger: Ledger, recorded: list[dict] | None = None, rows: list[tuple] | None = None, *, whole: bool = True
+) -> tuple[str, str, str] | None:
     """A frozen ledger's event rows against its (hashed) canonical document (an event
     added, removed, moved in or changed after the freeze) and against the seal of the rows
     its freeze recorded (``recorded``: the freeze entries' hashes, looked up when not given):
-    a uid, an order or a time changed too. Freezes from before row seals carry none."""
+    a uid, an order or a time changed too. Freezes from before row seals carry none.
+    ``rows``: the rows as ``ledger_event_values`` reads them, when the caller has them.
+    ``whole=False`` (a read that serves the rows): where the freeze recorded a seal of the
+    rows, the seal alone, which pins every column of every row as frozen (the document was
+    made from those rows and is checked by its own hash); ``verify_integrity`` checks both."""
 
     def key(data) -> str:
         return canonical_sha256(data)[1]
 
-    stored = sorted(key(e) for e in json.loads(ledger.canonical_json).get("events", []))
-    rows = sorted(key(data) for data in ledger.events.values_list("data", flat=True))
-    if rows != stored:
-        return "its event rows differ from its frozen document", f"{len(stored)} events", f"{len(rows)} event rows"
     recorded = recorded_hashes(ledger) if recorded is None else recorded
     seals = [hashes["events"] for hashes in recorded if "events" in hashes]
+    rows = ledger_event_values(ledger) if rows is None else rows
+    if whole or not seals:
+        stored = sorted(key(e) for e in json.loads(ledger.canonical_json).get("events", []))
+        found = sorted(key(row[EVENT_COLUMNS.index("data")]) for row in rows)
+        if found != stored:
+            return "its event rows differ from its frozen document", f"{len(stored)} events", f"{len(found)} event rows"
     if seals:
-        actual = events_seal(ledger.events.order_by("created_at", "id"))
+        actual = events_seal_of_values(rows)
         if actual not in seals:
             return "its event rows differ from the seal its freeze recorded", seals[0], actual
     return None
+
+
+def ledger_event_values(ledger: Ledger) -> list[tuple]:
+    """A ledger's event rows in its order, as tuples of ``seals.EVENT_COLUMNS``."""
+    return list(ledger.events.order_by("created_at", "id").values_list(*EVENT_COLUMNS))
+
+
+def verified_frozen_rows(ledger: Ledger) -> list[tuple]:
+    """A frozen ledger's event rows (``ledger_event_values``), read once, served only once its
+    document matches its hash and the rows the seal its freeze recorded."""
+    found = content_problem(ledger)
+    recorded = recorded_hashes(ledger) if found is None else []
+    if found is None:
+        found = recorded_problem(ledger, recorded)
+    rows = ledger_event_values(ledger) if found is None else []
+    if found is None:
+        found = events_problem(ledger, recorded, rows, whole=False)
+    if found is not None:
+        raise fail(ledger, found)
+    return rows
 
 
 def seal_problem(obj, recorded: str | None) -> tuple[str, str, str] | None:

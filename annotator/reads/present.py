@@ -14,6 +14,7 @@ from django.db.models import Count, Q
 from django.urls import reverse
 
 from annotator.base.families import browser_schema
+from annotator.base.seals import EVENT_COLUMNS
 from annotator.models import (
     GroundTruthVersion,
     Job,
@@ -33,7 +34,13 @@ from annotator.models import (
 from annotator.models.taskkind_schema import packet_schema
 from annotator.reads.access import PacketAccess
 from annotator.reads.grading import run_counts
-from annotator.reads.integrity import frozen_document, frozen_events, ledgers_by_side, verify_ledger_states
+from annotator.reads.integrity import (
+    frozen_document,
+    frozen_events,
+    ledgers_by_side,
+    verified_frozen_rows,
+    verify_ledger_states,
+)
 from annotator.reads.media import media_urls_for
 from annotator.reads.overview import next_step
 from annotator.reads.publishing import answers_public, version_label
@@ -198,11 +205,14 @@ def event_view(event: LedgerEvent) -> dict:
 
 
 def own_ledger_view(ledger: Ledger) -> dict:
-    if ledger.is_frozen:  # its rows are served only while they match the frozen, hashed document
-        frozen_document(ledger)
     # Two columns per event, no model instance each: the workspace loads the whole ledger
-    # (its reducer, timeline and undo need every event), up to the cap's 5,000 events.
-    rows = ledger.events.values_list("uid", "data")
+    # (its reducer, timeline and undo need every event), up to the cap's 5,000 events. A
+    # frozen ledger's rows are read once and served only as verified against its freeze.
+    if ledger.is_frozen:
+        uid, data = EVENT_COLUMNS.index("uid"), EVENT_COLUMNS.index("data")
+        rows = [(row[uid], row[data]) for row in verified_frozen_rows(ledger)]
+    else:
+        rows = list(ledger.events.values_list("uid", "data"))
     return {**ledger_summary(ledger), "events": [{"uid": str(uid), "data": data} for uid, data in rows]}
 
 
