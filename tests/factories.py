@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import warnings
 from contextlib import contextmanager
 
 from django.contrib.auth.models import Group, User
@@ -102,13 +101,8 @@ def client_for(user) -> APIClient:
 
 
 def body_of(response) -> bytes:
-    """A response's body, whether whole or streamed (the leaderboard downloads: an asynchronous
-    iterator, read here as a synchronous server would read it)."""
-    if not response.streaming:
-        return response.content
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", "StreamingHttpResponse must consume asynchronous iterators")
-        return b"".join(response)
+    """A response's body, whether whole or streamed (the leaderboard downloads)."""
+    return b"".join(response) if response.streaming else response.content
 
 
 def without_digests_and_times(text: str) -> str:

@@ -10,7 +10,9 @@ import json
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from asgiref.sync import async_to_sync
 from django.db import connection
+from django.test import AsyncClient
 from django.test.utils import CaptureQueriesContext
 
 from annotator.models import SubmissionScore
@@ -172,3 +174,23 @@ def test_a_submission_scored_twice_shows_its_newest_final_score_once(adjudicated
     rows = client_for(maintainer).get(f"/api/versions/{adjudicated.pk}/leaderboard/", {"page_size": 1000}).json()
     agents = {r["label"]: r["result"] for r in rows["rows"] if r["kind"] != "human"}
     assert agents == {"twice": second["twice"].pk, "once": first["once"].pk} and rows["count"] == 4
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_csv_streams_as_each_server_kind_reads_it(adjudicated, maintainer):
+    """Under ASGI an asynchronous iterator (a synchronous one would be read whole before the
+    first byte); under WSGI a synchronous one (an asynchronous one would be gathered whole)."""
+    add_agents(adjudicated, maintainer, 0, 4)
+    url = f"/api/versions/{adjudicated.pk}/leaderboard.csv"
+    wsgi = client_for(maintainer).get(url)
+    assert wsgi.streaming and not wsgi.is_async
+    asgi_client = AsyncClient()
+    asgi_client.force_login(maintainer)
+
+    async def fetch():
+        response = await asgi_client.get(url)
+        return response, b"".join([piece async for piece in response.streaming_content])
+
+    answer, body = async_to_sync(fetch)()
+    assert answer.status_code == 200 and answer.is_async
+    assert body == body_of(wsgi)

@@ -14,6 +14,7 @@ from itertools import islice
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.core.handlers.asgi import ASGIRequest
 from django.db import transaction
 from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.http import HttpResponse, StreamingHttpResponse
@@ -287,7 +288,7 @@ class LeaderboardView(APIView):
         scorer_id = check_scorer_id(version, request.query_params.get("scorer") or None)
         sort = request.query_params.get("sort")
         if export is not None:
-            return _leaderboard_file(version, scorer_id, sort, export)
+            return _leaderboard_file(request, version, scorer_id, sort, export)
         cursor = request.query_params.get("cursor") or None
         table = reads.leaderboard(version, scorer_id, sort=sort, cursor=cursor, size=_page_size(request))
         if table["next"] is not None:
@@ -307,15 +308,15 @@ def _page_size(request) -> int:
     return int(value)
 
 
-def _leaderboard_file(version, scorer_id: str, sort: str | None, export: str) -> StreamingHttpResponse:
+def _leaderboard_file(request, version, scorer_id: str, sort: str | None, export: str) -> StreamingHttpResponse:
     """Every row (reference rows after the ranked ones), streamed a page at a time."""
     rows = reads.leaderboard_download(version, scorer_id, sort=sort)
     name = f"leaderboard-{version.packet.task_kind.slug}-{version.tier}-v{version.number}-{scorer_id}.{export}"
     if export == "csv":
-        response = StreamingHttpResponse(streamed(csv_lines(rows, scorer_id)), content_type="text/csv")
+        response = StreamingHttpResponse(streamed(request, csv_lines(rows, scorer_id)), content_type="text/csv")
     else:
         chunks = json_chunks(reads.leaderboard_head(version, scorer_id), rows)
-        response = StreamingHttpResponse(streamed(chunks), content_type="application/json")
+        response = StreamingHttpResponse(streamed(request, chunks), content_type="application/json")
     response["Content-Disposition"] = attachment(name)
     return response
 
@@ -323,11 +324,12 @@ def _leaderboard_file(version, scorer_id: str, sort: str | None, export: str) ->
 STREAM_PIECES = 500
 
 
-def streamed(pieces: Iterator[str]) -> AsyncIterator[str]:
-    """``pieces`` as an asynchronous iterator, ``STREAM_PIECES`` at a time: served over ASGI,
-    Django reads a synchronous iterator whole before sending its first byte (what streaming
-    is meant to avoid); this one reads the next pieces, and their queries, in the request's
-    own thread (``sync_to_async``), as the client takes them."""
+def streamed(request, pieces: Iterator[str]) -> Iterator[str] | AsyncIterator[str]:
+    """``pieces`` ``STREAM_PIECES`` at a time, in the iterator the server streams: served over
+    ASGI, Django reads a synchronous iterator whole before sending its first byte (what
+    streaming is meant to avoid), so there an asynchronous one reads the next pieces, and
+    their queries, in the request's own thread (``sync_to_async``) as the client takes them;
+    under WSGI, which reads an asynchronous iterator whole, a synchronous one."""
 
     def take() -> str:
         return "".join(islice(pieces, STREAM_PIECES))
@@ -336,7 +338,7 @@ def streamed(pieces: Iterator[str]) -> AsyncIterator[str]:
         while text := await sync_to_async(take)():
             yield text
 
-    return chunks()
+    return chunks() if isinstance(getattr(request, "_request", request), ASGIRequest) else iter(take, "")
 
 
 # ------------------------------------------------------------------------ calibration
