@@ -12,15 +12,18 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.tokens import default_token_generator
+from django.db.models import Q
 from django.shortcuts import redirect, render
 from django.utils.encoding import force_str
-from django.utils.http import urlsafe_base64_decode
+from django.utils.http import urlencode, urlsafe_base64_decode
 from django.views.decorators.http import require_http_methods
 
 from annotator.actions import people, tokens
 from annotator.base.errors import NotPermitted, WorkflowError
+from annotator.base.urlconverters import parse_id
 from annotator.entry.pages.site import _or_404
 from annotator.reads import access
+from annotator.reads.windows import window_of
 
 ROLE_CHOICES = list(people.ROLE_GROUPS)
 
@@ -34,7 +37,13 @@ def _administration(request) -> dict:
 
 
 def _people_context(request, **extra) -> dict:
-    users = list(get_user_model().objects.order_by("username").prefetch_related("groups"))
+    """One window of the accounts (by user name; ``?q=`` finds by part of the name or e-mail)."""
+    found = (request.GET.get("q") or "").strip()[:150]
+    accounts = get_user_model().objects.order_by("username", "pk")
+    if found:
+        accounts = accounts.filter(Q(username__icontains=found) | Q(email__icontains=found))
+    window = window_of(accounts.prefetch_related("groups"), parse_id(request.GET.get("page")))
+    users = window.rows
     administration = _administration(request)
     on_packets = people.packet_roles_by_person(u.pk for u in users)
     rows = [
@@ -47,7 +56,9 @@ def _people_context(request, **extra) -> dict:
         }
         for u in users
     ]
-    return {"people": rows, "role_choices": ROLE_CHOICES, **administration, **extra}
+    query = urlencode({"q": found}) if found else ""
+    return {"people": rows, "window": window, "found": found, "query": query, "role_choices": ROLE_CHOICES,
+            **administration, **extra}  # fmt: skip
 
 
 @login_required

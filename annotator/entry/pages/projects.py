@@ -26,6 +26,7 @@ from annotator.base.urlconverters import parse_id
 from annotator.entry.pages.site import _or_404
 from annotator.models import Ledger, Project, TaskKind, Video
 from annotator.reads import access, overview
+from annotator.reads.windows import window_of
 
 
 def _active_people():
@@ -53,7 +54,9 @@ def project_list(request):
     """Every project; POST: create one (task kind, parameters, pools)."""
     _or_404(access.require_maintainer, request)
     context = {
-        "projects": Project.objects.select_related("task_kind").order_by("title"),
+        "projects": window_of(
+            Project.objects.select_related("task_kind").order_by("title", "pk"), parse_id(request.GET.get("page"))
+        ),
         # Each kind with the packet parameters it asks for (the page shows their fields).
         "task_kinds": [(kind, browser_schema(kind.schema)["ui"]["asks"]) for kind in TaskKind.objects.order_by("name")],
         "people": [(u, people_actions.roles_of(u)) for u in _active_people().prefetch_related("groups")],
