@@ -9,8 +9,9 @@ anchor log (``audit-anchors.log``, kept outside the media: ``annotator.base.anch
 ``backup.json`` (the SHA-256 of every media file and of the dump, and the audit chain head at
 backup time).
 ``restore`` loads the dump with ``pg_restore`` into the database of ``DATABASE_URL`` (which must
-exist and be empty), copies the media back to ``MEDIA_ROOT`` and checks every file against
-``backup.json``; the anchor log is put back only where none is left (a machine lost with it).
+exist and be empty), gathers the planner's statistics (``ANALYZE``: a restored database has
+none, and its first plans would be made blind), copies the media back to ``MEDIA_ROOT`` and
+checks every file against ``backup.json``; the anchor log is put back only where none is left (a machine lost with it).
 Take the backup with the workers stopped, or accept that jobs running during it are redone
 (their tasks are idempotent). Settings come from the environment as for the app.
 """
@@ -80,8 +81,12 @@ def restore(source: Path) -> dict:
         ["pg_restore", "--no-owner", "--exit-on-error", "--dbname", database_url(), str(source / "db.dump")],
         check=True,
     )
+    from django.db import connection
+
     from annotator.reads.anchors import anchor_path
 
+    with connection.cursor() as cursor:  # pg_restore leaves the planner without statistics
+        cursor.execute("ANALYZE")
     media = Path(settings.MEDIA_ROOT)
     if (source / "media").exists():
         shutil.copytree(source / "media", media, dirs_exist_ok=True)

@@ -41,6 +41,7 @@ from annotator.base.errors import Conflict, InvalidInput
 from annotator.base.families import adapter_for_scorer
 from annotator.base.grading import calibration as calibration_rules
 from annotator.base.grading.uploads import SubmissionFile
+from annotator.base.planner import refresh_statistics
 from annotator.base.queue import SCORE_BATCH, enqueue_group_on_commit
 from annotator.base.seals import row_seal
 from annotator.models import (
@@ -350,6 +351,7 @@ def seal_scores(run: ScoringRun, score_ids: Sequence[int]) -> None:
 
 
 FINAL = (Job.Status.DONE, Job.Status.FAILED)
+BULK_ROWS = 500  # a run of this many scores or more refreshes the planner's statistics
 
 
 def update_progress(run: ScoringRun) -> None:
@@ -384,6 +386,8 @@ def update_progress(run: ScoringRun) -> None:
             hashes={"ground_truth": run.ground_truth_sha256, "row": row_seal(run)},
             details={"scorer_id": run.scorer_id, "version": run.version_id, **counts},
         )
+    if run.total >= BULK_ROWS:  # the leaderboard's plan rests on the scores' statistics
+        transaction.on_commit(lambda: refresh_statistics(SubmissionScore, Submission))
 
 
 # ------------------------------------------------------------------------ leaderboard

@@ -22,7 +22,9 @@ def names_on(html: str, table: str) -> list[str]:
 
 
 def test_the_people_page_walks_every_account_a_window_at_a_time(maintainer):
-    User.objects.bulk_create([User(username=f"person-{k:04d}", email=f"p{k}@example.org") for k in range(2 * WINDOW + 7)])
+    User.objects.bulk_create(
+        [User(username=f"person-{k:04d}", email=f"p{k}@example.org") for k in range(2 * WINDOW + 7)]
+    )
     everyone = list(User.objects.order_by("username", "pk").values_list("username", flat=True))
     client, seen, page = client_for(maintainer), [], 1
     while True:
