@@ -32,6 +32,7 @@ from annotator.base.filenames import attachment
 from annotator.base.grading import uploads
 from annotator.base.grading.leaderboard import csv_lines, json_chunks
 from annotator.base.urlconverters import parse_id
+from annotator.entry.api.query import whole_number
 from annotator.models import ScoringRun, Submission, SubmissionScore
 from annotator.reads import access
 from annotator.reads import grading as reads
@@ -290,22 +291,19 @@ class LeaderboardView(APIView):
         if export is not None:
             return _leaderboard_file(request, version, scorer_id, sort, export)
         cursor = request.query_params.get("cursor") or None
-        table = reads.leaderboard(version, scorer_id, sort=sort, cursor=cursor, size=_page_size(request))
+        table = reads.leaderboard(
+            version,
+            scorer_id,
+            sort=sort,
+            cursor=cursor,
+            size=whole_number(request, "page_size", ranked.PAGE_SIZE, ranked.MAX_PAGE_SIZE, least=1),
+        )
         if table["next"] is not None:
             table["next"] = replace_query_param(request.build_absolute_uri(), "cursor", table["next"])
         job = reads.calibration_job(version) if scorer_id == version.packet.task_kind.scorer_id else None
         if job is not None:  # the reference rows come from anchors still on their way (or failed)
             table["calibration_job"] = job_view(job)
         return Response(table)
-
-
-def _page_size(request) -> int:
-    value = request.query_params.get("page_size")
-    if value in (None, ""):
-        return ranked.PAGE_SIZE
-    if not (value.isascii() and value.isdigit()) or not 1 <= int(value) <= ranked.MAX_PAGE_SIZE:
-        raise InvalidInput(f"page_size must be a whole number from 1 to {ranked.MAX_PAGE_SIZE}", field="page_size")
-    return int(value)
 
 
 def _leaderboard_file(request, version, scorer_id: str, sort: str | None, export: str) -> StreamingHttpResponse:

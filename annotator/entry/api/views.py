@@ -14,7 +14,6 @@ from django.db import transaction
 from django.http import HttpResponse
 from rest_framework import status
 from rest_framework.response import Response
-from rest_framework.utils.urls import replace_query_param
 from rest_framework.views import APIView
 
 from annotator.actions.adjudication import do_decide_item
@@ -26,6 +25,7 @@ from annotator.actions.versions import do_publish_adjudicated_version
 from annotator.base.errors import InvalidInput, StaleVersion
 from annotator.base.filenames import attachment
 from annotator.base.urlconverters import parse_id
+from annotator.entry.api.query import whole_number, with_query
 from annotator.models import AuditEntry, TaskKind, Video
 from annotator.reads import access, present
 from annotator.reads.export import export_files, export_zip
@@ -215,8 +215,8 @@ class UnionView(APIView):
     (null on the last). Each page verifies the union row and the blocks of items it serves."""
 
     def get(self, request, packet_id):
-        start = _whole_number(request, "start", 0, 2**31 - 1)
-        limit = _whole_number(request, "limit", access.UNION_PAGE_SIZE, access.UNION_MAX_PAGE_SIZE, least=1)
+        start = whole_number(request, "start", 0, 2**31 - 1)
+        limit = whole_number(request, "limit", access.UNION_PAGE_SIZE, access.UNION_MAX_PAGE_SIZE, least=1)
         packet_access, union, count, items = access.access_union_page(request.user, packet_id, start, limit)
         verify_decisions(item.decision for item in items if hasattr(item, "decision"))
         following = start + limit < count
@@ -229,7 +229,7 @@ class UnionView(APIView):
                 "count": count,
                 "start": start,
                 "items": [present.union_item_view(item) for item in items],
-                "next": _with_query(request, start=start + limit, limit=limit) if following else None,
+                "next": with_query(request, start=start + limit, limit=limit) if following else None,
             }
         )
 
@@ -238,22 +238,6 @@ class UnionView(APIView):
             packet_access = access.access_union_build(request.user, packet_id, for_update=True)
             do_build_union(packet_access.packet, actor=request.user)
         return self.get(request, packet_id)
-
-
-def _whole_number(request, name: str, default: int, most: int, least: int = 0) -> int:
-    value = request.query_params.get(name)
-    if value in (None, ""):
-        return default
-    if not (value.isascii() and value.isdigit()) or not least <= int(value) <= most:
-        raise InvalidInput(f"{name} must be a whole number from {least} to {most:,}", field=name)
-    return int(value)
-
-
-def _with_query(request, **values) -> str:
-    url = request.build_absolute_uri()
-    for name, value in values.items():
-        url = replace_query_param(url, name, value)
-    return url
 
 
 class DecisionView(APIView):
